@@ -1,0 +1,66 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/rdmabench/rdmabench/report"
+	"github.com/rdmabench/rdmabench/verbs"
+	"github.com/spf13/cobra"
+)
+
+type devicesOptions struct {
+	Out  io.Writer
+	JSON bool
+	List func() ([]verbs.DeviceInfo, error)
+}
+
+func newCmdDevices(runF func(*devicesOptions) error) *cobra.Command {
+	opts := &devicesOptions{List: verbs.Devices}
+	cmd := &cobra.Command{
+		Use:   "devices",
+		Short: "List RDMA devices: identity, limits, ports and GID tables",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts.Out = cmd.OutOrStdout()
+			if runF != nil {
+				return runF(opts)
+			}
+			return devicesRun(opts)
+		},
+	}
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print JSON instead of a table")
+	return cmd
+}
+
+func devicesRun(o *devicesOptions) error {
+	devs, err := o.List()
+	if err != nil {
+		return err
+	}
+	if o.JSON {
+		e := json.NewEncoder(o.Out)
+		e.SetIndent("", "  ")
+		return e.Encode(devs)
+	}
+	for _, d := range devs {
+		fmt.Fprintf(o.Out, "%s: %s, driver %s, %s, node GUID %s, fw %s, vendor 0x%x part %d\n",
+			d.Name, d.Model, d.Driver, d.Transport, d.NodeGUID, d.FirmwareVer, d.VendorID, d.VendorPartID)
+		fmt.Fprintf(o.Out, "  max_qp_wr %d, max_cqe %d, max_qp_rd_atom %d, max_mr_size %d\n",
+			d.MaxQPWR, d.MaxCQE, d.MaxQPRdAtom, d.MaxMRSize)
+		for _, p := range d.Ports {
+			fmt.Fprintf(o.Out, "  port %d: %s (%s), %s, active MTU %d (max %d), %dX %g Gb/s = %g Gb/s, LID %d\n",
+				p.Port, p.State, p.PhysState, p.LinkLayer, p.ActiveMTU, p.MaxMTU, p.Width, p.LaneGbps, p.RateGbps, p.LID)
+			t := report.NewTable(o.Out)
+			t.Header("GID index", "GID", "type", "netdev")
+			for _, g := range p.GIDs {
+				t.Append(g.Index, g.GID, g.Type, g.Netdev)
+			}
+			if err := t.Render(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

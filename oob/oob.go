@@ -1,0 +1,184 @@
+// Package oob is the out-of-band channel between rdmabench client and server: TCP,
+// one message per frame. A frame is "RDMB", a big-endian uint16 protocol version, a
+// big-endian uint32 body length (at most MaxBody) and a JSON body. Anything else is
+// refused with an error that says what arrived.
+package oob
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"time"
+
+	"github.com/rdmabench/rdmabench/result"
+	"github.com/rdmabench/rdmabench/verbs"
+)
+
+// Version is the protocol version; peers must agree on it exactly.
+const Version = 1
+
+// MaxBody bounds a message body.
+const MaxBody = 1 << 20
+
+// DefaultPort is rdmabench's server port (perftest uses 18515).
+const DefaultPort = 18600
+
+var magic = [4]byte{'R', 'D', 'M', 'B'}
+
+// Message types, in the order a session uses them.
+const (
+	THello    = "hello"    // both ways: versions, host, device; client adds the token
+	TPlan     = "plan"     // client: the test to run
+	TEndpoint = "endpoint" // both ways: QPs, GID, buffer, rkey
+	TReady    = "ready"    // server: QPs are in RTS, responder running
+	TDone     = "done"     // client: measurement over
+	TReport   = "report"   // server: its side of the outcome (verification)
+	TBye      = "bye"      // client: no more plans
+	TError    = "error"    // either: what went wrong; the session ends
+)
+
+// Hello introduces a peer.
+type Hello struct {
+	Proto  int           `json:"proto"`
+	Tool   string        `json:"tool_version"`
+	Host   string        `json:"host"`
+	Token  string        `json:"token,omitempty"`
+	Device result.Device `json:"device"`
+}
+
+// Report is the server's side of a finished test.
+type Report struct {
+	Verify *result.Verify `json:"verify,omitempty"`
+}
+
+// Msg is one frame's body; Type says which field is set.
+type Msg struct {
+	Type     string          `json:"type"`
+	Hello    *Hello          `json:"hello,omitempty"`
+	Plan     *result.Config  `json:"plan,omitempty"`
+	Endpoint *verbs.Endpoint `json:"endpoint,omitempty"`
+	Report   *Report         `json:"report,omitempty"`
+	Error    string          `json:"error,omitempty"`
+}
+
+// PeerError is an error message the peer sent.
+type PeerError struct{ Msg string }
+
+func (e *PeerError) Error() string { return "peer: " + e.Msg }
+
+// ProtocolError is a frame that is not what the protocol allows.
+type ProtocolError struct{ Msg string }
+
+func (e *ProtocolError) Error() string { return "protocol error: " + e.Msg }
+
+// Conn is a framed connection. Every receive has a deadline.
+type Conn struct {
+	c       net.Conn
+	Timeout time.Duration
+}
+
+// NewConn wraps c; timeout bounds every receive that is not told otherwise.
+func NewConn(c net.Conn, timeout time.Duration) *Conn { return &Conn{c: c, Timeout: timeout} }
+
+func (c *Conn) Close() error               { return c.c.Close() }
+func (c *Conn) RemoteAddr() net.Addr       { return c.c.RemoteAddr() }
+func (c *Conn) SetTimeout(d time.Duration) { c.Timeout = d }
+
+// Send writes one message.
+func (c *Conn) Send(m Msg) error {
+	body, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	if len(body) > MaxBody {
+		return fmt.Errorf("message %q of %d bytes exceeds the %d-byte limit", m.Type, len(body), MaxBody)
+	}
+	frame := make([]byte, 10+len(body))
+	copy(frame, magic[:])
+	binary.BigEndian.PutUint16(frame[4:], Version)
+	binary.BigEndian.PutUint32(frame[6:], uint32(len(body)))
+	copy(frame[10:], body)
+	c.c.SetWriteDeadline(time.Now().Add(c.Timeout))
+	_, err = c.c.Write(frame)
+	return err
+}
+
+// Recv reads one message within the timeout (0 = wait forever).
+func (c *Conn) Recv(timeout time.Duration) (Msg, error) {
+	var m Msg
+	if timeout > 0 {
+		c.c.SetReadDeadline(time.Now().Add(timeout))
+	} else {
+		c.c.SetReadDeadline(time.Time{})
+	}
+	var hdr [10]byte
+	if _, err := io.ReadFull(c.c, hdr[:]); err != nil {
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return m, fmt.Errorf("connection closed by the peer (crashed or stopped?): %w", err)
+		}
+		return m, err
+	}
+	if [4]byte(hdr[:4]) != magic {
+		return m, &ProtocolError{fmt.Sprintf("not an rdmabench peer: frame starts with %q (is a perftest or other client talking to this port?)", hdr[:4])}
+	}
+	if v := binary.BigEndian.Uint16(hdr[4:]); v != Version {
+		return m, &ProtocolError{fmt.Sprintf("peer speaks protocol version %d, this rdmabench speaks %d: run the same rdmabench version on both hosts", v, Version)}
+	}
+	n := binary.BigEndian.Uint32(hdr[6:])
+	if n > MaxBody {
+		return m, &ProtocolError{fmt.Sprintf("message of %d bytes exceeds the %d-byte limit", n, MaxBody)}
+	}
+	body := make([]byte, n)
+	if _, err := io.ReadFull(c.c, body); err != nil {
+		return m, fmt.Errorf("reading a %d-byte message: %w", n, err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&m); err != nil {
+		return m, &ProtocolError{fmt.Sprintf("malformed message: %v", err)}
+	}
+	if m.Type == TError {
+		return m, &PeerError{m.Error}
+	}
+	return m, nil
+}
+
+// Expect receives one message of type t, with the connection's timeout.
+func (c *Conn) Expect(t string) (Msg, error) { return c.ExpectWithin(t, c.Timeout) }
+
+// ExpectWithin receives one message of type t within timeout.
+func (c *Conn) ExpectWithin(t string, timeout time.Duration) (Msg, error) {
+	m, err := c.Recv(timeout)
+	if err != nil {
+		return m, err
+	}
+	if m.Type != t {
+		return m, &ProtocolError{fmt.Sprintf("expected a %q message, got %q", t, m.Type)}
+	}
+	if !m.complete() {
+		return m, &ProtocolError{fmt.Sprintf("%q message without its body", t)}
+	}
+	return m, nil
+}
+
+func (m Msg) complete() bool {
+	switch m.Type {
+	case THello:
+		return m.Hello != nil
+	case TPlan:
+		return m.Plan != nil
+	case TEndpoint:
+		return m.Endpoint != nil
+	case TReport:
+		return m.Report != nil
+	}
+	return true
+}
+
+// SendError tells the peer what went wrong; failures to send are ignored (the peer
+// may be gone).
+func (c *Conn) SendError(err error) { _ = c.Send(Msg{Type: TError, Error: err.Error()}) }

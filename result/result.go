@@ -1,0 +1,159 @@
+// Package result is rdmabench's one result type: what a measurement produced, with a
+// schema version, stable snake_case keys and units in the names. Reports read results;
+// they never re-run anything.
+package result
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"time"
+)
+
+// SchemaVersion changes whenever a key changes meaning or disappears.
+const SchemaVersion = 1
+
+// Config is the test plan: everything the client sends the server and both sides use.
+type Config struct {
+	Op               string  `json:"op"`   // "write" or "read"
+	Test             string  `json:"test"` // "bw" or "lat"
+	MsgSizeBytes     int     `json:"msg_size_bytes"`
+	Iterations       uint64  `json:"iterations"`        // per QP; ignored when DurationS > 0
+	DurationS        float64 `json:"duration_s"`        // bandwidth tests: run for this long
+	WarmupIterations uint64  `json:"warmup_iterations"` // run before measuring, not counted
+	SQDepth          int     `json:"sq_depth"`
+	PostList         int     `json:"post_list"`
+	CQMod            int     `json:"cq_mod"` // signal every Nth WR
+	BufOffsetBytes   int     `json:"buf_offset_bytes"`
+	Hugepages        bool    `json:"hugepages"`
+	InlineBytes      int     `json:"inline_bytes"` // WRITE: inline messages up to this size
+	MTUBytes         int     `json:"mtu_bytes"`    // requested path MTU; 0 = the ports' active MTU
+	NumQPs           int     `json:"num_qps"`
+	Verify           bool    `json:"verify"`
+}
+
+// Device identifies one side's NIC and port.
+type Device struct {
+	Name         string  `json:"name"`
+	Driver       string  `json:"driver"`
+	Model        string  `json:"model"`
+	VendorID     uint32  `json:"vendor_id"`
+	VendorPartID uint32  `json:"vendor_part_id"`
+	FirmwareVer  string  `json:"fw_ver"`
+	NodeGUID     string  `json:"node_guid"`
+	Port         int     `json:"port"`
+	LinkLayer    string  `json:"link_layer"`
+	RateGbps     float64 `json:"rate_gbit_per_s"`
+	ActiveMTU    int     `json:"active_mtu_bytes"`
+	GIDIndex     int     `json:"gid_index"`
+	GIDType      string  `json:"gid_type"`
+	Host         string  `json:"host"`
+}
+
+// Latency is a latency distribution in nanoseconds. Mean and stdev are exact (from
+// the raw samples); percentiles come from the HdrHistogram (3 significant digits).
+type Latency struct {
+	Samples uint64  `json:"samples"`
+	Min     int64   `json:"min"`
+	Max     int64   `json:"max"`
+	Mean    float64 `json:"mean"`
+	Stdev   float64 `json:"stdev"`
+	P50     int64   `json:"p50"`
+	P90     int64   `json:"p90"`
+	P99     int64   `json:"p99"`
+	P99_9   int64   `json:"p99_9"`
+	P99_99  int64   `json:"p99_99"`
+}
+
+// Verify is the outcome of --verify: the pattern checked after the transfer.
+type Verify struct {
+	Side           string `json:"side"` // where the bytes were checked: "server" (WRITE) or "client" (READ)
+	CheckedBytes   int    `json:"checked_bytes"`
+	OK             bool   `json:"ok"`
+	FirstBadOffset int64  `json:"first_bad_offset"` // -1 when OK
+}
+
+// Result is one measurement.
+type Result struct {
+	SchemaVersion int       `json:"schema_version"`
+	ToolVersion   string    `json:"tool_version"`
+	Time          time.Time `json:"time"`
+	Server        string    `json:"server"`
+	Client        Device    `json:"client"`
+	ServerDevice  Device    `json:"server_device"`
+	Config        Config    `json:"config"`
+	PathMTU       int       `json:"path_mtu_bytes"`
+	MaxRdAtom     int       `json:"max_rd_atom"`
+	InlineUsed    bool      `json:"inline_used"`
+
+	WarmupDone  uint64  `json:"warmup_iterations_done"`
+	Iterations  uint64  `json:"iterations_done"` // messages completed, all QPs
+	DurationNS  int64   `json:"duration_ns"`
+	Bytes       uint64  `json:"bytes"`
+	BWGbps      float64 `json:"bw_gbit_per_s"` // 10^9 bits per second
+	BWMiBps     float64 `json:"bw_mib_per_s"`  // 2^20 bytes per second
+	MsgRateMpps float64 `json:"msg_rate_mpps"` // 10^6 messages per second
+
+	// LatKind says what each latency sample is: "one_way" (WRITE ping-pong RTT/2),
+	// "read_completion" (one READ, post to completion) or "completion_under_load"
+	// (bandwidth runs: post to completion of each signalled WR).
+	LatKind        string  `json:"lat_kind"`
+	Lat            Latency `json:"lat_ns"`
+	Histogram      string  `json:"histogram"` // HdrHistogram V2 compressed, base64
+	SamplesDropped uint64  `json:"samples_dropped"`
+
+	Verify      *Verify `json:"verify,omitempty"`
+	Interrupted bool    `json:"interrupted"`
+	Error       string  `json:"error,omitempty"`
+}
+
+// SetThroughput fills bytes, bandwidth and message rate from a count and a duration.
+func (r *Result) SetThroughput(msgs uint64, size int, durNS int64) {
+	r.Iterations = msgs
+	r.DurationNS = durNS
+	r.Bytes = msgs * uint64(size)
+	if durNS <= 0 {
+		return
+	}
+	sec := float64(durNS) / 1e9
+	r.BWGbps = float64(r.Bytes) * 8 / 1e9 / sec
+	r.BWMiBps = float64(r.Bytes) / (1 << 20) / sec
+	r.MsgRateMpps = float64(msgs) / 1e6 / sec
+}
+
+// WriteJSON writes one result, indented.
+func WriteJSON(w io.Writer, r Result) error {
+	e := json.NewEncoder(w)
+	e.SetIndent("", "  ")
+	return e.Encode(r)
+}
+
+// ReadAll reads results from r: a JSON result, a JSON array of results, or NDJSON.
+func ReadAll(r io.Reader) ([]Result, error) {
+	dec := json.NewDecoder(r)
+	var out []Result
+	for {
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err == io.EOF {
+			return out, nil
+		} else if err != nil {
+			return out, fmt.Errorf("reading results: %w", err)
+		}
+		if len(raw) > 0 && raw[0] == '[' {
+			var many []Result
+			if err := json.Unmarshal(raw, &many); err != nil {
+				return out, fmt.Errorf("reading results: %w", err)
+			}
+			out = append(out, many...)
+			continue
+		}
+		var one Result
+		if err := json.Unmarshal(raw, &one); err != nil {
+			return out, fmt.Errorf("reading results: %w", err)
+		}
+		if one.SchemaVersion != SchemaVersion {
+			return out, fmt.Errorf("result has schema_version %d; this rdmabench reads %d", one.SchemaVersion, SchemaVersion)
+		}
+		out = append(out, one)
+	}
+}

@@ -1,0 +1,372 @@
+//go:build cgo
+
+package verbs
+
+/*
+#include <stdlib.h>
+#include <errno.h>
+#include "rb.h"
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"os"
+	"strings"
+	"syscall"
+	"unsafe"
+)
+
+// Now is the clock the loops use (CLOCK_MONOTONIC_RAW, ns).
+func Now() int64 { return int64(C.rb_now()) }
+
+// Device is an opened device with its protection domain, bound to one port and GID.
+type Device struct {
+	Info DeviceInfo
+	Port PortInfo
+	GID  GIDEntry
+	ctx  *C.struct_ibv_context
+	pd   *C.struct_ibv_pd
+}
+
+// Open opens the named device (or, with name "", the first one with an ACTIVE port),
+// allocates a PD and picks the GID: gidIndex, or with -1 the one perftest would pick.
+func Open(name string, port, gidIndex int) (*Device, error) {
+	list, err := deviceList()
+	if err != nil {
+		return nil, err
+	}
+	defer C.ibv_free_device_list(list.head)
+	var names []string
+	for _, dev := range list.devs {
+		n := C.GoString(C.ibv_get_device_name(dev))
+		names = append(names, n)
+		if name != "" && n != name {
+			continue
+		}
+		d, err := openOne(dev, port, gidIndex)
+		if err != nil && name == "" {
+			continue // not usable; try the next one
+		}
+		return d, err
+	}
+	if name == "" {
+		return nil, fmt.Errorf("no RDMA device among %s has port %d ACTIVE: check the link with 'rdmabench devices'", strings.Join(names, ", "), port)
+	}
+	return nil, fmt.Errorf("RDMA device %q not found; available: %s (see 'rdmabench devices')", name, strings.Join(names, ", "))
+}
+
+func openOne(dev *C.struct_ibv_device, port, gidIndex int) (_ *Device, err error) {
+	name := C.GoString(C.ibv_get_device_name(dev))
+	ctx, cerr := C.ibv_open_device(dev)
+	if ctx == nil {
+		return nil, &VerbError{Verb: "ibv_open_device", Phase: name, Err: errnoOr(cerr)}
+	}
+	d := &Device{ctx: ctx}
+	defer func() {
+		if err != nil {
+			d.Close()
+		}
+	}()
+	if d.Info, err = queryDevice(ctx); err != nil {
+		return nil, err
+	}
+	if port < 1 || port > len(d.Info.Ports) {
+		return nil, fmt.Errorf("%s has no port %d (it has %d)", name, port, len(d.Info.Ports))
+	}
+	d.Port = d.Info.Ports[port-1]
+	if d.Port.State != "ACTIVE" {
+		return nil, fmt.Errorf("%s port %d is %s, not ACTIVE: check the cable/netdev ('rdmabench devices')", name, port, d.Port.State)
+	}
+	if d.GID, err = pickGID(d.Port, gidIndex); err != nil {
+		return nil, fmt.Errorf("%s port %d: %w", name, port, err)
+	}
+	pd, cerr := C.ibv_alloc_pd(ctx)
+	if pd == nil {
+		return nil, &VerbError{Verb: "ibv_alloc_pd", Phase: name, Err: errnoOr(cerr)}
+	}
+	d.pd = pd
+	return d, nil
+}
+
+// Close releases the PD and the device context; it is nil-safe and idempotent.
+func (d *Device) Close() error {
+	if d == nil {
+		return nil
+	}
+	var errs []error
+	if d.pd != nil {
+		if rc := C.ibv_dealloc_pd(d.pd); rc != 0 {
+			errs = append(errs, &VerbError{Verb: "ibv_dealloc_pd", Err: syscall.Errno(rc)})
+		}
+		d.pd = nil
+	}
+	if d.ctx != nil {
+		if rc := C.ibv_close_device(d.ctx); rc != 0 {
+			errs = append(errs, &VerbError{Verb: "ibv_close_device", Err: syscall.Errno(rc)})
+		}
+		d.ctx = nil
+	}
+	return errors.Join(errs...)
+}
+
+// Session is one side of one test: a CQ, NumQP RC QPs and one registered buffer.
+type Session struct {
+	dev    *Device
+	spec   Spec
+	cq     *C.struct_ibv_cq
+	qps    []*C.struct_ibv_qp
+	psns   []uint32
+	base   unsafe.Pointer
+	mapLen int
+	buf    unsafe.Pointer
+	mr     *C.struct_ibv_mr
+	stop   *C.int
+	rdAtom int
+	mtu    int
+	inline int
+	// the peer's buffer, from Connect
+	remoteAddr uint64
+	remoteKey  uint32
+}
+
+// NewSession allocates the buffer (outside the Go heap), registers it with only the
+// access the spec asks for, and creates the CQ and QPs.
+func (d *Device) NewSession(spec Spec) (_ *Session, err error) {
+	if spec.NumQP < 1 || spec.SQDepth < 1 || spec.BufSize < 1 {
+		return nil, fmt.Errorf("invalid session spec: %d QPs, SQ depth %d, buffer %d bytes", spec.NumQP, spec.SQDepth, spec.BufSize)
+	}
+	if spec.SQDepth > d.Info.MaxQPWR {
+		return nil, fmt.Errorf("SQ depth %d exceeds %s's max_qp_wr %d", spec.SQDepth, d.Info.Name, d.Info.MaxQPWR)
+	}
+	s := &Session{dev: d, spec: spec}
+	defer func() {
+		if err != nil {
+			s.Close()
+		}
+	}()
+	s.stop = (*C.int)(C.calloc(1, C.size_t(unsafe.Sizeof(C.int(0)))))
+	page := os.Getpagesize()
+	if spec.Huge {
+		page = 2 << 20
+	}
+	s.mapLen = (spec.Offset + spec.BufSize + page - 1) / page * page
+	p, cerr := C.rb_mmap(C.size_t(s.mapLen), boolInt(spec.Huge))
+	if p == nil {
+		hint := ""
+		if spec.Huge {
+			hint = " (no free hugepages? see /proc/sys/vm/nr_hugepages)"
+		}
+		s.mapLen = 0
+		return nil, fmt.Errorf("mmap of %d bytes: %v%s", s.mapLen, errnoOr(cerr), hint)
+	}
+	s.base = p
+	s.buf = unsafe.Add(p, spec.Offset)
+	access := C.int(C.IBV_ACCESS_LOCAL_WRITE)
+	if spec.RemoteWrite {
+		access |= C.IBV_ACCESS_REMOTE_WRITE
+	}
+	if spec.RemoteRead {
+		access |= C.IBV_ACCESS_REMOTE_READ
+	}
+	mr, cerr := C.ibv_reg_mr(d.pd, s.buf, C.size_t(spec.BufSize), access)
+	if mr == nil {
+		return nil, &VerbError{Verb: "ibv_reg_mr", Phase: fmt.Sprintf("%d bytes", spec.BufSize), Err: errnoOr(cerr)}
+	}
+	s.mr = mr
+	cqe := spec.SQDepth*spec.NumQP + 1
+	if cqe > d.Info.MaxCQE {
+		cqe = d.Info.MaxCQE
+	}
+	cq, cerr := C.ibv_create_cq(d.ctx, C.int(cqe), nil, nil, 0)
+	if cq == nil {
+		return nil, &VerbError{Verb: "ibv_create_cq", Phase: fmt.Sprintf("%d entries", cqe), Err: errnoOr(cerr)}
+	}
+	s.cq = cq
+	for i := 0; i < spec.NumQP; i++ {
+		var ia C.struct_ibv_qp_init_attr
+		ia.send_cq = cq
+		ia.recv_cq = cq
+		ia.qp_type = C.IBV_QPT_RC
+		ia.sq_sig_all = 0
+		ia.cap.max_send_wr = C.uint32_t(spec.SQDepth)
+		ia.cap.max_recv_wr = 1
+		ia.cap.max_send_sge = 1
+		ia.cap.max_recv_sge = 1
+		ia.cap.max_inline_data = C.uint32_t(spec.InlineSize)
+		qp, cerr := C.ibv_create_qp(d.pd, &ia)
+		if qp == nil {
+			return nil, &VerbError{Verb: "ibv_create_qp", Phase: fmt.Sprintf("RC, SQ depth %d, inline %d", spec.SQDepth, spec.InlineSize), Err: errnoOr(cerr)}
+		}
+		s.qps = append(s.qps, qp)
+		s.psns = append(s.psns, rand.Uint32()&0xffffff)
+		s.inline = int(ia.cap.max_inline_data)
+		if err := s.modify(qp, "INIT", func(a *C.struct_ibv_qp_attr) C.int {
+			a.qp_state = C.IBV_QPS_INIT
+			a.pkey_index = 0
+			a.port_num = C.uint8_t(d.Port.Port)
+			a.qp_access_flags = C.uint(access &^ C.IBV_ACCESS_LOCAL_WRITE)
+			return C.IBV_QP_STATE | C.IBV_QP_PKEY_INDEX | C.IBV_QP_PORT | C.IBV_QP_ACCESS_FLAGS
+		}); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+func boolInt(b bool) C.int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func (s *Session) modify(qp *C.struct_ibv_qp, phase string, set func(*C.struct_ibv_qp_attr) C.int) error {
+	var a C.struct_ibv_qp_attr
+	mask := set(&a)
+	if rc := C.ibv_modify_qp(qp, &a, mask); rc != 0 {
+		return &VerbError{Verb: "ibv_modify_qp", Phase: phase, Err: syscall.Errno(rc)}
+	}
+	return nil
+}
+
+// Local is what the peer needs to connect to this side.
+func (s *Session) Local() Endpoint {
+	e := Endpoint{
+		PSNs: s.psns, LID: s.dev.Port.LID, GID: s.dev.GID.GID, GIDIndex: s.dev.GID.Index,
+		GIDType: s.dev.GID.Type, LinkLayer: s.dev.Port.LinkLayer, MTU: s.dev.Port.ActiveMTU,
+		RdAtom: s.dev.Info.MaxQPRdAtom, Addr: uint64(uintptr(s.buf)), RKey: uint32(s.mr.rkey),
+		Len: uint64(s.spec.BufSize),
+	}
+	for _, qp := range s.qps {
+		e.QPNs = append(e.QPNs, uint32(qp.qp_num))
+	}
+	return e
+}
+
+// Connect takes the QPs to RTR and RTS against the peer's endpoint. The path MTU is
+// the smaller active MTU of the two sides (and of mtu, when mtu > 0); outstanding
+// READs are the smaller max_qp_rd_atom of the two devices.
+func (s *Session) Connect(r Endpoint, mtu int) error {
+	if len(r.QPNs) != len(s.qps) || len(r.PSNs) != len(s.qps) {
+		return fmt.Errorf("peer offers %d QPs, this side has %d", len(r.QPNs), len(s.qps))
+	}
+	if r.LinkLayer != s.dev.Port.LinkLayer {
+		return fmt.Errorf("link layer mismatch: this side is %s, the peer is %s", s.dev.Port.LinkLayer, r.LinkLayer)
+	}
+	if s.dev.Port.LinkLayer == "Ethernet" && r.GIDType != s.dev.GID.Type {
+		return fmt.Errorf("GID type mismatch: this side uses %s (GID index %d), the peer %s (GID index %d): pick matching GIDs with -x on both sides", s.dev.GID.Type, s.dev.GID.Index, r.GIDType, r.GIDIndex)
+	}
+	rgid := net.ParseIP(r.GID).To16()
+	if rgid == nil {
+		return fmt.Errorf("peer sent an invalid GID %q", r.GID)
+	}
+	s.mtu = min(s.dev.Port.ActiveMTU, r.MTU)
+	if mtu > 0 {
+		s.mtu = min(s.mtu, mtu)
+	}
+	s.rdAtom = max(1, min(s.dev.Info.MaxQPRdAtom, r.RdAtom))
+	s.remoteAddr, s.remoteKey = r.Addr, r.RKey
+	global := s.dev.Port.LinkLayer == "Ethernet"
+	for i, qp := range s.qps {
+		if err := s.modify(qp, "RTR", func(a *C.struct_ibv_qp_attr) C.int {
+			a.qp_state = C.IBV_QPS_RTR
+			a.path_mtu = mtuEnum(s.mtu)
+			a.dest_qp_num = C.uint32_t(r.QPNs[i])
+			a.rq_psn = C.uint32_t(r.PSNs[i])
+			a.max_dest_rd_atomic = C.uint8_t(s.rdAtom)
+			a.min_rnr_timer = 12
+			a.ah_attr.dlid = C.uint16_t(r.LID)
+			a.ah_attr.port_num = C.uint8_t(s.dev.Port.Port)
+			if global {
+				a.ah_attr.is_global = 1
+				copy((*[16]byte)(unsafe.Pointer(&a.ah_attr.grh.dgid))[:], rgid)
+				a.ah_attr.grh.sgid_index = C.uint8_t(s.dev.GID.Index)
+				a.ah_attr.grh.hop_limit = 64
+			}
+			return C.IBV_QP_STATE | C.IBV_QP_AV | C.IBV_QP_PATH_MTU | C.IBV_QP_DEST_QPN |
+				C.IBV_QP_RQ_PSN | C.IBV_QP_MAX_DEST_RD_ATOMIC | C.IBV_QP_MIN_RNR_TIMER
+		}); err != nil {
+			return err
+		}
+		if err := s.modify(qp, "RTS", func(a *C.struct_ibv_qp_attr) C.int {
+			a.qp_state = C.IBV_QPS_RTS
+			a.timeout = 14
+			a.retry_cnt = 7
+			a.rnr_retry = 7
+			a.sq_psn = C.uint32_t(s.psns[i])
+			a.max_rd_atomic = C.uint8_t(s.rdAtom)
+			return C.IBV_QP_STATE | C.IBV_QP_TIMEOUT | C.IBV_QP_RETRY_CNT | C.IBV_QP_RNR_RETRY |
+				C.IBV_QP_SQ_PSN | C.IBV_QP_MAX_QP_RD_ATOMIC
+		}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// PathMTU and RdAtom are the values Connect settled on.
+func (s *Session) PathMTU() int { return s.mtu }
+func (s *Session) RdAtom() int  { return s.rdAtom }
+
+// MaxInline is the inline size the QPs were created with.
+func (s *Session) MaxInline() int { return s.inline }
+
+// Bytes is the test region (BufSize bytes at Offset) as a slice over C memory.
+func (s *Session) Bytes() []byte { return unsafe.Slice((*byte)(s.buf), s.spec.BufSize) }
+
+// Fill writes the verification pattern for seed into [off, off+n) of the test region.
+func (s *Session) Fill(seed uint32, off, n int) {
+	C.rb_fill((*C.uint8_t)(unsafe.Add(s.buf, off)), C.size_t(n), C.uint32_t(seed))
+}
+
+// Check returns the offset of the first byte in [off, off+n) that differs from the
+// pattern for seed, or -1.
+func (s *Session) Check(seed uint32, off, n int) int64 {
+	bad := int64(C.rb_check((*C.uint8_t)(unsafe.Add(s.buf, off)), C.size_t(n), C.uint32_t(seed)))
+	if bad >= 0 {
+		bad += int64(off)
+	}
+	return bad
+}
+
+// Stop asks a running loop to finish what is in flight and return; safe from any goroutine.
+func (s *Session) Stop() { *(*int32)(unsafe.Pointer(s.stop)) = 1 }
+
+// Close tears down QPs, CQ, MR and buffer in reverse order; nil-safe and idempotent.
+func (s *Session) Close() error {
+	if s == nil {
+		return nil
+	}
+	var errs []error
+	for _, qp := range s.qps {
+		if rc := C.ibv_destroy_qp(qp); rc != 0 {
+			errs = append(errs, &VerbError{Verb: "ibv_destroy_qp", Err: syscall.Errno(rc)})
+		}
+	}
+	s.qps = nil
+	if s.cq != nil {
+		if rc := C.ibv_destroy_cq(s.cq); rc != 0 {
+			errs = append(errs, &VerbError{Verb: "ibv_destroy_cq", Err: syscall.Errno(rc)})
+		}
+		s.cq = nil
+	}
+	if s.mr != nil {
+		if rc := C.ibv_dereg_mr(s.mr); rc != 0 {
+			errs = append(errs, &VerbError{Verb: "ibv_dereg_mr", Err: syscall.Errno(rc)})
+		}
+		s.mr = nil
+	}
+	if s.base != nil {
+		C.rb_munmap(s.base, C.size_t(s.mapLen))
+		s.base, s.buf = nil, nil
+	}
+	if s.stop != nil {
+		C.free(unsafe.Pointer(s.stop))
+		s.stop = nil
+	}
+	return errors.Join(errs...)
+}

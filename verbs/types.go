@@ -1,0 +1,166 @@
+// Package verbs is rdmabench's only cgo package: it owns every libibverbs resource
+// (device context, PD, MR, CQ, QP and the C-allocated buffers) and runs the timed
+// post/poll loops in C, one cgo call per measurement. Built without cgo it compiles
+// and every entry point returns ErrUnsupported.
+package verbs
+
+import (
+	"errors"
+	"fmt"
+)
+
+// ErrUnsupported is returned by every entry point of a build without cgo.
+var ErrUnsupported = errors.New("rdmabench was built without cgo (CGO_ENABLED=0): RDMA verbs are unavailable; rebuild with CGO_ENABLED=1 and libibverbs-dev installed")
+
+// ErrNoDevice means libibverbs found no RDMA device.
+var ErrNoDevice = errors.New("no RDMA device found: load a NIC driver (mlx5_ib ...), or create a Soft-RoCE device with 'modprobe rdma_rxe && rdma link add rxe0 type rxe netdev eth0', or run in the test bed (test/rxevm/run)")
+
+// DeviceInfo describes one RDMA device as `rdmabench devices` shows it.
+type DeviceInfo struct {
+	Name         string     `json:"name"`
+	Driver       string     `json:"driver"`
+	Transport    string     `json:"transport"`
+	Model        string     `json:"model"`
+	NodeGUID     string     `json:"node_guid"`
+	FirmwareVer  string     `json:"fw_ver"`
+	VendorID     uint32     `json:"vendor_id"`
+	VendorPartID uint32     `json:"vendor_part_id"`
+	MaxQPWR      int        `json:"max_qp_wr"`
+	MaxCQE       int        `json:"max_cqe"`
+	MaxQPRdAtom  int        `json:"max_qp_rd_atom"`
+	MaxMRSize    uint64     `json:"max_mr_size"`
+	Ports        []PortInfo `json:"ports"`
+}
+
+// PortInfo is one port of a device.
+type PortInfo struct {
+	Port      int        `json:"port"`
+	State     string     `json:"state"`
+	PhysState string     `json:"phys_state"`
+	LinkLayer string     `json:"link_layer"`
+	ActiveMTU int        `json:"active_mtu_bytes"`
+	MaxMTU    int        `json:"max_mtu_bytes"`
+	LID       uint16     `json:"lid"`
+	Width     int        `json:"width_lanes"`
+	LaneGbps  float64    `json:"lane_speed_gbit_per_s"`
+	RateGbps  float64    `json:"rate_gbit_per_s"`
+	GIDs      []GIDEntry `json:"gids"`
+}
+
+// GIDEntry is one valid entry of a port's GID table.
+type GIDEntry struct {
+	Index  int    `json:"index"`
+	GID    string `json:"gid"`
+	Type   string `json:"type"` // "IB", "RoCE v1" or "RoCE v2"
+	Netdev string `json:"netdev,omitempty"`
+}
+
+// VerbError names the verb and the phase that failed: "ibv_modify_qp(RTR): invalid argument".
+type VerbError struct {
+	Verb  string
+	Phase string
+	Err   error
+}
+
+func (e *VerbError) Error() string {
+	if e.Phase != "" {
+		return fmt.Sprintf("%s(%s): %v", e.Verb, e.Phase, e.Err)
+	}
+	return fmt.Sprintf("%s: %v", e.Verb, e.Err)
+}
+
+func (e *VerbError) Unwrap() error { return e.Err }
+
+// CompletionError is a work completion with an error status.
+type CompletionError struct {
+	Status string // e.g. IBV_WC_REM_ACCESS_ERR
+	Detail string // libibverbs' text for the status
+	Opcode string
+	WRID   uint64
+}
+
+func (e *CompletionError) Error() string {
+	return fmt.Sprintf("work completion failed: %s (%s), opcode %s, wr_id %d", e.Status, e.Detail, e.Opcode, e.WRID)
+}
+
+// Model names a NIC from its identity, the way perftest users know it.
+func Model(driver string, vendorID, partID uint32) string {
+	switch {
+	case driver == "rxe" || (vendorID == 0xffffff && partID == 0):
+		return "Soft-RoCE (rxe)"
+	case driver == "siw":
+		return "Soft-iWARP (siw)"
+	case vendorID == 0x02c9 || vendorID == 0x15b3:
+		if m, ok := mellanox[partID]; ok {
+			return m
+		}
+		return fmt.Sprintf("Mellanox/NVIDIA part %d", partID)
+	}
+	return fmt.Sprintf("vendor 0x%x part %d", vendorID, partID)
+}
+
+var mellanox = map[uint32]string{
+	4115: "ConnectX-4", 4116: "ConnectX-4 VF", 4117: "ConnectX-4 Lx", 4118: "ConnectX-4 Lx VF",
+	4119: "ConnectX-5", 4120: "ConnectX-5 VF", 4121: "ConnectX-5 Ex", 4122: "ConnectX-5 Ex VF",
+	4123: "ConnectX-6", 4124: "ConnectX-6 VF", 4125: "ConnectX-6 Dx", 4126: "ConnectX family VF",
+	4127: "ConnectX-6 Lx", 4129: "ConnectX-7", 4131: "ConnectX-8",
+	41682: "BlueField-2", 41686: "BlueField-3",
+}
+
+// Op is the RDMA operation a test measures.
+type Op string
+
+const (
+	Write Op = "write"
+	Read  Op = "read"
+)
+
+// Spec says what one test needs from one side: the QPs, the buffer and the access the
+// peer gets to it.
+type Spec struct {
+	NumQP       int
+	SQDepth     int
+	BufSize     int  // bytes used by the test (from Offset)
+	Offset      int  // byte offset of the test region from a page boundary
+	Huge        bool // back the buffer with 2 MiB hugepages
+	RemoteWrite bool // the peer may RDMA WRITE into the buffer
+	RemoteRead  bool // the peer may RDMA READ from it
+	InlineSize  int  // max inline data for WRITE
+}
+
+// Endpoint is what one side tells the other to connect QPs and address its buffer.
+type Endpoint struct {
+	QPNs      []uint32 `json:"qpns"`
+	PSNs      []uint32 `json:"psns"`
+	LID       uint16   `json:"lid"`
+	GID       string   `json:"gid"`
+	GIDIndex  int      `json:"gid_index"`
+	GIDType   string   `json:"gid_type"`
+	LinkLayer string   `json:"link_layer"`
+	MTU       int      `json:"mtu_bytes"`
+	RdAtom    int      `json:"max_rd_atom"`
+	Addr      uint64   `json:"addr"`
+	RKey      uint32   `json:"rkey"`
+	Len       uint64   `json:"len"`
+}
+
+// BWParams drives a bandwidth loop.
+type BWParams struct {
+	Op         Op
+	Size       int
+	Iters      uint64 // per QP
+	DeadlineNS int64  // absolute, on Now()'s clock; 0 = none
+	SQDepth    int
+	PostList   int
+	CQMod      int
+	Inline     bool
+	MaxSamples int
+}
+
+// BWResult is what a bandwidth loop measured.
+type BWResult struct {
+	Completed uint64 // WRs completed, all QPs
+	StartNS   int64
+	EndNS     int64
+	Lat       []int64 // post-to-completion time of each signalled WR, ns
+}
