@@ -68,3 +68,19 @@ func TestReadAllForms(t *testing.T) {
 		t.Fatal("a future schema version must be refused")
 	}
 }
+
+func TestSchemaAcceptsAResultAndRefusesDrift(t *testing.T) {
+	samples := []int64{1500, 1600, 1700}
+	l, h, _ := NewLatency(samples)
+	r := Result{SchemaVersion: SchemaVersion, Config: Config{Op: "write", Test: "bw", MsgSizeBytes: 64, SQDepth: 1, PostList: 1, CQMod: 1, NumQPs: 1},
+		LatKind: "completion_under_load", Lat: l, Histogram: h, Verify: &Verify{Side: "server", OK: true, FirstBadOffset: -1}}
+	var buf bytes.Buffer
+	WriteJSON(&buf, r)
+	if err := Validate(buf.Bytes()); err != nil {
+		t.Fatalf("a result must validate: %v", err)
+	}
+	drift := strings.Replace(buf.String(), `"bw_gbit_per_s"`, `"bw_gbps"`, 1)
+	if err := Validate([]byte(drift)); err == nil {
+		t.Fatal("a renamed key must fail validation")
+	}
+}

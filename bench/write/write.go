@@ -36,7 +36,6 @@ func clientSpec(c result.Config) verbs.Spec {
 	return bench.Spec(c, c.MsgSizeBytes, false, false, c.SQDepth)
 }
 
-
 func clientLatency(s *verbs.Session, c result.Config, first, n uint64) ([]int64, error) {
 	rtt, err := s.PingPong(true, c.MsgSizeBytes, first, n, c.SQDepth, c.CQMod, bench.Inline(c))
 	for i := range rtt {

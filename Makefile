@@ -1,0 +1,58 @@
+# rdmabench: `make setup` once, then `make test`, `make demo`, `make parity`.
+GO      ?= go
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -X main.version=$(VERSION)
+BIN     := bin/rdmabench
+# Packages that do not need cgo: they are also tested with CGO_ENABLED=0.
+PURE    := ./result/... ./oob/... ./report/... ./verbs/...
+
+# Debian packages for building (cgo + libibverbs), for perftest comparisons, and for
+# the Soft-RoCE test bed (qemu, busybox, cpio, kmod for depmod, iproute2 for `rdma`).
+DEB := gcc libc6-dev pkg-config libibverbs-dev ibverbs-providers rdma-core ibverbs-utils perftest \
+       qemu-system-x86 busybox-static cpio kmod iproute2
+
+.PHONY: all build setup test vet unit e2e demo parity clean vm-shell
+
+all: build
+
+build:
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/rdmabench
+
+setup:
+	@missing=$$(for p in $(DEB); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+		echo "setup: installing $$missing"; \
+		apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $$missing; \
+	else echo "setup: Debian packages present"; fi
+	@test/rxevm/kernel.sh >/dev/null && echo "setup: test-bed kernel in $$(test/rxevm/kernel.sh)"
+	$(GO) mod download
+
+test: vet unit e2e
+
+vet:
+	$(GO) vet ./...
+	CGO_ENABLED=0 $(GO) vet ./...
+	$(GO) vet -tags e2e ./test/e2e
+	@bad=$$(gofmt -l .); [ -z "$$bad" ] || { echo "gofmt needed: $$bad"; exit 1; }
+
+unit:
+	$(GO) test -count=1 ./...
+	CGO_ENABLED=0 $(GO) test -count=1 $(PURE) ./cmd/... ./bench/...
+
+e2e: build
+	$(GO) test -c -tags e2e -o bin/e2e.test ./test/e2e
+	test/e2e/run.sh
+
+# A WRITE/READ sweep on Soft-RoCE (in the test bed when the host has no RDMA device).
+demo: build
+	test/demo.sh
+
+# rdmabench against perftest, alternating, in one test-bed boot.
+parity: build
+	test/rxevm/run test/parity.sh
+
+vm-shell:
+	test/rxevm/run --shell
+
+clean:
+	rm -rf bin out

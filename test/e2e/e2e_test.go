@@ -1,0 +1,401 @@
+//go:build e2e
+
+// Package e2e runs rdmabench against a real verbs device: Soft-RoCE in the test bed
+// (test/rxevm) or a device on the host. Nothing here fakes RDMA. The environment says
+// what to use (test/e2e/run.sh sets it):
+//
+//	RDMABENCH_BIN        the rdmabench binary
+//	E2E_SRV_DEV E2E_SRV_IP  the server's device and the IPv4 address of its netdev
+//	E2E_CLI_DEV          the client's device for the two-device shape ("" to skip it)
+//	E2E_NO_DEVICE=1      only TestNoDevice runs (a host without RDMA)
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rdmabench/rdmabench/result"
+	"github.com/rdmabench/rdmabench/verbs"
+)
+
+var (
+	bin    = os.Getenv("RDMABENCH_BIN")
+	srvDev = os.Getenv("E2E_SRV_DEV")
+	srvIP  = os.Getenv("E2E_SRV_IP")
+	cliDev = os.Getenv("E2E_CLI_DEV")
+	noDev  = os.Getenv("E2E_NO_DEVICE") == "1"
+	port   atomic.Int32
+)
+
+func TestMain(m *testing.M) {
+	if bin == "" || (!noDev && (srvDev == "" || srvIP == "")) {
+		fmt.Fprintln(os.Stderr, "e2e: set RDMABENCH_BIN, E2E_SRV_DEV and E2E_SRV_IP (test/e2e/run.sh does)")
+		os.Exit(2)
+	}
+	port.Store(18700)
+	os.Exit(m.Run())
+}
+
+func needDevice(t *testing.T) {
+	if noDev {
+		t.Skip("E2E_NO_DEVICE=1: this run checks the no-device path only")
+	}
+}
+
+// shapes are the two test-bed shapes: one device in loopback, two devices as two hosts.
+func shapes() map[string]string {
+	s := map[string]string{"loop": srvDev}
+	if cliDev != "" && cliDev != srvDev {
+		s["pair"] = cliDev
+	}
+	return s
+}
+
+type proc struct {
+	cmd *exec.Cmd
+	out *bytes.Buffer
+}
+
+func run(t *testing.T, args ...string) (string, int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, bin, args...).CombinedOutput()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("%v: %v", args, err)
+	}
+	return string(out), code
+}
+
+// startServer runs an rdmabench server on a fresh port and stops it at the end of the test.
+func startServer(t *testing.T, extra ...string) int {
+	t.Helper()
+	p := int(port.Add(1))
+	args := append([]string{"server", "-d", srvDev, "--bind", srvIP, "-p", fmt.Sprint(p), "--timeout", "10s"}, extra...)
+	cmd := exec.Command(bin, args...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			t.Errorf("server did not stop on SIGTERM")
+		}
+		if t.Failed() {
+			t.Logf("server log:\n%s", out.String())
+		}
+	})
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if c, err := net.Dial("tcp", net.JoinHostPort(srvIP, fmt.Sprint(p))); err == nil {
+			c.Close()
+			return p
+		}
+		if cmd.ProcessState != nil {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("server did not listen on %d:\n%s", p, out.String())
+	return 0
+}
+
+func client(op, test, dev string, port int, extra ...string) []string {
+	return append([]string{op, test, "-d", dev, "-p", fmt.Sprint(port), srvIP}, extra...)
+}
+
+// measure runs a client, checks its exit code, validates and returns its JSON result.
+func measure(t *testing.T, args ...string) result.Result {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "r.json")
+	out, code := run(t, append(args, "--json", file)...)
+	if code != 0 {
+		t.Fatalf("rdmabench %s: exit %d\n%s", strings.Join(args, " "), code, out)
+	}
+	doc, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := result.Validate(doc); err != nil {
+		t.Fatalf("result does not validate against result/schema.json: %v\n%s", err, doc)
+	}
+	var r result.Result
+	if err := json.Unmarshal(doc, &r); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s %s %d B: %.3f Gb/s %.4f Mpps, lat p50 %.2f us p99 %.2f us (%d samples, %s)",
+		r.Config.Op, r.Config.Test, r.Config.MsgSizeBytes, r.BWGbps, r.MsgRateMpps,
+		float64(r.Lat.P50)/1e3, float64(r.Lat.P99)/1e3, r.Lat.Samples, r.LatKind)
+	return r
+}
+
+func TestNoDevice(t *testing.T) {
+	if !noDev {
+		t.Skip("devices are present")
+	}
+	out, code := run(t, "devices")
+	if code != 1 || !strings.Contains(out, "no RDMA device found") || !strings.Contains(out, "rdma link add") {
+		t.Fatalf("want exit 1 and the Soft-RoCE hint, got exit %d:\n%s", code, out)
+	}
+	if strings.Contains(out, "goroutine") || strings.Count(strings.TrimSpace(out), "\n") > 0 {
+		t.Fatalf("want one line, no stack trace:\n%s", out)
+	}
+}
+
+func TestDevicesReportsSoftRoCE(t *testing.T) {
+	needDevice(t)
+	out, code := run(t, "devices", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, out)
+	}
+	var devs []verbs.DeviceInfo
+	if err := json.Unmarshal([]byte(out), &devs); err != nil {
+		t.Fatalf("devices --json: %v\n%s", err, out)
+	}
+	want := map[string]bool{srvDev: true, cliDev: cliDev != ""}
+	for _, d := range devs {
+		if !want[d.Name] {
+			continue
+		}
+		delete(want, d.Name)
+		if d.Driver == "rxe" && (d.Model != "Soft-RoCE (rxe)" || d.VendorID != 0xffffff) {
+			t.Errorf("%s: rxe device reported as %q vendor 0x%x", d.Name, d.Model, d.VendorID)
+		}
+		if len(d.Ports) == 0 || d.Ports[0].State != "ACTIVE" || d.Ports[0].ActiveMTU == 0 {
+			t.Errorf("%s: want an ACTIVE port with an MTU, got %+v", d.Name, d.Ports)
+			continue
+		}
+		v4 := false
+		for _, g := range d.Ports[0].GIDs {
+			ip := net.ParseIP(g.GID)
+			if g.Type == "RoCE v2" && ip != nil && ip.To4() != nil && g.Netdev != "" {
+				v4 = true
+			}
+		}
+		if d.Ports[0].LinkLayer == "Ethernet" && !v4 {
+			t.Errorf("%s: no RoCE v2 IPv4-mapped GID with a netdev: %+v", d.Name, d.Ports[0].GIDs)
+		}
+	}
+	for name, missing := range want {
+		if missing {
+			t.Errorf("device %s not listed:\n%s", name, out)
+		}
+	}
+}
+
+func TestWrongDevice(t *testing.T) {
+	needDevice(t)
+	out, code := run(t, "server", "-d", "nosuch0")
+	if code != 1 || !strings.Contains(out, `"nosuch0" not found`) || !strings.Contains(out, srvDev) {
+		t.Fatalf("want exit 1 naming the device and the available ones, got %d:\n%s", code, out)
+	}
+}
+
+func TestBandwidthVerified(t *testing.T) {
+	needDevice(t)
+	p := startServer(t)
+	for shape, dev := range shapes() {
+		for _, op := range []string{"write", "read"} {
+			t.Run(shape+"/"+op, func(t *testing.T) {
+				r := measure(t, client(op, "bw", dev, p, "-s", "64K", "-n", "300", "--verify")...)
+				if r.Iterations != 300 || r.Bytes != 300*65536 || r.BWGbps <= 0 || r.MsgRateMpps <= 0 {
+					t.Fatalf("counts: %d msgs, %d bytes, %v Gb/s", r.Iterations, r.Bytes, r.BWGbps)
+				}
+				if r.Verify == nil || !r.Verify.OK || r.Verify.CheckedBytes != 65536 {
+					t.Fatalf("verification: %+v", r.Verify)
+				}
+				if r.Lat.Samples == 0 || r.Lat.P50 <= 0 || r.Histogram == "" {
+					t.Fatalf("bandwidth runs must report completion latency: %+v", r.Lat)
+				}
+				if r.Client.Name != dev || r.ServerDevice.Name != srvDev || r.PathMTU == 0 {
+					t.Fatalf("identity: client %s server %s mtu %d", r.Client.Name, r.ServerDevice.Name, r.PathMTU)
+				}
+			})
+		}
+	}
+}
+
+func TestLatency(t *testing.T) {
+	needDevice(t)
+	p := startServer(t)
+	for shape, dev := range shapes() {
+		for _, op := range []string{"write", "read"} {
+			t.Run(shape+"/"+op, func(t *testing.T) {
+				r := measure(t, client(op, "lat", dev, p, "-n", "500")...)
+				l := r.Lat
+				if l.Samples != 500 || r.WarmupDone == 0 {
+					t.Fatalf("want 500 samples after a warm-up, got %d (warm-up %d)", l.Samples, r.WarmupDone)
+				}
+				if !(l.Min > 0 && l.Min <= l.P50 && l.P50 <= l.P99 && l.P99 <= l.Max && l.Stdev >= 0) {
+					t.Fatalf("inconsistent distribution: %+v", l)
+				}
+				h, err := result.DecodeHistogram(r.Histogram)
+				if err != nil || h.TotalCount() != 500 {
+					t.Fatalf("embedded histogram: %v, count %d", err, h.TotalCount())
+				}
+			})
+		}
+	}
+}
+
+func TestMultiQPPostListModeration(t *testing.T) {
+	needDevice(t)
+	p := startServer(t)
+	r := measure(t, client("write", "bw", srvDev, p, "-s", "4K", "-n", "400", "-q", "2", "-t", "64", "-l", "4", "-Q", "8", "--offset", "64")...)
+	if r.Iterations != 800 || r.Config.NumQPs != 2 || r.Config.BufOffsetBytes != 64 {
+		t.Fatalf("want 800 messages over 2 QPs, got %d", r.Iterations)
+	}
+	if r.Lat.Samples != 100 {
+		t.Fatalf("with cq-mod 8, 800 WRs give 100 signalled completions; got %d", r.Lat.Samples)
+	}
+}
+
+func TestTokenRequired(t *testing.T) {
+	needDevice(t)
+	p := startServer(t, "--token", "s3cret")
+	out, code := run(t, client("write", "bw", srvDev, p, "-n", "10")...)
+	if code != 1 || !strings.Contains(out, "authentication failed") {
+		t.Fatalf("a client without the token must be refused with exit 1, got %d:\n%s", code, out)
+	}
+	out, code = run(t, client("write", "bw", srvDev, p, "-n", "10", "--token", "wrong")...)
+	if code != 1 || !strings.Contains(out, "authentication failed") {
+		t.Fatalf("a wrong token must be refused, got %d:\n%s", code, out)
+	}
+	measure(t, client("write", "bw", srvDev, p, "-n", "50", "-s", "4K", "--token", "s3cret")...)
+}
+
+func TestMaxBufferRefused(t *testing.T) {
+	needDevice(t)
+	p := startServer(t, "--max-buffer", "64K")
+	out, code := run(t, client("read", "bw", srvDev, p, "-s", "1M", "-n", "10")...)
+	if code != 1 || !strings.Contains(out, "--max-buffer") {
+		t.Fatalf("a plan above --max-buffer must be refused with exit 1, got %d:\n%s", code, out)
+	}
+	measure(t, client("read", "bw", srvDev, p, "-s", "64K", "-n", "50")...) // the server still serves
+}
+
+func TestMalformedHandshakeDoesNotKillServer(t *testing.T) {
+	needDevice(t)
+	p := startServer(t)
+	addr := net.JoinHostPort(srvIP, fmt.Sprint(p))
+	for name, junk := range map[string][]byte{
+		"garbage":     []byte("GET / HTTP/1.0\r\n\r\n"),
+		"oversized":   append([]byte("RDMB\x00\x01"), 0x7f, 0xff, 0xff, 0xff),
+		"bad version": append([]byte("RDMB\x00\x09"), 0, 0, 0, 2, '{', '}'),
+		"bad json":    append([]byte("RDMB\x00\x01"), 0, 0, 0, 5, '{', 'x', 'x', 'x', '}'),
+	} {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		c.Write(junk)
+		c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		reply := make([]byte, 4096)
+		n, _ := c.Read(reply)
+		c.Close()
+		if !bytes.Contains(reply[:n], []byte(`"type":"error"`)) {
+			t.Errorf("%s: want an error frame back, got %q", name, reply[:n])
+		}
+	}
+	measure(t, client("write", "bw", srvDev, p, "-n", "50", "-s", "4K")...)
+}
+
+func TestInterruptKeepsResults(t *testing.T) {
+	needDevice(t)
+	p := startServer(t)
+	file := filepath.Join(t.TempDir(), "r.json")
+	cmd := exec.Command(bin, client("write", "bw", srvDev, p, "-s", "4K", "-D", "60", "--json", file)...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(4 * time.Second)
+	cmd.Process.Signal(os.Interrupt)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("client did not stop on Ctrl-C:\n%s", out.String())
+	}
+	doc, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatalf("no results written after Ctrl-C: %v\n%s", err, out.String())
+	}
+	var r result.Result
+	json.Unmarshal(doc, &r)
+	if !r.Interrupted || r.Iterations == 0 || r.DurationNS >= 60e9 {
+		t.Fatalf("want an interrupted result with what was measured, got interrupted=%v msgs=%d", r.Interrupted, r.Iterations)
+	}
+	measure(t, client("read", "lat", srvDev, p, "-n", "50")...) // the server still serves
+}
+
+func TestPerftestSanity(t *testing.T) {
+	needDevice(t)
+	if _, err := exec.LookPath("ib_write_bw"); err != nil {
+		t.Fatal("perftest is not installed: run 'make setup'")
+	}
+	dev := srvDev
+	if cliDev != "" {
+		dev = cliDev
+	}
+	gid := func(d string) string {
+		out, _ := run(t, "devices", "--json")
+		var devs []verbs.DeviceInfo
+		json.Unmarshal([]byte(out), &devs)
+		for _, x := range devs {
+			if x.Name == d {
+				for _, g := range x.Ports[0].GIDs {
+					if ip := net.ParseIP(g.GID); g.Type == "RoCE v2" && ip.To4() != nil {
+						return fmt.Sprint(g.Index)
+					}
+				}
+			}
+		}
+		return "0"
+	}
+	// perftest's clock calibration sometimes fails under emulation; that is perftest's
+	// fault, not the link's, so it gets three tries.
+	var last string
+	for try := 0; try < 3; try++ {
+		p := fmt.Sprint(port.Add(1))
+		srv := exec.Command("ib_write_bw", "-d", srvDev, "-x", gid(srvDev), "-p", p, "-n", "200", "-s", "65536")
+		var sout bytes.Buffer
+		srv.Stdout, srv.Stderr = &sout, &sout
+		if err := srv.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(1500 * time.Millisecond)
+		cout, err := exec.Command("ib_write_bw", "-d", dev, "-x", gid(dev), "-p", p, "-n", "200", "-s", "65536", srvIP).CombinedOutput()
+		serr := srv.Wait()
+		last = string(cout) + "\n--- server:\n" + sout.String()
+		if err == nil && serr == nil && strings.Contains(string(cout), "65536") {
+			t.Logf("ib_write_bw %s -> %s passed", dev, srvDev)
+			return
+		}
+	}
+	t.Fatalf("ib_write_bw between %s and %s failed:\n%s", dev, srvDev, last)
+}

@@ -1,0 +1,18 @@
+#!/bin/bash
+# test/e2e/run.sh: run the e2e tests on a real verbs device.
+#   - RDMABENCH_E2E_DEV (and RDMABENCH_E2E_IP, the IPv4 address of its netdev) set:
+#     directly on this host, server and client on that device (loopback);
+#   - otherwise in the Soft-RoCE test bed: one boot, two rxe devices on a veth pair,
+#     tested in loopback (rxe0 <-> rxe0) and as two hosts (rxe1 -> rxe0), after a
+#     check of the no-device path before Soft-RoCE is set up.
+# Expects bin/rdmabench and bin/e2e.test (make e2e builds them).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+export RDMABENCH_BIN=$PWD/bin/rdmabench
+T=$PWD/bin/e2e.test
+[ -x "$RDMABENCH_BIN" ] && [ -x "$T" ] || { echo "e2e: build first (make e2e)" >&2; exit 2; }
+if [ -n "${RDMABENCH_E2E_DEV:-}" ]; then
+  export E2E_SRV_DEV=$RDMABENCH_E2E_DEV E2E_SRV_IP=${RDMABENCH_E2E_IP:?set RDMABENCH_E2E_IP too} E2E_CLI_DEV=${RDMABENCH_E2E_CLI_DEV:-}
+  exec "$T" -test.v -test.count=1 -test.timeout=15m
+fi
+exec env VM_TIMEOUT=${VM_TIMEOUT:-1200} test/rxevm/run test/e2e/guest.sh
