@@ -129,6 +129,7 @@ func (c *Client) Run(ctx context.Context, op Op, cfg result.Config) (result.Resu
 	if _, err := c.conn.Expect(oob.TReady); err != nil {
 		return r, err
 	}
+	r.Clock = verbs.Clock()
 	stop := context.AfterFunc(ctx, s.Stop)
 	merr := measure(ctx, op, s, cfg, &r)
 	stop()
@@ -206,7 +207,7 @@ func measure(ctx context.Context, op Op, s *verbs.Session, cfg result.Config, r 
 		p.MaxSamples = 1 << 22
 	}
 	res, err := s.Bandwidth(p)
-	r.SetThroughput(res.Completed, cfg.MsgSizeBytes, res.EndNS-res.StartNS)
+	r.SetThroughput(res.Completed, cfg.MsgSizeBytes, res.DurationNS)
 	r.LatKind = "completion_under_load"
 	if max := uint64(p.MaxSamples); res.Completed/uint64(cfg.CQMod) > max {
 		r.SamplesDropped = res.Completed/uint64(cfg.CQMod) - max

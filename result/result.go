@@ -98,6 +98,7 @@ type Result struct {
 	// "read_completion" (one READ, post to completion) or "completion_under_load"
 	// (bandwidth runs: post to completion of each signalled WR).
 	LatKind        string  `json:"lat_kind"`
+	Clock          string  `json:"clock"` // "tsc" (calibrated per run against CLOCK_MONOTONIC_RAW) or "clock_monotonic_raw"
 	Lat            Latency `json:"lat_ns"`
 	Histogram      string  `json:"histogram"` // HdrHistogram V2 compressed, base64
 	SamplesDropped uint64  `json:"samples_dropped"`

@@ -17,6 +17,17 @@ import (
 
 // The loops run on a locked OS thread so that the Go scheduler stays out of them.
 
+// SetClock picks the loops' tick source: the TSC (x86-64 only) or CLOCK_MONOTONIC_RAW.
+func SetClock(tsc bool) { C.rb_set_clock(boolInt(tsc)) }
+
+// Clock names the tick source the loops use.
+func Clock() string {
+	if C.rb_clock_is_tsc() != 0 {
+		return "tsc"
+	}
+	return "clock_monotonic_raw"
+}
+
 // Bandwidth runs the bandwidth loop over all QPs of the session (the client side).
 func (s *Session) Bandwidth(p BWParams) (BWResult, error) {
 	if p.Size < 1 || p.Size > s.spec.BufSize {
@@ -61,7 +72,7 @@ func (s *Session) Bandwidth(p BWParams) (BWResult, error) {
 	runtime.LockOSThread()
 	rc := C.rb_bw(&a)
 	runtime.UnlockOSThread()
-	res := BWResult{Completed: uint64(a.completed), StartNS: int64(a.t_start), EndNS: int64(a.t_end)}
+	res := BWResult{Completed: uint64(a.completed), DurationNS: int64(a.duration_ns)}
 	res.Lat = copySamples(a.lat, uint64(a.lat_n))
 	if rc != 0 {
 		return res, failure(&a.fail, "bandwidth loop")

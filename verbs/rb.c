@@ -1,6 +1,8 @@
 // See rb.h. No function here calls back into Go.
+#define _GNU_SOURCE
 #include "rb.h"
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -10,6 +12,62 @@ int64_t rb_now(void) {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
 	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+#if defined(__x86_64__)
+#include <x86intrin.h>
+static int use_tsc = 1;
+static inline int64_t ticks(void) { return use_tsc ? (int64_t)__rdtsc() : rb_now(); }
+#else
+static int use_tsc = 0;
+static inline int64_t ticks(void) { return rb_now(); }
+#endif
+
+void rb_set_clock(int tsc) {
+#if defined(__x86_64__)
+	use_tsc = tsc;
+#else
+	(void)tsc;
+#endif
+}
+
+int rb_clock_is_tsc(void) { return use_tsc; }
+
+typedef struct {
+	int64_t t0, ns0;
+	cpu_set_t saved;
+	int pinned;
+} rb_clock;
+
+static void clk_begin(rb_clock *c) {
+	c->pinned = 0;
+	if (use_tsc && sched_getaffinity(0, sizeof(c->saved), &c->saved) == 0) {
+		cpu_set_t one;
+		CPU_ZERO(&one);
+		CPU_SET(sched_getcpu(), &one);
+		c->pinned = sched_setaffinity(0, sizeof(one), &one) == 0;
+	}
+	c->ns0 = rb_now();
+	c->t0 = ticks();
+}
+
+// clk_end returns nanoseconds per tick over the loop and unpins the thread.
+static double clk_end(rb_clock *c) {
+	if (!use_tsc)
+		return 1.0;
+	int64_t ns1, t1;
+	do {
+		t1 = ticks();
+		ns1 = rb_now();
+	} while (ns1 - c->ns0 < 20000000);
+	if (c->pinned)
+		sched_setaffinity(0, sizeof(c->saved), &c->saved);
+	return t1 > c->t0 ? (double)(ns1 - c->ns0) / (double)(t1 - c->t0) : 1.0;
+}
+
+static void to_ns(int64_t *v, uint64_t n, double r) {
+	for (uint64_t i = 0; i < n; i++)
+		v[i] = (int64_t)((double)v[i] * r + 0.5);
 }
 
 void *rb_mmap(size_t len, int huge) {
@@ -72,6 +130,9 @@ int rb_bw(rb_bw_args *a) {
 	struct ibv_send_wr *wr = calloc(pl, sizeof(*wr));
 	struct ibv_sge *sge = calloc(pl, sizeof(*sge));
 	int rc = 0;
+	rb_clock clk;
+	clk_begin(&clk);
+	int64_t t_start = 0, t_end = 0;
 	if (!posted || !done || !target || !pts || !wr || !sge) {
 		rc = verb_failed(&a->fail, "calloc", ENOMEM);
 		goto out;
@@ -92,8 +153,7 @@ int rb_bw(rb_bw_args *a) {
 	uint64_t left = (uint64_t)nqp * a->iters; // WRs still to complete
 	int stopping = 0;
 	struct ibv_wc wc[POLL_BATCH];
-	a->t_start = rb_now();
-	a->t_end = a->t_start;
+	t_start = t_end = ticks();
 	for (uint64_t spin = 0; left > 0; spin++) {
 		for (int q = 0; q < nqp; q++) {
 			while (posted[q] < target[q]) {
@@ -113,7 +173,7 @@ int rb_bw(rb_bw_args *a) {
 					}
 				}
 				wr[n - 1].next = NULL;
-				int64_t t = rb_now();
+				int64_t t = ticks();
 				if (signalled)
 					for (uint64_t i = 0; i < n; i++)
 						pts[(size_t)q * depth + (posted[q] + i) % depth] = t;
@@ -134,7 +194,7 @@ int rb_bw(rb_bw_args *a) {
 			goto out;
 		}
 		if (ne > 0) {
-			int64_t t = rb_now();
+			int64_t t = ticks();
 			for (int i = 0; i < ne; i++) {
 				if (wc[i].status != IBV_WC_SUCCESS) {
 					rc = wc_failed(&a->fail, &wc[i]);
@@ -147,7 +207,7 @@ int rb_bw(rb_bw_args *a) {
 				if (a->lat_n < a->lat_cap)
 					a->lat[a->lat_n++] = t - pts[(size_t)q * depth + seq % depth];
 			}
-			a->t_end = t;
+			t_end = t;
 		}
 		// Stop early on a deadline or a stop request: post only up to the next
 		// signalled WR, so that everything posted is seen to complete.
@@ -163,7 +223,10 @@ int rb_bw(rb_bw_args *a) {
 			}
 		}
 	}
-out:
+out:;
+	double ratio = clk_end(&clk);
+	to_ns(a->lat, a->lat_n, ratio);
+	a->duration_ns = (int64_t)((double)(t_end - t_start) * ratio);
 	a->completed = 0;
 	if (done)
 		for (int q = 0; q < nqp; q++)
@@ -177,14 +240,25 @@ out:
 	return rc;
 }
 
+static int pingpong(rb_pp_args *a, struct ibv_send_wr *wrp, volatile uint8_t *tx_last, struct ibv_wc *wc);
+
 int rb_pingpong(rb_pp_args *a) {
 	struct ibv_sge sge = {.addr = a->laddr, .length = a->size, .lkey = a->lkey};
 	struct ibv_send_wr wr = {
 	    .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
 	    .wr.rdma.remote_addr = a->raddr, .wr.rdma.rkey = a->rkey};
 	volatile uint8_t *tx_last = (volatile uint8_t *)(uintptr_t)(a->laddr + a->size - 1);
-	uint64_t posted = 0, completed = 0;
 	struct ibv_wc wc[POLL_BATCH];
+	rb_clock clk;
+	clk_begin(&clk);
+	int rc = pingpong(a, &wr, tx_last, wc);
+	to_ns(a->rtt, a->initiator ? a->done : 0, clk_end(&clk));
+	return rc;
+}
+
+static int pingpong(rb_pp_args *a, struct ibv_send_wr *wrp, volatile uint8_t *tx_last, struct ibv_wc *wc) {
+	struct ibv_send_wr wr = *wrp;
+	uint64_t posted = 0, completed = 0;
 	a->done = 0;
 	for (uint64_t i = 0; i < a->iters; i++) {
 		uint64_t round = a->first + i;
@@ -217,7 +291,7 @@ int rb_pingpong(rb_pp_args *a) {
 			wr.send_flags |= IBV_SEND_SIGNALED;
 		struct ibv_send_wr *bad;
 		if (a->initiator)
-			t0 = rb_now();
+			t0 = ticks();
 		int err = ibv_post_send(a->qp, &wr, &bad);
 		if (err)
 			return verb_failed(&a->fail, "ibv_post_send", err);
@@ -226,7 +300,7 @@ int rb_pingpong(rb_pp_args *a) {
 			while (*a->rx_last != v)
 				if (*a->stop)
 					return 0;
-			a->rtt[i] = rb_now() - t0;
+			a->rtt[i] = ticks() - t0;
 		}
 		a->done = i + 1;
 	}
@@ -246,18 +320,29 @@ int rb_pingpong(rb_pp_args *a) {
 	return 0;
 }
 
+static int read_lat(rb_rl_args *a, struct ibv_send_wr *wrp);
+
 int rb_read_lat(rb_rl_args *a) {
 	struct ibv_sge sge = {.addr = a->laddr, .length = a->size, .lkey = a->lkey};
 	struct ibv_send_wr wr = {
 	    .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_RDMA_READ,
 	    .send_flags = IBV_SEND_SIGNALED,
 	    .wr.rdma.remote_addr = a->raddr, .wr.rdma.rkey = a->rkey};
+	rb_clock clk;
+	clk_begin(&clk);
+	int rc = read_lat(a, &wr);
+	to_ns(a->lat, a->done, clk_end(&clk));
+	return rc;
+}
+
+static int read_lat(rb_rl_args *a, struct ibv_send_wr *wrp) {
+	struct ibv_send_wr wr = *wrp;
 	struct ibv_wc wc;
 	a->done = 0;
 	for (uint64_t i = 0; i < a->iters; i++) {
 		struct ibv_send_wr *bad;
 		wr.wr_id = i;
-		int64_t t0 = rb_now();
+		int64_t t0 = ticks();
 		int err = ibv_post_send(a->qp, &wr, &bad);
 		if (err)
 			return verb_failed(&a->fail, "ibv_post_send", err);
@@ -265,7 +350,7 @@ int rb_read_lat(rb_rl_args *a) {
 		while ((ne = ibv_poll_cq(a->cq, 1, &wc)) == 0)
 			if (*a->stop)
 				return 0;
-		int64_t t1 = rb_now();
+		int64_t t1 = ticks();
 		if (ne < 0)
 			return verb_failed(&a->fail, "ibv_poll_cq", errno);
 		if (wc.status != IBV_WC_SUCCESS)

@@ -6,9 +6,17 @@
 #include <stdint.h>
 #include <infiniband/verbs.h>
 
-// rb_now returns CLOCK_MONOTONIC_RAW in nanoseconds: no calibration step that can
-// fail under emulation (perftest's rdtsc fit does), and no NTP slewing.
+// rb_now returns CLOCK_MONOTONIC_RAW in nanoseconds (no NTP slewing).
 int64_t rb_now(void);
+
+// The loops stamp with a tick counter: on x86-64 the TSC (a few ns to read, where
+// clock_gettime can cost a microsecond when the kernel's clocksource is HPET, as under
+// qemu emulation), else rb_now(). Each loop pins its thread to the CPU it runs on and
+// converts ticks to ns with the ratio measured against CLOCK_MONOTONIC_RAW across the
+// loop itself (two points at least 20 ms apart): no fit that can fail the way
+// perftest's calibration does. rb_set_clock(0) forces rb_now().
+void rb_set_clock(int use_tsc);
+int rb_clock_is_tsc(void);
 
 // Buffers live outside the Go heap: mmap'ed, page-aligned base, optional hugepages.
 void *rb_mmap(size_t len, int huge);
@@ -47,7 +55,7 @@ typedef struct {
 	int64_t *lat;         // completion latency of each signalled WR (post to poll), ns
 	uint64_t lat_cap, lat_n;
 	uint64_t completed;   // WRs completed, all QPs
-	int64_t t_start, t_end;
+	int64_t duration_ns;  // first post to last completion
 	rb_fail fail;
 } rb_bw_args;
 int rb_bw(rb_bw_args *a);

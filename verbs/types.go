@@ -159,8 +159,7 @@ type BWParams struct {
 
 // BWResult is what a bandwidth loop measured.
 type BWResult struct {
-	Completed uint64 // WRs completed, all QPs
-	StartNS   int64
-	EndNS     int64
-	Lat       []int64 // post-to-completion time of each signalled WR, ns
+	Completed  uint64  // WRs completed, all QPs
+	DurationNS int64   // first post to last completion
+	Lat        []int64 // post-to-completion time of each signalled WR, ns
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/rdmabench/rdmabench/bench/write"
 	"github.com/rdmabench/rdmabench/oob"
 	"github.com/rdmabench/rdmabench/result"
+	"github.com/rdmabench/rdmabench/verbs"
 	"github.com/spf13/cobra"
 )
 
@@ -30,6 +31,7 @@ type clientOptions struct {
 	Local   bench.Local
 	Token   string
 	Timeout time.Duration
+	Clock   string
 	Out     outputs
 }
 
@@ -39,11 +41,20 @@ func addClientFlags(cmd *cobra.Command, o *clientOptions) {
 	f.IntVarP(&o.TCPPort, "port", "p", oob.DefaultPort, "server's TCP port")
 	f.StringVar(&o.Token, "token", "", "the server's shared secret (default $RDMABENCH_TOKEN)")
 	f.DurationVar(&o.Timeout, "timeout", 30*time.Second, "bound on each handshake step")
+	f.StringVar(&o.Clock, "clock", "auto", "timed-loop tick source: auto (TSC on x86-64), tsc or monotonic")
 	f.StringVar(&o.Out.JSON, "json", "", "write results as JSON to FILE ('-' for stdout)")
 	f.StringVar(&o.Out.CSV, "csv", "", "write results as CSV to FILE ('-' for stdout)")
 }
 
 func (o *clientOptions) dial(ctx context.Context) (*bench.Client, error) {
+	switch o.Clock {
+	case "auto", "tsc":
+		verbs.SetClock(true)
+	case "monotonic":
+		verbs.SetClock(false)
+	default:
+		return nil, flagErrorf("--clock %q: want auto, tsc or monotonic", o.Clock)
+	}
 	if o.Token == "" {
 		o.Token = os.Getenv("RDMABENCH_TOKEN")
 	}
