@@ -3,6 +3,7 @@ GO      ?= go
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 BIN     := bin/rdmabench
+ROUNDS  ?= 5
 # Packages that do not need cgo: they are also tested with CGO_ENABLED=0.
 PURE    := ./result/... ./oob/... ./report/... ./verbs/...
 
@@ -49,7 +50,7 @@ demo: build
 
 # rdmabench against perftest, alternating, in one test-bed boot.
 parity: build
-	test/rxevm/run test/parity.sh
+	test/rxevm/run test/parity.sh $(ROUNDS)
 
 vm-shell:
 	test/rxevm/run --shell

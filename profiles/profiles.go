@@ -1,0 +1,148 @@
+// Package profiles holds NIC profiles: how to recognise a NIC, its nominal link rate,
+// the sweep grid and start point, and the article's reference values. Profiles are
+// embedded YAML (cx5, cx6, rxe); users add their own with --profile FILE.
+package profiles
+
+import (
+	"embed"
+	"fmt"
+	"os"
+	"slices"
+	"sort"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+//go:embed *.yaml
+var embedded embed.FS
+
+// Dims are the swept parameters, in the order the search walks them.
+var Dims = []string{"msg_size_bytes", "sq_depth", "buf_offset_bytes", "cq_mod", "post_list"}
+
+// Point is one value per dimension.
+type Point map[string]int
+
+// Profile describes one NIC family.
+type Profile struct {
+	Name        string `yaml:"name"`
+	Description string `yaml:"description"`
+	Match       struct {
+		Drivers       []string `yaml:"drivers"`
+		VendorIDs     []uint32 `yaml:"vendor_ids"`
+		VendorPartIDs []uint32 `yaml:"vendor_part_ids"`
+	} `yaml:"match"`
+	LinkGbps         float64                     `yaml:"link_gbit_per_s"`
+	PointDurationS   float64                     `yaml:"point_duration_s"`
+	WarmupIterations uint64                      `yaml:"warmup_iterations"`
+	Grid             map[string]map[string][]int `yaml:"grid"`      // op -> dim -> values
+	Start            map[string]Point            `yaml:"start"`     // op -> start point
+	Reference        map[string]map[string][]int `yaml:"reference"` // op -> dim -> [lo, hi]
+	Source           string                      `yaml:"-"`         // "embedded" or the file
+}
+
+// Parse reads and checks one profile.
+func Parse(data []byte, source string) (Profile, error) {
+	var p Profile
+	dec := yaml.NewDecoder(strings.NewReader(string(data)))
+	dec.KnownFields(true)
+	if err := dec.Decode(&p); err != nil {
+		return p, fmt.Errorf("profile %s: %w", source, err)
+	}
+	p.Source = source
+	return p, p.check()
+}
+
+func (p Profile) check() error {
+	if p.Name == "" {
+		return fmt.Errorf("profile %s: no name", p.Source)
+	}
+	for _, op := range []string{"write", "read"} {
+		g, ok := p.Grid[op]
+		if !ok {
+			return fmt.Errorf("profile %s: no grid for %s", p.Name, op)
+		}
+		for _, d := range Dims {
+			if len(g[d]) == 0 {
+				return fmt.Errorf("profile %s: %s grid has no %s values", p.Name, op, d)
+			}
+			if !sort.IntsAreSorted(g[d]) {
+				return fmt.Errorf("profile %s: %s grid's %s values must be ascending", p.Name, op, d)
+			}
+			s, ok := p.Start[op][d]
+			if !ok {
+				return fmt.Errorf("profile %s: %s start point has no %s", p.Name, op, d)
+			}
+			if !slices.Contains(g[d], s) {
+				return fmt.Errorf("profile %s: %s start %s=%d is not on the grid %v", p.Name, op, d, s, g[d])
+			}
+		}
+		for d := range g {
+			if !slices.Contains(Dims, d) {
+				return fmt.Errorf("profile %s: unknown dimension %q (want one of %s)", p.Name, d, strings.Join(Dims, ", "))
+			}
+		}
+	}
+	return nil
+}
+
+// All returns the embedded profiles, sorted by name.
+func All() ([]Profile, error) {
+	names, err := embedded.ReadDir(".")
+	if err != nil {
+		return nil, err
+	}
+	var out []Profile
+	for _, n := range names {
+		data, err := embedded.ReadFile(n.Name())
+		if err != nil {
+			return nil, err
+		}
+		p, err := Parse(data, "embedded:"+n.Name())
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// Load returns the profile named name, or read from a file when name is a path.
+func Load(name string) (Profile, error) {
+	if strings.ContainsAny(name, "/.") {
+		data, err := os.ReadFile(name)
+		if err != nil {
+			return Profile{}, fmt.Errorf("cannot read profile: %w", err)
+		}
+		return Parse(data, name)
+	}
+	all, err := All()
+	if err != nil {
+		return Profile{}, err
+	}
+	var names []string
+	for _, p := range all {
+		if p.Name == name {
+			return p, nil
+		}
+		names = append(names, p.Name)
+	}
+	return Profile{}, fmt.Errorf("no profile %q: built-in profiles are %s, or pass a YAML file", name, strings.Join(names, ", "))
+}
+
+// Detect finds the embedded profile for a device by driver, vendor and part IDs.
+func Detect(driver string, vendorID, partID uint32) (Profile, error) {
+	all, err := All()
+	if err != nil {
+		return Profile{}, err
+	}
+	for _, p := range all {
+		m := p.Match
+		if slices.Contains(m.VendorIDs, vendorID) && slices.Contains(m.VendorPartIDs, partID) &&
+			(len(m.Drivers) == 0 || slices.Contains(m.Drivers, driver) || driver == "unknown") {
+			return p, nil
+		}
+	}
+	return Profile{}, fmt.Errorf("no built-in profile matches driver %s, vendor 0x%x, part %d: pass --profile NAME or a YAML file (see 'rdmabench profiles')", driver, vendorID, partID)
+}
