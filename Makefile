@@ -5,7 +5,7 @@ LDFLAGS := -X main.version=$(VERSION)
 BIN     := bin/rdmabench
 ROUNDS  ?= 5
 # Packages that do not need cgo: they are also tested with CGO_ENABLED=0.
-PURE    := ./result/... ./oob/... ./report/... ./verbs/...
+PURE    := ./result/... ./oob/... ./report/... ./verbs/... ./sweep/... ./profiles/...
 
 # Debian packages for building (cgo + libibverbs), for perftest comparisons, and for
 # the Soft-RoCE test bed (qemu, busybox, cpio, kmod for depmod, iproute2 for `rdma`).

@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -71,4 +72,23 @@ func (o Objective) Describe() string {
 		"bw": "max bandwidth (Gb/s)", "rate": "max message rate (Mpps)", "p99": "min p99 completion latency",
 		"bw-p99": "max bandwidth with p99 <= " + strings.TrimSpace(o.MaxP99.String()),
 	}[o.Name]
+}
+
+// Rescore scores stats for another objective from their medians.
+func Rescore(stats []Stat, o Objective) []Stat {
+	out := make([]Stat, 0, len(stats))
+	for _, st := range stats {
+		if st.Runs == 0 {
+			continue
+		}
+		r := result.Result{Iterations: 1, BWGbps: st.BWGbps, MsgRateMpps: st.MsgRateMpps, Lat: result.Latency{Samples: 1, P99: st.P99NS}}
+		v, ok := o.Score(r)
+		st.Feasible = ok && st.Feasible
+		st.Score = v
+		if !st.Feasible {
+			st.Score = math.Inf(-1)
+		}
+		out = append(out, st)
+	}
+	return out
 }

@@ -1,0 +1,87 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"sort"
+
+	"github.com/rdmabench/rdmabench/result"
+)
+
+// ConfigKey aligns results across runs: the operation, test and every parameter that
+// changes what is measured.
+func ConfigKey(c result.Config) string {
+	return fmt.Sprintf("%s %s %s qps=%d depth=%d post=%d cqmod=%d off=%d inline=%d",
+		c.Op, c.Test, fmtBytes(c.MsgSizeBytes), c.NumQPs, c.SQDepth, c.PostList, c.CQMod, c.BufOffsetBytes, c.InlineBytes)
+}
+
+// index keeps, per configuration, the median-bandwidth result of a run (a sweep may
+// hold repeats).
+func index(rs []result.Result) map[string]result.Result {
+	groups := map[string][]result.Result{}
+	for _, r := range rs {
+		if r.Error == "" {
+			k := ConfigKey(r.Config)
+			groups[k] = append(groups[k], r)
+		}
+	}
+	out := map[string]result.Result{}
+	for k, g := range groups {
+		sort.Slice(g, func(i, j int) bool { return g[i].BWGbps < g[j].BWGbps })
+		out[k] = g[len(g)/2]
+	}
+	return out
+}
+
+// Compare writes runs side by side, aligned by configuration, with each run's change
+// against the first. Configurations missing from a run show "-".
+func Compare(w io.Writer, names []string, runs [][]result.Result) error {
+	idx := make([]map[string]result.Result, len(runs))
+	keys := map[string]bool{}
+	for i, rs := range runs {
+		idx[i] = index(rs)
+		for k := range idx[i] {
+			keys[k] = true
+		}
+	}
+	sorted := make([]string, 0, len(keys))
+	for k := range keys {
+		sorted = append(sorted, k)
+	}
+	sort.Strings(sorted)
+	header := []any{"configuration"}
+	for i, n := range names {
+		if i == 0 {
+			header = append(header, n+" Gb/s", n+" p99 us")
+		} else {
+			header = append(header, n+" Gb/s (Δ)", n+" p99 us (Δ)")
+		}
+	}
+	t := NewTable(w)
+	t.Header(header...)
+	for _, k := range sorted {
+		row := []any{k}
+		base, hasBase := idx[0][k]
+		for i := range runs {
+			r, ok := idx[i][k]
+			switch {
+			case !ok:
+				row = append(row, "-", "-")
+			case i == 0 || !hasBase:
+				row = append(row, fmt.Sprintf("%.3f", r.BWGbps), fmt.Sprintf("%.2f", float64(r.Lat.P99)/1e3))
+			default:
+				row = append(row, fmt.Sprintf("%.3f (%s)", r.BWGbps, delta(r.BWGbps, base.BWGbps)),
+					fmt.Sprintf("%.2f (%s)", float64(r.Lat.P99)/1e3, delta(float64(r.Lat.P99), float64(base.Lat.P99))))
+			}
+		}
+		t.Append(row...)
+	}
+	return t.Render()
+}
+
+func delta(v, base float64) string {
+	if base == 0 {
+		return "n/a"
+	}
+	return fmt.Sprintf("%+.1f%%", 100*(v-base)/base)
+}
