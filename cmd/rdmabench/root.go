@@ -28,7 +28,8 @@ func newRootCmd() *cobra.Command {
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return &flagError{fmt.Errorf("%w (see '%s --help')", err, c.CommandPath())}
 	})
-	root.AddCommand(newCmdVersion(), newCmdDevices(nil), newCmdServer(nil), newCmdOp("write"), newCmdOp("read"))
+	root.AddCommand(newCmdVersion(), newCmdDevices(nil), newCmdServer(nil), newCmdOp("write"), newCmdOp("read"),
+		newCmdSweep(nil), newCmdProfiles(), newCmdReport())
 	return root
 }
 

@@ -8,11 +8,12 @@ $BB mount -t proc proc /proc
 $BB mount -t sysfs sysfs /sys
 $BB mount -t devtmpfs devtmpfs /dev
 log() { echo "[vm-init] $*" > /dev/console; }
-MODS= SHELLMODE=0
+MODS= SHELLMODE=0 RWDIR=
 for a in $($BB cat /proc/cmdline); do
   case "$a" in
     rxe.mods=*) MODS=${a#rxe.mods=} ;;
     rxe.shell=1) SHELLMODE=1 ;;
+    rxe.rw=*) RWDIR=${a#rxe.rw=} ;;
   esac
 done
 R=/newroot
@@ -39,6 +40,10 @@ $BB mount -t tmpfs -o mode=755 tmpfs $R/run
 $BB mkdir -p $R/run/vmshare $R/run/lock
 $BB mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000 xfer $R/run/vmshare \
   || die "mount 9p xfer failed"
+if [ -n "$RWDIR" ]; then
+  $BB mkdir -p $R$RWDIR
+  $BB mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000 rw $R$RWDIR || die "mount 9p rw share failed"
+fi
 $BB mount --move /proc $R/proc
 $BB mount --move /sys $R/sys
 $BB mount --move /dev $R/dev

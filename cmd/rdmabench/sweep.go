@@ -1,0 +1,301 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/mattn/go-isatty"
+	"github.com/rdmabench/rdmabench/bench"
+	"github.com/rdmabench/rdmabench/oob"
+	"github.com/rdmabench/rdmabench/profiles"
+	"github.com/rdmabench/rdmabench/report"
+	"github.com/rdmabench/rdmabench/result"
+	"github.com/rdmabench/rdmabench/sweep"
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+)
+
+type sweepOptions struct {
+	clientOptions
+	Ops           []string
+	Profile       string
+	Search        string
+	Objective     string
+	MaxP99        time.Duration
+	Tolerance     float64
+	Repeat        int
+	PointDuration float64
+	Results       string
+	Resume        string
+	QPs           int
+}
+
+func newCmdSweep(runF func(*sweepOptions) error) *cobra.Command {
+	o := &sweepOptions{}
+	cmd := &cobra.Command{
+		Use:   "sweep SERVER",
+		Short: "Sweep message size, SQ depth, alignment, moderation and post list; report the tuned parameters",
+		Long: `Sweep the parameters that decide RDMA performance against a running 'rdmabench server',
+for WRITE and for READ, and print the tuned-parameter table: the optimum of each
+operation next to the article's hand-made values, with the gain over the profile's
+start point and over perftest's defaults.
+
+Every measured point is appended to the results stream (NDJSON, one result per line)
+as soon as it is measured; --resume FILE continues an interrupted sweep without
+re-measuring the points already in FILE. The default search (descent) walks one
+dimension at a time from the profile's start point and refines locally; --search grid
+measures every point of the profile's grid. The top candidates are measured --repeat
+times: their spread is the noise, and configurations within max(--tolerance, noise) of
+the best count as equal, the cheapest of them being chosen.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.Server = args[0]
+			for _, op := range o.Ops {
+				if _, ok := ops[op]; !ok {
+					return flagErrorf("--ops: unknown operation %q (want write, read)", op)
+				}
+			}
+			if _, err := sweep.ParseObjective(o.Objective, o.MaxP99); err != nil {
+				return &flagError{err}
+			}
+			if o.Search != "descent" && o.Search != "grid" {
+				return flagErrorf("--search %q: want descent or grid", o.Search)
+			}
+			if o.Resume != "" && o.Results != "" && o.Resume != o.Results {
+				return flagErrorf("--resume appends to the file it resumes: drop --results")
+			}
+			o.Out.Stdout, o.Out.Stderr = cmd.OutOrStdout(), cmd.ErrOrStderr()
+			if runF != nil {
+				return runF(o)
+			}
+			return sweepRun(o)
+		},
+	}
+	addClientFlags(cmd, &o.clientOptions)
+	f := cmd.Flags()
+	f.Lookup("json").Usage = "write the tuned-parameter report as JSON to FILE ('-' for stdout)"
+	f.Lookup("csv").Usage = "write the tuned-parameter table as CSV to FILE ('-' for stdout)"
+	f.StringSliceVar(&o.Ops, "ops", []string{"write", "read"}, "operations to sweep")
+	f.StringVar(&o.Profile, "profile", "", "NIC profile name or YAML file (default: detected from the device)")
+	f.StringVar(&o.Search, "search", "descent", "descent (few points) or grid (every point)")
+	f.StringVar(&o.Objective, "objective", "bw", "what the search maximises: bw, rate, p99 or bw-p99")
+	f.DurationVar(&o.MaxP99, "max-p99", 0, "latency bound for --objective bw-p99 (e.g. 500us); also reported")
+	f.Float64Var(&o.Tolerance, "tolerance", 0.02, "configurations within this fraction of the best count as equal")
+	f.IntVar(&o.Repeat, "repeat", 3, "runs of each top candidate, to measure the noise")
+	f.Float64Var(&o.PointDuration, "point-duration", 0, "seconds per point (default: the profile's)")
+	f.StringVar(&o.Results, "results", "", "results stream, NDJSON (default sweep-<profile>-<time>.ndjson)")
+	f.StringVar(&o.Resume, "resume", "", "continue the sweep whose results stream is FILE, appending to it")
+	f.IntVarP(&o.QPs, "qps", "q", 1, "number of QPs")
+	return cmd
+}
+
+// clientMeasurer runs sweep points over one server session. A plan the server refuses
+// is a failed point; a lost connection ends the sweep.
+type clientMeasurer struct{ c *bench.Client }
+
+// errSessionLost ends a sweep: nothing more can be measured.
+type errSessionLost struct{ err error }
+
+func (e errSessionLost) Error() string { return "lost the server: " + e.err.Error() }
+func (e errSessionLost) Unwrap() error { return e.err }
+
+func (m clientMeasurer) Measure(ctx context.Context, cfg result.Config) (result.Result, error) {
+	r, err := m.c.Run(ctx, ops[cfg.Op], cfg)
+	var pe *oob.PeerError
+	var ne net.Error
+	var proto *oob.ProtocolError
+	if err != nil && !errors.As(err, &pe) && (errors.As(err, &ne) || errors.As(err, &proto) || strings.Contains(err.Error(), "connection closed by the peer")) {
+		return r, errSessionLost{err}
+	}
+	return r, err
+}
+
+func sweepRun(o *sweepOptions) error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	c, err := o.dial(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	var prof profiles.Profile
+	if o.Profile != "" {
+		prof, err = profiles.Load(o.Profile)
+	} else {
+		d := c.Device()
+		prof, err = profiles.Detect(d.Driver, d.VendorID, d.VendorPartID)
+	}
+	if err != nil {
+		return err
+	}
+	var prior []result.Result
+	path := o.Results
+	if o.Resume != "" {
+		path = o.Resume
+		f, err := os.Open(path)
+		if err != nil {
+			return fmt.Errorf("--resume: %w", err)
+		}
+		prior, err = result.ReadAll(f)
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("--resume %s: %w (a line cut short by a crash can be deleted)", path, err)
+		}
+	}
+	if path == "" {
+		path = fmt.Sprintf("sweep-%s-%s.ndjson", prof.Name, time.Now().Format("20060102-150405"))
+	}
+	stream, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("cannot open the results stream: %w", err)
+	}
+	defer stream.Close()
+	record := func(r result.Result) error {
+		b, err := json.Marshal(r)
+		if err != nil {
+			return err
+		}
+		if _, err := stream.Write(append(b, '\n')); err != nil {
+			return err
+		}
+		return stream.Sync() // a point on disk is a point not lost
+	}
+	obj, _ := sweep.ParseObjective(o.Objective, o.MaxP99)
+	dur := o.PointDuration
+	if dur <= 0 {
+		dur = prof.PointDurationS
+	}
+	fmt.Fprintf(o.Out.Stderr, "sweep: profile %s (%s), %s search, objective %s, %.2g s per point, results -> %s",
+		prof.Name, prof.Source, o.Search, obj.Describe(), dur, path)
+	if len(prior) > 0 {
+		fmt.Fprintf(o.Out.Stderr, " (resuming: %d results)", len(prior))
+	}
+	fmt.Fprintln(o.Out.Stderr)
+	runner := sweep.NewRunner(clientMeasurer{c}, record, prior)
+	prog := newProgress(o.Out.Stderr)
+	runner.Progress = prog.event
+	outcomes := map[string]sweep.Outcome{}
+	var errs []error
+	for _, op := range o.Ops {
+		base := result.Config{Op: op, Test: "bw", DurationS: dur, WarmupIterations: prof.WarmupIterations, NumQPs: o.QPs}
+		p := sweep.Plan{Op: op, Base: base, Grid: prof.Grid[op], Start: prof.Start[op], Search: o.Search,
+			Objective: obj, Repeat: o.Repeat, Tolerance: o.Tolerance,
+			Baselines: map[string]profiles.Point{
+				"profile start":     prof.Start[op],
+				"perftest defaults": {"msg_size_bytes": 65536, "sq_depth": 128, "buf_offset_bytes": 0, "cq_mod": 100, "post_list": 1},
+			}}
+		prog.start(op)
+		out, err := runner.Run(ctx, p)
+		prog.done()
+		outcomes[op] = out
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s sweep: %w", op, err))
+			var lost errSessionLost
+			if errors.As(err, &lost) {
+				break
+			}
+		}
+		fmt.Fprintf(o.Out.Stderr, "sweep: %s: %d points (%d runs, %d reused) of a %d-point grid in %.0f s%s\n",
+			op, out.Points, out.Runs, out.Reused, out.GridPoints, out.ElapsedS, map[bool]string{true: ", interrupted"}[out.Interrupted])
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	t := report.NewTuned(prof, outcomes, sweep.Objectives(o.MaxP99), c.Device(), c.ServerDevice(), version)
+	errs = append(errs, writeTuned(o.Out, t))
+	if ctx.Err() != nil {
+		fmt.Fprintf(o.Out.Stderr, "sweep: interrupted; continue with: rdmabench sweep --resume %s %s\n", path, o.Server)
+	}
+	return errors.Join(errs...)
+}
+
+func writeTuned(out outputs, t report.Tuned) error {
+	tableTo := out.Stdout
+	if out.JSON == "-" || out.CSV == "-" {
+		tableTo = out.Stderr
+	}
+	errs := []error{report.TunedTable(tableTo, t)}
+	if out.JSON != "" {
+		errs = append(errs, out.to(out.JSON, func(w io.Writer) error {
+			e := json.NewEncoder(w)
+			e.SetIndent("", "  ")
+			return e.Encode(t)
+		}))
+	}
+	if out.CSV != "" {
+		errs = append(errs, out.to(out.CSV, func(w io.Writer) error { return report.TunedCSV(w, t) }))
+	}
+	return errors.Join(errs...)
+}
+
+// progress shows a bar with an ETA on a terminal, a plain line per point elsewhere.
+type progress struct {
+	w   io.Writer
+	tty bool
+	bar *progressbar.ProgressBar
+	op  string
+}
+
+func newProgress(w io.Writer) *progress {
+	f, ok := w.(*os.File)
+	return &progress{w: w, tty: ok && isatty.IsTerminal(f.Fd())}
+}
+
+func (p *progress) start(op string) {
+	p.op = op
+	if p.tty {
+		p.bar = progressbar.NewOptions(-1, progressbar.OptionSetWriter(p.w), progressbar.OptionSetDescription(op),
+			progressbar.OptionShowCount(), progressbar.OptionSetPredictTime(true), progressbar.OptionSetElapsedTime(true),
+			progressbar.OptionFullWidth(), progressbar.OptionClearOnFinish(), progressbar.OptionThrottle(250*time.Millisecond))
+	}
+}
+
+func (p *progress) event(e sweep.Event) {
+	r := e.Result
+	line := fmt.Sprintf("%s %s", e.Op, pointString(e.Point))
+	switch {
+	case e.Reused:
+		line += ": from the resumed stream"
+	case r.Error != "":
+		line += ": failed: " + r.Error
+	default:
+		line += fmt.Sprintf(": %.3f Gb/s, %.4f Mpps, p99 %.1f us", r.BWGbps, r.MsgRateMpps, float64(r.Lat.P99)/1e3)
+	}
+	if p.bar != nil {
+		if p.bar.GetMax() != e.Expected && e.Expected > e.Measured {
+			p.bar.ChangeMax(e.Expected)
+		}
+		p.bar.Describe(line)
+		p.bar.Set(e.Measured)
+		return
+	}
+	fmt.Fprintf(p.w, "[%d/~%d] %s\n", e.Measured, max(e.Expected, e.Measured), line)
+}
+
+func (p *progress) done() {
+	if p.bar != nil {
+		p.bar.Finish()
+		p.bar = nil
+	}
+}
+
+func pointString(pt profiles.Point) string {
+	return fmt.Sprintf("size %s depth %d offset %d cq-mod %d post-list %d", sizeString(pt["msg_size_bytes"]),
+		pt["sq_depth"], pt["buf_offset_bytes"], pt["cq_mod"], pt["post_list"])
+}
+
+func sizeString(v int) string {
+	if v >= 1024 && v%1024 == 0 {
+		return fmt.Sprintf("%dK", v/1024)
+	}
+	return fmt.Sprint(v)
+}
