@@ -50,7 +50,7 @@ func NewTuned(p profiles.Profile, outcomes map[string]sweep.Outcome, objectives 
 		t.Objective = o.Objective
 		t.Optima[op] = map[string]sweep.Stat{}
 		for _, obj := range objectives {
-			if _, chosen, _, ok := sweep.Choose(sweep.Rescore(o.All, obj), o.Tolerance); ok {
+			if _, chosen, _, ok := sweep.Choose(sweep.Rescore(o.All, obj), o.Tolerance, 1); ok {
 				t.Optima[op][obj.String()] = chosen
 			}
 		}

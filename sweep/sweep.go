@@ -157,6 +157,9 @@ func (r *Runner) Run(ctx context.Context, p Plan) (Outcome, error) {
 		err = s.confirm(ctx)
 	}
 	if err == nil {
+		err = s.settle(ctx)
+	}
+	if err == nil {
 		o.Baselines = map[string]Stat{}
 		for name, pt := range p.Baselines {
 			if _, err = s.measure(ctx, pt); err != nil {
@@ -350,9 +353,37 @@ func clonePoint(p profiles.Point) profiles.Point {
 }
 
 // confirm measures the top candidates until each has Repeat runs: their spread is
-// the noise that the tolerance must not be tighter than.
+// the noise that the tolerance must not be tighter than. A repeat can reorder the top,
+// so this goes on until the top three are all confirmed (a few rounds at most).
 func (s *state) confirm(ctx context.Context) error {
-	for _, st := range s.top(3) {
+	for round := 0; round < 5; round++ {
+		done := true
+		for _, st := range s.top(3) {
+			for n := st.Runs; n < s.p.Repeat; n++ {
+				done = false
+				if _, err := s.run(ctx, st.Point); err != nil {
+					return err
+				}
+			}
+		}
+		if done {
+			break
+		}
+	}
+	return nil
+}
+
+// settle confirms the chosen configuration too: measure it Repeat times and choose
+// again, until the choice holds (a few rounds at most).
+func (s *state) settle(ctx context.Context) error {
+	for round := 0; round < 5; round++ {
+		if err := s.choose(); err != nil {
+			return nil // nothing feasible: Run reports it
+		}
+		st := s.o.Chosen
+		if st.Runs >= s.p.Repeat {
+			return nil
+		}
 		for n := st.Runs; n < s.p.Repeat; n++ {
 			if _, err := s.run(ctx, st.Point); err != nil {
 				return err
@@ -426,7 +457,7 @@ func (s *state) choose() error {
 		s.o.Noise = median(spreads)
 	}
 	s.o.Tolerance = max(s.p.Tolerance, s.o.Noise)
-	best, chosen, within, ok := Choose(grid, s.o.Tolerance)
+	best, chosen, within, ok := Choose(grid, s.o.Tolerance, s.p.Repeat)
 	if !ok {
 		return ErrNoFeasible
 	}
@@ -436,10 +467,15 @@ func (s *state) choose() error {
 
 // Choose picks, among feasible stats, the best score and the cheapest configuration
 // within tol (relative) of it: smaller SQ depth, then smaller moderation, then smaller
-// post list, then the higher score.
-func Choose(stats []Stat, tol float64) (best, chosen Stat, within []Stat, ok bool) {
+// post list, then the higher score. The best is taken among stats with at least
+// minRuns runs where there are any: one lucky run does not make an optimum.
+func Choose(stats []Stat, tol float64, minRuns int) (best, chosen Stat, within []Stat, ok bool) {
+	confirmed := false
 	for _, st := range stats {
-		if st.Feasible && (!ok || st.Score > best.Score) {
+		confirmed = confirmed || (st.Feasible && st.Runs >= minRuns)
+	}
+	for _, st := range stats {
+		if st.Feasible && (!confirmed || st.Runs >= minRuns) && (!ok || st.Score > best.Score) {
 			best, ok = st, true
 		}
 	}

@@ -90,7 +90,7 @@ func TestChoosePrefersTheCheapestWithinTolerance(t *testing.T) {
 		{Point: pt(32, 8, 1), Score: 90, Feasible: true},
 		{Point: pt(8, 1, 1), Score: math.Inf(-1)},
 	}
-	best, chosen, within, ok := Choose(stats, 0.02)
+	best, chosen, within, ok := Choose(stats, 0.02, 1)
 	if !ok || best.Score != 100 {
 		t.Fatalf("best: %+v", best)
 	}
@@ -100,7 +100,7 @@ func TestChoosePrefersTheCheapestWithinTolerance(t *testing.T) {
 	if len(within) != 3 || within[0].Score != 100 {
 		t.Fatalf("within: %+v", within)
 	}
-	if _, chosen, _, _ = Choose(stats, 0.2); chosen.Point["sq_depth"] != 32 {
+	if _, chosen, _, _ = Choose(stats, 0.2, 1); chosen.Point["sq_depth"] != 32 {
 		t.Fatalf("a wider tolerance admits depth 32: %v", chosen.Point)
 	}
 }
@@ -178,3 +178,35 @@ func TestBaselinesAreMeasured(t *testing.T) {
 		}
 	}
 }
+
+func TestTopCandidatesAreAllConfirmed(t *testing.T) {
+	p := rxe(t)
+	// Lucky single runs: the first run of every point is 20% high, later runs are not.
+	seen := map[string]int{}
+	f := &fake{}
+	m := measurerFunc(func(ctx context.Context, c result.Config) (result.Result, error) {
+		r, err := f.Measure(ctx, c)
+		k := Key(c.Op, PointOf(c))
+		if seen[k] == 0 {
+			r.BWGbps *= 1.2
+		}
+		seen[k]++
+		return r, err
+	})
+	pl := plan(p, "grid")
+	pl.Repeat = 3
+	o, err := NewRunner(m, nil, nil).Run(context.Background(), pl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Best.Runs < 3 {
+		t.Fatalf("the best point was measured %d times; lucky single runs must not win unconfirmed", o.Best.Runs)
+	}
+	if o.Chosen.Runs < 3 {
+		t.Fatalf("the chosen point was measured %d times, want 3", o.Chosen.Runs)
+	}
+}
+
+type measurerFunc func(context.Context, result.Config) (result.Result, error)
+
+func (f measurerFunc) Measure(ctx context.Context, c result.Config) (result.Result, error) { return f(ctx, c) }
