@@ -209,4 +209,6 @@ func TestTopCandidatesAreAllConfirmed(t *testing.T) {
 
 type measurerFunc func(context.Context, result.Config) (result.Result, error)
 
-func (f measurerFunc) Measure(ctx context.Context, c result.Config) (result.Result, error) { return f(ctx, c) }
+func (f measurerFunc) Measure(ctx context.Context, c result.Config) (result.Result, error) {
+	return f(ctx, c)
+}
