@@ -11,10 +11,10 @@ int64_t rb_now(void);
 
 // The loops stamp with a tick counter: on x86-64 the TSC (a few ns to read, where
 // clock_gettime can cost a microsecond when the kernel's clocksource is HPET, as under
-// qemu emulation), else rb_now(). Each loop pins its thread to the CPU it runs on and
-// converts ticks to ns with the ratio measured against CLOCK_MONOTONIC_RAW across the
-// loop itself (two points at least 20 ms apart): no fit that can fail the way
-// perftest's calibration does. rb_set_clock(0) forces rb_now().
+// qemu emulation), else rb_now(). Each loop converts ticks to ns with the ratio
+// measured against CLOCK_MONOTONIC_RAW across the loop itself (two points at least
+// 20 ms apart): no fit that can fail the way perftest's calibration does.
+// rb_set_clock(0) forces rb_now().
 void rb_set_clock(int use_tsc);
 int rb_clock_is_tsc(void);
 
