@@ -20,6 +20,7 @@ build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/rdmabench
 
 setup:
+	@command -v $(GO) >/dev/null || { echo "setup: Go 1.26 is needed and not on PATH (https://go.dev/dl; Debian 12's golang is too old)"; exit 1; }
 	@missing=$$(for p in $(DEB); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
 		echo "setup: installing $$missing"; \
