@@ -23,7 +23,7 @@ setup:
 	@command -v $(GO) >/dev/null || { echo "setup: Go 1.26 is needed and not on PATH (https://go.dev/dl; Debian 12's golang is too old)"; exit 1; }
 	@missing=$$(for p in $(DEB); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
-		echo "setup: installing $$missing"; \
+		echo "setup: installing" $$missing; \
 		apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $$missing; \
 	else echo "setup: Debian packages present"; fi
 	@test/rxevm/kernel.sh >/dev/null && echo "setup: test-bed kernel in $$(test/rxevm/kernel.sh)"
