@@ -183,6 +183,10 @@ func (sv *Server) test(ctx context.Context, c *oob.Conn, cfg result.Config) erro
 		bad := s.Check(seedOf(cfg), 0, cfg.MsgSizeBytes)
 		rep.Verify = &result.Verify{Side: "server", CheckedBytes: cfg.MsgSizeBytes, OK: bad < 0, FirstBadOffset: bad}
 	}
-	sv.Log.Printf("client %s: %s %s %d B x %d done (path MTU %d)", c.RemoteAddr(), cfg.Op, cfg.Test, cfg.MsgSizeBytes, cfg.Iterations, s.PathMTU())
+	length := fmt.Sprintf("x %d", cfg.Iterations)
+	if cfg.DurationS > 0 {
+		length = fmt.Sprintf("for %g s", cfg.DurationS)
+	}
+	sv.Log.Printf("client %s: %s %s %d B %s done (path MTU %d)", c.RemoteAddr(), cfg.Op, cfg.Test, cfg.MsgSizeBytes, length, s.PathMTU())
 	return c.Send(oob.Msg{Type: oob.TReport, Report: &rep})
 }

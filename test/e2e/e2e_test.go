@@ -399,3 +399,52 @@ func TestPerftestSanity(t *testing.T) {
 	}
 	t.Fatalf("ib_write_bw between %s and %s failed:\n%s", dev, srvDev, last)
 }
+
+func TestSweepStreamsAndResumes(t *testing.T) {
+	needDevice(t)
+	p := startServer(t)
+	dir := t.TempDir()
+	prof := filepath.Join(dir, "tiny.yaml")
+	// A 4-point grid: enough to exercise search, choice, report and resume for real.
+	os.WriteFile(prof, []byte(`name: tiny
+description: a tiny grid for the e2e test
+match: {drivers: [rxe], vendor_ids: [0xffffff], vendor_part_ids: [0]}
+link_gbit_per_s: 10
+point_duration_s: 0.1
+warmup_iterations: 4
+grid:
+  write: {msg_size_bytes: [4096, 16384], sq_depth: [16, 64], buf_offset_bytes: [0], cq_mod: [8], post_list: [1]}
+  read: {msg_size_bytes: [4096], sq_depth: [16], buf_offset_bytes: [0], cq_mod: [8], post_list: [1]}
+start:
+  write: {msg_size_bytes: 4096, sq_depth: 16, buf_offset_bytes: 0, cq_mod: 8, post_list: 1}
+  read: {msg_size_bytes: 4096, sq_depth: 16, buf_offset_bytes: 0, cq_mod: 8, post_list: 1}
+reference:
+  write: {msg_size_bytes: [65536, 131072], sq_depth: [512, 512], buf_offset_bytes: [0, 0], cq_mod: [8, 16]}
+  read: {msg_size_bytes: [32768, 65536], sq_depth: [1024, 1024], buf_offset_bytes: [0, 0], cq_mod: [4, 8]}
+`), 0o644)
+	stream, tuned := filepath.Join(dir, "s.ndjson"), filepath.Join(dir, "t.json")
+	args := []string{"sweep", "-d", srvDev, "-p", fmt.Sprint(p), srvIP, "--profile", prof, "--ops", "write", "--search", "grid", "--repeat", "1"}
+	out, code := run(t, append(args, "--results", stream, "--json", tuned)...)
+	if code != 0 || !strings.Contains(out, "batch (message) size") {
+		t.Fatalf("sweep: exit %d\n%s", code, out)
+	}
+	f, _ := os.Open(stream)
+	rs, err := result.ReadAll(f)
+	f.Close()
+	// 4 grid points + the perftest-defaults baseline (off the grid)
+	if err != nil || len(rs) != 5 {
+		t.Fatalf("stream: %d results, %v", len(rs), err)
+	}
+	doc, _ := os.ReadFile(tuned)
+	if !strings.Contains(string(doc), `"points_measured": 4`) {
+		t.Fatalf("tuned report:\n%s", doc)
+	}
+	out, code = run(t, append(args, "--resume", stream)...)
+	if code != 0 || !strings.Contains(out, "write: 4 points (0 runs, 5 reused)") {
+		t.Fatalf("resume must re-measure nothing: exit %d\n%s", code, out)
+	}
+	out, code = run(t, "report", "check", stream, "--min-bw", "1000")
+	if code != 1 || strings.Count(out, "FAIL") != 5 {
+		t.Fatalf("report check must fail every point below 1000 Gb/s: exit %d\n%s", code, out)
+	}
+}

@@ -15,4 +15,9 @@ if [ -n "${RDMABENCH_E2E_DEV:-}" ]; then
   export E2E_SRV_DEV=$RDMABENCH_E2E_DEV E2E_SRV_IP=${RDMABENCH_E2E_IP:?set RDMABENCH_E2E_IP too} E2E_CLI_DEV=${RDMABENCH_E2E_CLI_DEV:-}
   exec "$T" -test.v -test.count=1 -test.timeout=15m
 fi
-exec env VM_TIMEOUT=${VM_TIMEOUT:-1200} test/rxevm/run test/e2e/guest.sh
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+env VM_TIMEOUT=${VM_TIMEOUT:-1200} test/rxevm/run test/e2e/guest.sh 2>&1 | tee "$log"
+rc=${PIPESTATUS[0]}
+echo "e2e: $(grep -c -- '--- PASS' "$log") passed, $(grep -c -- '--- FAIL' "$log") failed, $(grep -c -- '--- SKIP' "$log") skipped (exit $rc)"
+exit "$rc"
