@@ -1,7 +1,8 @@
 #!/bin/bash
 # test/e2e/run.sh: run the e2e tests on a real verbs device.
-#   - RDMABENCH_E2E_DEV (and RDMABENCH_E2E_IP, the IPv4 address of its netdev) set:
-#     directly on this host, server and client on that device (loopback);
+#   - RDMABENCH_E2E_DEV (and RDMABENCH_E2E_IP, the IPv4 address of its netdev) set, or
+#     this host has an ACTIVE RDMA device with an IPv4 GID: directly on this host, server
+#     and client on that device (loopback; RDMABENCH_E2E_CLI_DEV adds a second device);
 #   - otherwise in the Soft-RoCE test bed: one boot, two rxe devices on a veth pair,
 #     tested in loopback (rxe0 <-> rxe0) and as two hosts (rxe1 -> rxe0), after a
 #     check of the no-device path before Soft-RoCE is set up.
@@ -11,6 +12,17 @@ cd "$(dirname "$0")/../.."
 export RDMABENCH_BIN=$PWD/bin/rdmabench
 T=$PWD/bin/e2e.test
 [ -x "$RDMABENCH_BIN" ] && [ -x "$T" ] || { echo "e2e: build first (make e2e)" >&2; exit 2; }
+# A host with an RDMA device of its own: use the first ACTIVE one that has an IPv4 GID.
+if [ -z "${RDMABENCH_E2E_DEV:-}" ] && [ -n "$(ls /sys/class/infiniband 2>/dev/null)" ]; then
+  read -r RDMABENCH_E2E_DEV RDMABENCH_E2E_IP < <("$RDMABENCH_BIN" devices --json 2>/dev/null | python3 -c '
+import json, sys, ipaddress
+for d in json.load(sys.stdin):
+    for p in d["ports"]:
+        for g in p["gids"] if p["state"] == "ACTIVE" else []:
+            if ipaddress.ip_address(g["gid"]).version == 4:
+                print(d["name"], g["gid"]); sys.exit()') || true
+  [ -n "${RDMABENCH_E2E_DEV:-}" ] && echo "e2e: on this host's $RDMABENCH_E2E_DEV ($RDMABENCH_E2E_IP)"
+fi
 if [ -n "${RDMABENCH_E2E_DEV:-}" ]; then
   export E2E_SRV_DEV=$RDMABENCH_E2E_DEV E2E_SRV_IP=${RDMABENCH_E2E_IP:?set RDMABENCH_E2E_IP too} E2E_CLI_DEV=${RDMABENCH_E2E_CLI_DEV:-}
   exec "$T" -test.v -test.count=1 -test.timeout=15m

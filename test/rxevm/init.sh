@@ -57,7 +57,7 @@ echo "[vm-init] guest ready: kernel=$KV uptime=$($BB cut -d' ' -f1 $R/proc/uptim
 export HOME=/root PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:/usr/local/go/bin
 export TERM=dumb LANG=C.UTF-8 RXE_VM=1
 if [ $SHELLMODE = 1 ]; then
-  $BB chroot $R /bin/bash -c '. /run/vmshare/env; . "$VM_TOOL_DIR/guest-lib.sh"; exec /bin/bash -i' \
+  $BB chroot $R /bin/bash --rcfile /run/vmshare/rc -i \
     < $R/dev/console > $R/dev/console 2>&1
 else
   $BB chroot $R /bin/bash -c '. /run/vmshare/env; exec /bin/bash /run/vmshare/guest.sh "$@"' \
