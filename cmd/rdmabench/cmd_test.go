@@ -3,9 +3,11 @@ package main
 import (
 	"bytes"
 	"errors"
+	"os"
 	"strings"
 	"testing"
 
+	"github.com/rdmabench/rdmabench/result"
 	"github.com/rdmabench/rdmabench/verbs"
 )
 
@@ -63,5 +65,31 @@ func TestDevicesJSONFields(t *testing.T) {
 		if !strings.Contains(out.String(), key) {
 			t.Errorf("devices --json lacks %s:\n%s", key, out.String())
 		}
+	}
+}
+
+func TestReportCheckExitCodes(t *testing.T) {
+	dir := t.TempDir()
+	file := dir + "/r.json"
+	r := result.Result{SchemaVersion: result.SchemaVersion, Config: result.Config{Op: "write", Test: "bw", MsgSizeBytes: 65536, SQDepth: 128, PostList: 1, CQMod: 100, NumQPs: 1}, Iterations: 10, BWGbps: 42}
+	var buf bytes.Buffer
+	result.WriteJSON(&buf, r)
+	os.WriteFile(file, buf.Bytes(), 0o644)
+	check := func(args ...string) (string, error) {
+		root := newRootCmd()
+		var out bytes.Buffer
+		root.SetArgs(append([]string{"report", "check", file}, args...))
+		root.SetOut(&out)
+		root.SetErr(&out)
+		err := root.Execute()
+		return out.String(), err
+	}
+	if out, err := check("--min-bw", "40"); err != nil || !strings.Contains(out, "ok: 1 results pass") {
+		t.Fatalf("want exit 0: %v\n%s", err, out)
+	}
+	out, err := check("--min-bw", "50")
+	var fe *flagError
+	if err == nil || errors.As(err, &fe) || !strings.Contains(out, "FAIL write bw 64K") || !strings.Contains(out, "below the minimum 50.000 Gb/s") {
+		t.Fatalf("want exit 1 with a reason: %v\n%s", err, out)
 	}
 }
