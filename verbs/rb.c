@@ -234,6 +234,20 @@ out:;
 
 static int pingpong(rb_pp_args *a, struct ibv_send_wr *wrp, volatile uint8_t *tx_last, struct ibv_wc *wc);
 
+// reap polls the ping-pong's send completions once; *completed becomes the count of
+// WRs known complete (RC completes in order). Non-zero on failure, in a->fail.
+static int reap(rb_pp_args *a, struct ibv_wc *wc, uint64_t *completed) {
+	int ne = ibv_poll_cq(a->cq, POLL_BATCH, wc);
+	if (ne < 0)
+		return verb_failed(&a->fail, "ibv_poll_cq", errno);
+	for (int k = 0; k < ne; k++) {
+		if (wc[k].status != IBV_WC_SUCCESS)
+			return wc_failed(&a->fail, &wc[k]);
+		*completed = wc[k].wr_id + 1;
+	}
+	return 0;
+}
+
 int rb_pingpong(rb_pp_args *a) {
 	struct ibv_sge sge = {.addr = a->laddr, .length = a->size, .lkey = a->lkey};
 	struct ibv_send_wr wr = {
@@ -263,14 +277,8 @@ static int pingpong(rb_pp_args *a, struct ibv_send_wr *wrp, volatile uint8_t *tx
 		}
 		// Reap send completions outside the timed part; block only when the SQ is full.
 		for (;;) {
-			int ne = ibv_poll_cq(a->cq, POLL_BATCH, wc);
-			if (ne < 0)
-				return verb_failed(&a->fail, "ibv_poll_cq", errno);
-			for (int k = 0; k < ne; k++) {
-				if (wc[k].status != IBV_WC_SUCCESS)
-					return wc_failed(&a->fail, &wc[k]);
-				completed = wc[k].wr_id + 1;
-			}
+			if (reap(a, wc, &completed))
+				return -1;
 			if (posted - completed < a->sq_depth)
 				break;
 			if (*a->stop)
@@ -298,14 +306,8 @@ static int pingpong(rb_pp_args *a, struct ibv_send_wr *wrp, volatile uint8_t *tx
 	}
 	// Wait for the last (signalled) write so the QP is idle when we return.
 	while (completed < posted) {
-		int ne = ibv_poll_cq(a->cq, POLL_BATCH, wc);
-		if (ne < 0)
-			return verb_failed(&a->fail, "ibv_poll_cq", errno);
-		for (int k = 0; k < ne; k++) {
-			if (wc[k].status != IBV_WC_SUCCESS)
-				return wc_failed(&a->fail, &wc[k]);
-			completed = wc[k].wr_id + 1;
-		}
+		if (reap(a, wc, &completed))
+			return -1;
 		if (*a->stop)
 			return 0;
 	}

@@ -126,6 +126,18 @@ func addConfigFlags(cmd *cobra.Command, c *result.Config, test string) {
 }
 
 func testRun(o *testOptions) error {
+	return o.session(func(ctx context.Context, c *bench.Client) error {
+		r, err := c.Run(ctx, o.Op, o.Config)
+		if r.Iterations == 0 && err != nil {
+			return err // nothing was measured
+		}
+		return errors.Join(err, o.Out.write([]result.Result{r}))
+	})
+}
+
+// session connects to the server and runs fn; Ctrl-C or SIGTERM cancels fn's context,
+// which stops a measurement early and keeps what it measured.
+func (o *clientOptions) session(fn func(context.Context, *bench.Client) error) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	c, err := o.dial(ctx)
@@ -133,11 +145,7 @@ func testRun(o *testOptions) error {
 		return err
 	}
 	defer c.Close()
-	r, err := c.Run(ctx, o.Op, o.Config)
-	if r.Iterations == 0 && err != nil {
-		return err // nothing was measured
-	}
-	return errors.Join(err, o.Out.write([]result.Result{r}))
+	return fn(ctx, c)
 }
 
 // outputs sends results where the flags say, and a table to the terminal.

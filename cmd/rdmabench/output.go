@@ -10,30 +10,34 @@ import (
 	"github.com/rdmabench/rdmabench/result"
 )
 
-// write writes every requested form. The table goes to stdout unless a machine
-// format claimed stdout ('-'), then to stderr. A failure to write one form does not
-// stop the others.
+// write writes results in every requested form.
 func (o outputs) write(rs []result.Result) error {
-	tableTo := o.Stdout
-	if o.JSON == "-" || o.CSV == "-" {
-		tableTo = o.Stderr
-	}
-	errs := []error{report.Table(tableTo, rs)}
-	if o.JSON != "" {
-		errs = append(errs, o.to(o.JSON, func(w io.Writer) error {
-			if len(rs) == 1 {
-				return result.WriteJSON(w, rs[0])
-			}
+	return o.emit(func(w io.Writer) error { return report.Table(w, rs) },
+		func(w io.Writer) error {
 			for _, r := range rs {
 				if err := result.WriteJSON(w, r); err != nil {
 					return err
 				}
 			}
 			return nil
-		}))
+		},
+		func(w io.Writer) error { return report.WriteCSV(w, rs) })
+}
+
+// emit writes the table to the terminal and the machine forms where the flags say. The
+// table goes to stdout unless a machine form claimed stdout ('-'), then to stderr. A
+// failure to write one form does not stop the others.
+func (o outputs) emit(table, asJSON, asCSV func(io.Writer) error) error {
+	tableTo := o.Stdout
+	if o.JSON == "-" || o.CSV == "-" {
+		tableTo = o.Stderr
+	}
+	errs := []error{table(tableTo)}
+	if o.JSON != "" {
+		errs = append(errs, o.to(o.JSON, asJSON))
 	}
 	if o.CSV != "" {
-		errs = append(errs, o.to(o.CSV, func(w io.Writer) error { return report.WriteCSV(w, rs) }))
+		errs = append(errs, o.to(o.CSV, asCSV))
 	}
 	return errors.Join(errs...)
 }

@@ -13,8 +13,6 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/bench"
-	"github.com/rdmabench/rdmabench/bench/read"
-	"github.com/rdmabench/rdmabench/bench/write"
 	"github.com/rdmabench/rdmabench/oob"
 	"github.com/spf13/cobra"
 )
@@ -78,7 +76,7 @@ func addLocalFlags(cmd *cobra.Command, l *bench.Local) {
 func serverRun(o *serverOptions) error {
 	sv := &bench.Server{
 		Local: o.Local, Token: o.Token, MaxBuffer: int64(o.MaxBuffer), Timeout: o.Timeout, Idle: o.Idle,
-		Ops: map[string]bench.Op{"write": write.Op, "read": read.Op},
+		Ops: ops,
 		Log: log.New(o.Log, "rdmabench server: ", log.LstdFlags),
 	}
 	if err := sv.Open(); err != nil {

@@ -8,9 +8,7 @@ import (
 	"io"
 	"net"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/mattn/go-isatty"
@@ -119,15 +117,11 @@ func (m clientMeasurer) Measure(ctx context.Context, cfg result.Config) (result.
 	return r, err
 }
 
-func sweepRun(o *sweepOptions) error {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	c, err := o.dial(ctx)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
+func sweepRun(o *sweepOptions) error { return o.session(o.sweep) }
+
+func (o *sweepOptions) sweep(ctx context.Context, c *bench.Client) error {
 	var prof profiles.Profile
+	var err error
 	if o.Profile != "" {
 		prof, err = profiles.Load(o.Profile)
 	} else {
@@ -219,22 +213,13 @@ func sweepRun(o *sweepOptions) error {
 }
 
 func writeTuned(out outputs, t report.Tuned) error {
-	tableTo := out.Stdout
-	if out.JSON == "-" || out.CSV == "-" {
-		tableTo = out.Stderr
-	}
-	errs := []error{report.TunedTable(tableTo, t)}
-	if out.JSON != "" {
-		errs = append(errs, out.to(out.JSON, func(w io.Writer) error {
+	return out.emit(func(w io.Writer) error { return report.TunedTable(w, t) },
+		func(w io.Writer) error {
 			e := json.NewEncoder(w)
 			e.SetIndent("", "  ")
 			return e.Encode(t)
-		}))
-	}
-	if out.CSV != "" {
-		errs = append(errs, out.to(out.CSV, func(w io.Writer) error { return report.TunedCSV(w, t) }))
-	}
-	return errors.Join(errs...)
+		},
+		func(w io.Writer) error { return report.TunedCSV(w, t) })
 }
 
 // progress shows a bar with an ETA on a terminal, a plain line per point elsewhere.
