@@ -48,6 +48,11 @@ $BB mount --move /proc $R/proc
 $BB mount --move /sys $R/sys
 $BB mount --move /dev $R/dev
 $BB mkdir -p $R/dev/pts $R/dev/shm
+# devtmpfs has no /dev/fd & co; bash's process substitution needs them.
+$BB ln -sf /proc/self/fd $R/dev/fd
+$BB ln -sf /proc/self/fd/0 $R/dev/stdin
+$BB ln -sf /proc/self/fd/1 $R/dev/stdout
+$BB ln -sf /proc/self/fd/2 $R/dev/stderr
 $BB mount -t devpts -o gid=5,mode=620,ptmxmode=666 devpts $R/dev/pts
 $BB mount -t tmpfs -o mode=1777 tmpfs $R/dev/shm
 $BB hostname rxevm
