@@ -107,7 +107,9 @@ func (c *Client) Run(ctx context.Context, op Op, cfg result.Config) (result.Resu
 	if err != nil {
 		return r, fmt.Errorf("server refused the plan: %w", err)
 	}
-	s, err := c.dev.NewSession(op.ClientSpec(cfg))
+	spec := op.ClientSpec(cfg)
+	spec.Events, spec.ModCount, spec.ModPeriodUS = cfg.CompletionEvents, cfg.CQModerationCount, cfg.CQModerationUS
+	s, err := c.dev.NewSession(spec)
 	if err != nil {
 		c.conn.SendError(err)
 		return r, err
@@ -187,7 +189,7 @@ func measure(ctx context.Context, op Op, s *verbs.Session, cfg result.Config, r 
 	}
 	p := verbs.BWParams{
 		Op: op.Name, Size: cfg.MsgSizeBytes, SQDepth: cfg.SQDepth, PostList: cfg.PostList,
-		CQMod: cfg.CQMod, Inline: r.InlineUsed,
+		CQMod: cfg.CQMod, Inline: r.InlineUsed, Events: cfg.CompletionEvents,
 	}
 	if warm > 0 {
 		p.Iters = warm
@@ -209,6 +211,7 @@ func measure(ctx context.Context, op Op, s *verbs.Session, cfg result.Config, r 
 	res, err := s.Bandwidth(p)
 	r.SetThroughput(res.Completed, cfg.MsgSizeBytes, res.DurationNS)
 	r.LatKind = "completion_under_load"
+	r.CQEvents = res.Events
 	if max := uint64(p.MaxSamples); res.Completed/uint64(cfg.CQMod) > max {
 		r.SamplesDropped = res.Completed/uint64(cfg.CQMod) - max
 	}

@@ -97,6 +97,12 @@ func Validate(c result.Config) error {
 		return fmt.Errorf("--qps %d: want 1 to 1024", c.NumQPs)
 	case c.NumQPs > 1 && c.Test == "lat":
 		return fmt.Errorf("latency tests use one QP; drop --qps")
+	case (c.CompletionEvents || c.CQModerationCount > 0 || c.CQModerationUS > 0) && c.Test != "bw":
+		return fmt.Errorf("--events and --cq-moderation apply to bandwidth tests")
+	case (c.CQModerationCount > 0 || c.CQModerationUS > 0) && !c.CompletionEvents:
+		return fmt.Errorf("--cq-moderation moderates completion events: add --events")
+	case c.CQModerationCount < 0 || c.CQModerationCount > 65535 || c.CQModerationUS < 0 || c.CQModerationUS > 65535:
+		return fmt.Errorf("--cq-moderation and --cq-moderation-usec: want 0 to 65535")
 	case c.Verify && c.Test != "bw":
 		return fmt.Errorf("--verify applies to bandwidth tests")
 	case c.InlineBytes < 0:

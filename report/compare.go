@@ -11,8 +11,12 @@ import (
 // ConfigKey aligns results across runs: the operation, test and every parameter that
 // changes what is measured.
 func ConfigKey(c result.Config) string {
-	return fmt.Sprintf("%s %s %s qps=%d depth=%d post=%d cqmod=%d off=%d inline=%d",
+	k := fmt.Sprintf("%s %s %s qps=%d depth=%d post=%d cqmod=%d off=%d inline=%d",
 		c.Op, c.Test, fmtBytes(c.MsgSizeBytes), c.NumQPs, c.SQDepth, c.PostList, c.CQMod, c.BufOffsetBytes, c.InlineBytes)
+	if c.CompletionEvents {
+		k += fmt.Sprintf(" events moderation=%d/%dus", c.CQModerationCount, c.CQModerationUS)
+	}
+	return k
 }
 
 // index keeps, per configuration, the median-bandwidth result of a run (a sweep may

@@ -15,7 +15,7 @@ var CSVHeader = []string{
 	"server_device", "server_model", "warmup_iterations_done", "iterations_done", "duration_ns", "bytes",
 	"bw_gbit_per_s", "bw_mib_per_s", "msg_rate_mpps", "lat_kind", "lat_samples", "lat_min_ns", "lat_p50_ns",
 	"lat_p90_ns", "lat_p99_ns", "lat_p99_9_ns", "lat_p99_99_ns", "lat_max_ns", "lat_mean_ns", "lat_stdev_ns",
-	"verify_ok", "interrupted", "error",
+	"verify_ok", "interrupted", "error", "completion_events", "cq_moderation_count", "cq_moderation_usec", "cq_events",
 }
 
 // WriteCSV writes a header and one row per result.
@@ -41,6 +41,7 @@ func WriteCSV(w io.Writer, rs []result.Result) error {
 			f(r.BWGbps), f(r.BWMiBps), f(r.MsgRateMpps), r.LatKind, u(r.Lat.Samples), i(r.Lat.Min), i(r.Lat.P50),
 			i(r.Lat.P90), i(r.Lat.P99), i(r.Lat.P99_9), i(r.Lat.P99_99), i(r.Lat.Max), f(r.Lat.Mean), f(r.Lat.Stdev),
 			verify, strconv.FormatBool(r.Interrupted), r.Error,
+			strconv.FormatBool(c.CompletionEvents), i(int64(c.CQModerationCount)), i(int64(c.CQModerationUS)), u(r.CQEvents),
 		}
 		if err := cw.Write(row); err != nil {
 			return err

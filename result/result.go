@@ -30,6 +30,11 @@ type Config struct {
 	MTUBytes         int     `json:"mtu_bytes"`    // requested path MTU; 0 = the ports' active MTU
 	NumQPs           int     `json:"num_qps"`
 	Verify           bool    `json:"verify"`
+	// Bandwidth tests: sleep on completion events instead of busy-polling, with the CQ
+	// moderated (ibv_modify_cq) to an event per count completions or per usec.
+	CompletionEvents  bool `json:"completion_events"`
+	CQModerationCount int  `json:"cq_moderation_count"`
+	CQModerationUS    int  `json:"cq_moderation_usec"`
 }
 
 // Device identifies one side's NIC and port.
@@ -102,6 +107,7 @@ type Result struct {
 	Lat            Latency `json:"lat_ns"`
 	Histogram      string  `json:"histogram"` // HdrHistogram V2 compressed, base64
 	SamplesDropped uint64  `json:"samples_dropped"`
+	CQEvents       uint64  `json:"cq_events"` // completion events slept on (completion_events)
 
 	Verify      *Verify `json:"verify,omitempty"`
 	Interrupted bool    `json:"interrupted"`

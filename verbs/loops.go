@@ -59,6 +59,12 @@ func (s *Session) Bandwidth(p BWParams) (BWResult, error) {
 	if p.Inline && p.Op == Write {
 		a.send_flags = C.IBV_SEND_INLINE
 	}
+	if p.Events {
+		if s.channel == nil {
+			return BWResult{}, fmt.Errorf("completion events need a session created with Spec.Events")
+		}
+		a.channel = s.channel
+	}
 	a.deadline_ns = C.int64_t(p.DeadlineNS)
 	a.stop = s.stop
 	a.lat_cap = C.uint64_t(p.MaxSamples)
@@ -72,7 +78,7 @@ func (s *Session) Bandwidth(p BWParams) (BWResult, error) {
 	runtime.LockOSThread()
 	rc := C.rb_bw(&a)
 	runtime.UnlockOSThread()
-	res := BWResult{Completed: uint64(a.completed), DurationNS: int64(a.duration_ns)}
+	res := BWResult{Completed: uint64(a.completed), Events: uint64(a.events), DurationNS: int64(a.duration_ns)}
 	res.Lat = copySamples(a.lat, uint64(a.lat_n))
 	if rc != 0 {
 		return res, failure(&a.fail, "bandwidth loop")

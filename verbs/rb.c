@@ -145,6 +145,11 @@ int rb_bw(rb_bw_args *a) {
 	uint64_t left = (uint64_t)nqp * a->iters; // WRs still to complete
 	int stopping = 0;
 	struct ibv_wc wc[POLL_BATCH];
+	a->events = 0;
+	if (a->channel && ibv_req_notify_cq(a->cq, 0)) {
+		rc = verb_failed(&a->fail, "ibv_req_notify_cq", errno);
+		goto out;
+	}
 	t_start = t_end = ticks();
 	for (uint64_t spin = 0; left > 0; spin++) {
 		for (int q = 0; q < nqp; q++) {
@@ -200,6 +205,21 @@ int rb_bw(rb_bw_args *a) {
 					a->lat[a->lat_n++] = t - pts[(size_t)q * depth + seq % depth];
 			}
 			t_end = t;
+		} else if (a->channel) {
+			// Nothing to reap: sleep until the CQ signals, re-arm, and poll again
+			// before the next sleep (a completion after the re-arm raises an event).
+			struct ibv_cq *ev_cq;
+			void *ev_ctx;
+			if (ibv_get_cq_event(a->channel, &ev_cq, &ev_ctx)) {
+				rc = verb_failed(&a->fail, "ibv_get_cq_event", errno);
+				goto out;
+			}
+			ibv_ack_cq_events(ev_cq, 1);
+			a->events++;
+			if (ibv_req_notify_cq(a->cq, 0)) {
+				rc = verb_failed(&a->fail, "ibv_req_notify_cq", errno);
+				goto out;
+			}
 		}
 		// Stop early on a deadline or a stop request: post only up to the next
 		// signalled WR, so that everything posted is seen to complete.

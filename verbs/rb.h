@@ -49,12 +49,14 @@ typedef struct {
 	uint64_t iters;       // WRs per QP
 	uint32_t tx_depth, post_list, cq_mod;
 	int send_flags;       // e.g. IBV_SEND_INLINE
+	struct ibv_comp_channel *channel; // non-NULL: sleep on completion events instead of spinning
 	int64_t deadline_ns;  // absolute rb_now() value; 0 = none
 	volatile int *stop;   // set from another thread (Ctrl-C): finish in-flight WRs and return
 	// out
 	int64_t *lat;         // completion latency of each signalled WR (post to poll), ns
 	uint64_t lat_cap, lat_n;
 	uint64_t completed;   // WRs completed, all QPs
+	uint64_t events;      // completion events waited for
 	int64_t duration_ns;  // first post to last completion
 	rb_fail fail;
 } rb_bw_args;

@@ -115,19 +115,20 @@ func (d *Device) Close() error {
 
 // Session is one side of one test: a CQ, NumQP RC QPs and one registered buffer.
 type Session struct {
-	dev    *Device
-	spec   Spec
-	cq     *C.struct_ibv_cq
-	qps    []*C.struct_ibv_qp
-	psns   []uint32
-	base   unsafe.Pointer
-	mapLen int
-	buf    unsafe.Pointer
-	mr     *C.struct_ibv_mr
-	stop   *C.int
-	rdAtom int
-	mtu    int
-	inline int
+	dev     *Device
+	spec    Spec
+	cq      *C.struct_ibv_cq
+	channel *C.struct_ibv_comp_channel
+	qps     []*C.struct_ibv_qp
+	psns    []uint32
+	base    unsafe.Pointer
+	mapLen  int
+	buf     unsafe.Pointer
+	mr      *C.struct_ibv_mr
+	stop    *C.int
+	rdAtom  int
+	mtu     int
+	inline  int
 	// the peer's buffer, from Connect
 	remoteAddr uint64
 	remoteKey  uint32
@@ -181,11 +182,31 @@ func (d *Device) NewSession(spec Spec) (_ *Session, err error) {
 	if cqe > d.Info.MaxCQE {
 		cqe = d.Info.MaxCQE
 	}
-	cq, cerr := C.ibv_create_cq(d.ctx, C.int(cqe), nil, nil, 0)
+	if spec.Events {
+		ch, cerr := C.ibv_create_comp_channel(d.ctx)
+		if ch == nil {
+			return nil, &VerbError{Verb: "ibv_create_comp_channel", Err: errnoOr(cerr)}
+		}
+		s.channel = ch
+	}
+	cq, cerr := C.ibv_create_cq(d.ctx, C.int(cqe), nil, s.channel, 0)
 	if cq == nil {
 		return nil, &VerbError{Verb: "ibv_create_cq", Phase: fmt.Sprintf("%d entries", cqe), Err: errnoOr(cerr)}
 	}
 	s.cq = cq
+	if spec.ModCount > 0 || spec.ModPeriodUS > 0 {
+		var ma C.struct_ibv_modify_cq_attr
+		ma.attr_mask = C.IBV_CQ_ATTR_MODERATE
+		ma.moderate.cq_count = C.uint16_t(spec.ModCount)
+		ma.moderate.cq_period = C.uint16_t(spec.ModPeriodUS)
+		if rc := C.ibv_modify_cq(cq, &ma); rc != 0 {
+			err := error(syscall.Errno(rc))
+			if rc == C.EOPNOTSUPP || rc == C.ENOSYS {
+				err = fmt.Errorf("%w: %s does not support CQ moderation; drop --cq-moderation", syscall.Errno(rc), d.Info.Name)
+			}
+			return nil, &VerbError{Verb: "ibv_modify_cq", Phase: fmt.Sprintf("moderation %d completions / %d us", spec.ModCount, spec.ModPeriodUS), Err: err}
+		}
+	}
 	for i := 0; i < spec.NumQP; i++ {
 		var ia C.struct_ibv_qp_init_attr
 		ia.send_cq = cq
@@ -353,6 +374,12 @@ func (s *Session) Close() error {
 			errs = append(errs, &VerbError{Verb: "ibv_destroy_cq", Err: syscall.Errno(rc)})
 		}
 		s.cq = nil
+	}
+	if s.channel != nil {
+		if rc := C.ibv_destroy_comp_channel(s.channel); rc != 0 {
+			errs = append(errs, &VerbError{Verb: "ibv_destroy_comp_channel", Err: syscall.Errno(rc)})
+		}
+		s.channel = nil
 	}
 	if s.mr != nil {
 		if rc := C.ibv_dereg_mr(s.mr); rc != 0 {

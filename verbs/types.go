@@ -126,6 +126,9 @@ type Spec struct {
 	RemoteWrite bool // the peer may RDMA WRITE into the buffer
 	RemoteRead  bool // the peer may RDMA READ from it
 	InlineSize  int  // max inline data for WRITE
+	Events      bool // create the CQ with a completion channel (bandwidth loops sleep on it)
+	ModCount    int  // CQ moderation (ibv_modify_cq): an event per this many completions ...
+	ModPeriodUS int  // ... or after this many microseconds
 }
 
 // Endpoint is what one side tells the other to connect QPs and address its buffer.
@@ -155,11 +158,13 @@ type BWParams struct {
 	CQMod      int
 	Inline     bool
 	MaxSamples int
+	Events     bool // sleep on completion events (the session must have Spec.Events)
 }
 
 // BWResult is what a bandwidth loop measured.
 type BWResult struct {
 	Completed  uint64  // WRs completed, all QPs
+	Events     uint64  // completion events waited for
 	DurationNS int64   // first post to last completion
 	Lat        []int64 // post-to-completion time of each signalled WR, ns
 }

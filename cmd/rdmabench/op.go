@@ -116,6 +116,7 @@ func addConfigFlags(cmd *cobra.Command, c *result.Config, test string) {
 		f.IntVarP(&c.NumQPs, "qps", "q", 1, "number of QPs")
 		f.IntVarP(&c.PostList, "post-list", "l", 1, "WRs chained per ibv_post_send")
 		f.BoolVar(&c.Verify, "verify", false, "fill the source with a pattern and check the bytes that arrived")
+		addEventFlags(cmd, c)
 	}
 	f.IntVarP(&c.SQDepth, "tx-depth", "t", 0, "send queue depth: WRs in flight (default 128 for bw, 16 for lat)")
 	f.IntVarP(&c.CQMod, "cq-mod", "Q", 0, "signal every Nth WR (default min(100, tx-depth))")
@@ -123,6 +124,13 @@ func addConfigFlags(cmd *cobra.Command, c *result.Config, test string) {
 	f.BoolVar(&c.Hugepages, "hugepages", false, "back buffers with 2 MiB hugepages")
 	f.Var(sizeValue{&c.InlineBytes}, "inline", "WRITE: send messages up to this size inline")
 	f.IntVarP(&c.MTUBytes, "mtu", "m", 0, "path MTU (default: the smaller active MTU of both ports)")
+}
+
+func addEventFlags(cmd *cobra.Command, c *result.Config) {
+	f := cmd.Flags()
+	f.BoolVar(&c.CompletionEvents, "events", false, "sleep on completion events instead of busy-polling the CQ")
+	f.IntVar(&c.CQModerationCount, "cq-moderation", 0, "with --events: moderate the CQ (ibv_modify_cq) to an event per N completions")
+	f.IntVar(&c.CQModerationUS, "cq-moderation-usec", 0, "with --events: ... or per this many microseconds")
 }
 
 func testRun(o *testOptions) error {

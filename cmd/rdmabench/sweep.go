@@ -35,6 +35,7 @@ type sweepOptions struct {
 	Results       string
 	Resume        string
 	QPs           int
+	Events        result.Config // completion events and CQ moderation for every point
 }
 
 func newCmdSweep(runF func(*sweepOptions) error) *cobra.Command {
@@ -93,6 +94,7 @@ the best count as equal, the cheapest of them being chosen.`,
 	f.StringVar(&o.Results, "results", "", "results stream, NDJSON (default sweep-<profile>-<time>.ndjson)")
 	f.StringVar(&o.Resume, "resume", "", "continue the sweep whose results stream is FILE, appending to it")
 	f.IntVarP(&o.QPs, "qps", "q", 1, "number of QPs")
+	addEventFlags(cmd, &o.Events)
 	return cmd
 }
 
@@ -180,7 +182,8 @@ func (o *sweepOptions) sweep(ctx context.Context, c *bench.Client) error {
 	outcomes := map[string]sweep.Outcome{}
 	var errs []error
 	for _, op := range o.Ops {
-		base := result.Config{Op: op, Test: "bw", DurationS: dur, WarmupIterations: prof.WarmupIterations, NumQPs: o.QPs}
+		base := result.Config{Op: op, Test: "bw", DurationS: dur, WarmupIterations: prof.WarmupIterations, NumQPs: o.QPs,
+			CompletionEvents: o.Events.CompletionEvents, CQModerationCount: o.Events.CQModerationCount, CQModerationUS: o.Events.CQModerationUS}
 		p := sweep.Plan{Op: op, Base: base, Grid: prof.Grid[op], Start: prof.Start[op], Search: o.Search,
 			Objective: obj, Repeat: o.Repeat, Tolerance: o.Tolerance,
 			Baselines: map[string]profiles.Point{
