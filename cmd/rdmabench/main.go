@@ -5,12 +5,19 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 )
 
 // version is set at build time: -ldflags "-X main.version=..."
 var version = "0.1.0-dev"
 
 func main() {
+	// The Go side never needs two CPUs: the timed loops run in C on one locked thread.
+	// A second P only adds scheduler wake-ups on cores the NIC's completion path (or
+	// Soft-RoCE's kernel work) may need. $GOMAXPROCS still wins.
+	if os.Getenv("GOMAXPROCS") == "" {
+		runtime.GOMAXPROCS(1)
+	}
 	cmd := newRootCmd()
 	err := cmd.Execute()
 	if err == nil {
