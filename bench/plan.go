@@ -79,8 +79,6 @@ func Validate(c result.Config) error {
 		return fmt.Errorf("unknown test %q: want bw or lat", c.Test)
 	case c.MsgSizeBytes < 1 || c.MsgSizeBytes > 1<<31:
 		return fmt.Errorf("--size %d: want 1 B to 2 GiB", c.MsgSizeBytes)
-	case c.Test == "lat" && c.Op == "write" && c.MsgSizeBytes < 1:
-		return fmt.Errorf("--size must be at least 1 byte for WRITE latency")
 	case c.DurationS < 0:
 		return fmt.Errorf("--duration must not be negative")
 	case c.DurationS > 0 && c.Test == "lat":

@@ -137,7 +137,7 @@ func (r *Runner) Run(ctx context.Context, p Plan) (Outcome, error) {
 		p.Repeat = 1
 	}
 	o := Outcome{Op: p.Op, Search: p.Search, Objective: p.Objective.String(), GridPoints: len(gridPoints(p.Grid))}
-	s := &state{r: r, p: p, o: &o, seen: map[string]bool{}}
+	s := &state{r: r, p: p, o: &o, seen: map[string]profiles.Point{}}
 	s.expected = s.estimate()
 	var err error
 	switch p.Search {
@@ -183,7 +183,7 @@ type state struct {
 	r        *Runner
 	p        Plan
 	o        *Outcome
-	seen     map[string]bool // points of this plan with a result
+	seen     map[string]profiles.Point // points of this plan with a result, by Key
 	expected int
 }
 
@@ -191,8 +191,8 @@ type state struct {
 func (s *state) measure(ctx context.Context, pt profiles.Point) (Stat, error) {
 	k := Key(s.p.Op, pt)
 	if len(s.r.runs[k]) > 0 {
-		if !s.seen[k] {
-			s.seen[k] = true
+		if _, ok := s.seen[k]; !ok {
+			s.seen[k] = pt
 			s.o.Reused += len(s.r.runs[k])
 			if s.r.Progress != nil {
 				s.r.Progress(Event{Op: s.p.Op, Point: pt, Result: s.r.runs[k][0], Measured: s.o.Runs, Expected: s.expected, Reused: true})
@@ -227,7 +227,7 @@ func (s *state) run(ctx context.Context, pt profiles.Point) (Stat, error) {
 	}
 	s.o.Runs++
 	k := Key(s.p.Op, pt)
-	s.seen[k] = true
+	s.seen[k] = pt
 	if res.Error == "" {
 		s.r.runs[k] = append(s.r.runs[k], res)
 	} else if len(s.r.runs[k]) == 0 {
@@ -395,8 +395,8 @@ func (s *state) settle(ctx context.Context) error {
 
 func (s *state) all() []Stat {
 	var out []Stat
-	for k := range s.seen {
-		out = append(out, s.statOfKey(k))
+	for _, pt := range s.seen {
+		out = append(out, s.stat(pt))
 	}
 	sort.SliceStable(out, func(i, j int) bool {
 		if out[i].Score != out[j].Score {
@@ -405,19 +405,6 @@ func (s *state) all() []Stat {
 		return Key("", out[i].Point) < Key("", out[j].Point)
 	})
 	return out
-}
-
-func (s *state) statOfKey(k string) Stat {
-	pt := profiles.Point{}
-	for _, f := range strings.Fields(k)[1:] {
-		var name string
-		var v int
-		eq := strings.IndexByte(f, '=')
-		name = f[:eq]
-		fmt.Sscanf(f[eq+1:], "%d", &v)
-		pt[name] = v
-	}
-	return s.stat(pt)
 }
 
 func (s *state) top(n int) []Stat {

@@ -8,7 +8,6 @@ import (
 	"io"
 	"net"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/mattn/go-isatty"
@@ -113,7 +112,8 @@ func (m clientMeasurer) Measure(ctx context.Context, cfg result.Config) (result.
 	var pe *oob.PeerError
 	var ne net.Error
 	var proto *oob.ProtocolError
-	if err != nil && !errors.As(err, &pe) && (errors.As(err, &ne) || errors.As(err, &proto) || strings.Contains(err.Error(), "connection closed by the peer")) {
+	if err != nil && !errors.As(err, &pe) &&
+		(errors.As(err, &ne) || errors.As(err, &proto) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)) {
 		return r, errSessionLost{err}
 	}
 	return r, err
