@@ -72,6 +72,9 @@ func (sv *Server) Serve(ctx context.Context, l net.Listener) error {
 
 func (sv *Server) session(ctx context.Context, c *oob.Conn) error {
 	m, err := c.Expect(oob.THello)
+	if errors.Is(err, io.EOF) {
+		return nil // connected and left without a word: a port probe
+	}
 	if err != nil {
 		c.SendError(err)
 		return err
