@@ -62,9 +62,19 @@ func shapes() map[string]string {
 	return s
 }
 
-type proc struct {
-	cmd *exec.Cmd
-	out *bytes.Buffer
+// signalAndWait sends sig and says whether the process ended within d (it is killed
+// if not).
+func signalAndWait(cmd *exec.Cmd, sig os.Signal, d time.Duration) bool {
+	cmd.Process.Signal(sig)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+		return true
+	case <-time.After(d):
+		cmd.Process.Kill()
+		return false
+	}
 }
 
 func run(t *testing.T, args ...string) (string, int) {
@@ -93,13 +103,7 @@ func startServer(t *testing.T, extra ...string) int {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			cmd.Process.Kill()
+		if !signalAndWait(cmd, syscall.SIGTERM, 10*time.Second) {
 			t.Errorf("server did not stop on SIGTERM")
 		}
 		if t.Failed() {
@@ -332,13 +336,7 @@ func TestInterruptKeepsResults(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(4 * time.Second)
-	cmd.Process.Signal(os.Interrupt)
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case <-done:
-	case <-time.After(20 * time.Second):
-		cmd.Process.Kill()
+	if !signalAndWait(cmd, os.Interrupt, 20*time.Second) {
 		t.Fatalf("client did not stop on Ctrl-C:\n%s", out.String())
 	}
 	doc, err := os.ReadFile(file)
