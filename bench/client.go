@@ -88,15 +88,22 @@ func identity(d *verbs.Device) result.Device {
 }
 
 // Run runs one test. Cancelling ctx stops the measurement early; the result then has
-// Interrupted set and holds what was measured. An error after measuring still returns
-// the result measured so far.
-func (c *Client) Run(ctx context.Context, op Op, cfg result.Config) (result.Result, error) {
+// Interrupted set and holds what was measured. Whatever goes wrong, the result comes
+// back with what was measured so far and its Error set; a run that measured nothing is
+// an error.
+func (c *Client) Run(ctx context.Context, op Op, cfg result.Config) (r result.Result, err error) {
 	cfg.Op = string(op.Name)
 	Defaults(&cfg)
-	r := result.Result{
+	ResolveInline(&cfg, c.me)
+	r = result.Result{
 		SchemaVersion: result.SchemaVersion, ToolVersion: Version, Time: time.Now().UTC(),
 		Server: c.Addr, Client: c.me, ServerDevice: c.server, Config: cfg,
 	}
+	defer func() {
+		if err != nil {
+			r.Error = err.Error()
+		}
+	}()
 	if err := Validate(cfg); err != nil {
 		return r, err
 	}
@@ -121,9 +128,6 @@ func (c *Client) Run(ctx context.Context, op Op, cfg result.Config) (result.Resu
 	}
 	r.PathMTU, r.MaxRdAtom = s.PathMTU(), s.RdAtom()
 	r.InlineUsed = Inline(cfg) && s.MaxInline() >= cfg.MsgSizeBytes
-	if cfg.Verify && op.VerifyAtServer {
-		s.Fill(seedOf(cfg), 0, cfg.MsgSizeBytes)
-	}
 	local := s.Local()
 	if err := c.conn.Send(oob.Msg{Type: oob.TEndpoint, Endpoint: &local}); err != nil {
 		return r, err
@@ -131,95 +135,125 @@ func (c *Client) Run(ctx context.Context, op Op, cfg result.Config) (result.Resu
 	if _, err := c.conn.Expect(oob.TReady); err != nil {
 		return r, err
 	}
-	r.Clock = verbs.Clock()
+	r.Clock, r.ClockNote = verbs.Clock(), verbs.ClockNote()
+	sl := bwSlots(cfg)
 	stop := context.AfterFunc(ctx, s.Stop)
-	merr := measure(ctx, op, s, cfg, &r)
+	perQP, merr := c.measure(ctx, op, s, cfg, sl, &r)
 	stop()
 	if ctx.Err() != nil {
 		r.Interrupted = true
 	}
 	// The server's side: stop its responder, verify, report.
-	if err := c.conn.Send(oob.Msg{Type: oob.TDone}); err != nil {
+	done := oob.Msg{Type: oob.TDone}
+	if cfg.Test == "bw" {
+		done.Done = &oob.Done{Completed: perQP}
+	}
+	if err := c.conn.Send(done); err != nil {
 		return r, errors.Join(merr, err)
 	}
-	rep, err := c.conn.ExpectWithin(oob.TReport, c.conn.Timeout+time.Duration(cfg.MsgSizeBytes/(1<<20))*time.Second)
+	check := time.Duration(DestBytes(cfg)/(16<<20)) * time.Second // checking runs at >= 16 MiB/s
+	rep, err := c.conn.ExpectWithin(oob.TReport, c.conn.Timeout+check)
 	if err != nil {
 		return r, errors.Join(merr, err)
 	}
 	if cfg.Verify {
-		if op.VerifyAtServer {
+		switch {
+		case merr != nil:
+			r.Verify = &result.Verify{FirstBadOffset: -1, Detail: "not verified: the run failed"}
+		case op.ToServer:
 			r.Verify = rep.Report.Verify
-		} else if merr == nil {
-			bad := s.Check(seedOf(cfg), 0, cfg.MsgSizeBytes)
-			r.Verify = &result.Verify{Side: "client", CheckedBytes: cfg.MsgSizeBytes, OK: bad < 0, FirstBadOffset: bad}
+		default:
+			r.Verify = checkDest(s, cfg, sl, perQP, "client")
 		}
-		if r.Verify != nil && !r.Verify.OK {
-			merr = errors.Join(merr, fmt.Errorf("verification failed at the %s: byte %d of %d differs from the pattern", r.Verify.Side, r.Verify.FirstBadOffset, r.Verify.CheckedBytes))
+		if r.Verify == nil {
+			merr = errors.New("verification: the server sent no verification")
+		} else if !r.Verify.OK && merr == nil {
+			merr = fmt.Errorf("verification failed at the %s: %s", r.Verify.Side, r.Verify.Detail)
 		}
 	}
-	if merr != nil {
-		r.Error = merr.Error()
+	if merr == nil {
+		merr = measured(r)
 	}
 	return r, merr
 }
 
-// seedOf is the verification pattern's seed; both sides derive it from the plan.
-func seedOf(c result.Config) uint32 {
-	return uint32(c.MsgSizeBytes)*2654435761 ^ uint32(c.BufOffsetBytes)
+// measured says whether r is a measurement: a run that completed nothing, or took no
+// time, is an error and never a row of zeros.
+func measured(r result.Result) error {
+	what := map[string]string{"bw": "message", "lat": "round"}[r.Config.Test]
+	switch {
+	case r.Iterations == 0 && r.Interrupted:
+		return fmt.Errorf("interrupted before a %s was measured", what)
+	case r.Iterations == 0:
+		return fmt.Errorf("the run completed no %s: nothing was measured", what)
+	case r.DurationNS <= 0:
+		return fmt.Errorf("the run completed %d %ss in no measurable time: the clock (%s) did not advance", r.Iterations, what, r.Clock)
+	case r.Config.Test == "lat" && r.Lat.Samples == 0:
+		return fmt.Errorf("no valid latency sample: all %d went backwards on the %s clock (try --clock monotonic)", r.ClockBackwards, r.Clock)
+	}
+	return nil
 }
 
-func measure(ctx context.Context, op Op, s *verbs.Session, cfg result.Config, r *result.Result) error {
-	warm := cfg.WarmupIterations
+// measure runs the warm-up and the measured run, and returns the WRs each QP completed
+// in the measured run (bandwidth tests).
+func (c *Client) measure(ctx context.Context, op Op, s *verbs.Session, cfg result.Config, sl slots, r *result.Result) ([]uint64, error) {
+	warm, timeout := cfg.WarmupIterations, c.conn.Timeout
 	if cfg.Test == "lat" {
 		if warm > 0 {
-			if _, err := op.ClientLatency(s, cfg, 0, warm); err != nil {
-				return fmt.Errorf("warm-up: %w", err)
+			if _, err := op.ClientLatency(s, cfg, 0, warm, timeout); err != nil {
+				return nil, fmt.Errorf("warm-up: %w", err)
 			}
 			r.WarmupDone = warm
 		}
 		if ctx.Err() != nil {
-			return nil
+			return nil, nil
 		}
 		t0 := verbs.Now()
-		lat, err := op.ClientLatency(s, cfg, warm, cfg.Iterations)
+		res, err := op.ClientLatency(s, cfg, warm, cfg.Iterations, timeout)
 		r.DurationNS = verbs.Now() - t0
-		r.Iterations = uint64(len(lat))
+		r.Iterations = res.Done
 		r.LatKind = op.LatKind
-		return errors.Join(err, setLatency(r, lat))
+		return nil, errors.Join(err, setLatency(r, res.Lat))
 	}
 	p := verbs.BWParams{
-		Op: op.Name, Size: cfg.MsgSizeBytes, SQDepth: cfg.SQDepth, PostList: cfg.PostList,
-		CQMod: cfg.CQMod, Inline: r.InlineUsed, Events: cfg.CompletionEvents,
+		Op: op.Name, Size: cfg.MsgSizeBytes, Layout: sl.layout(op), SQDepth: cfg.SQDepth, PostList: cfg.PostList,
+		CQMod: cfg.CQMod, Inline: r.InlineUsed, Events: cfg.CompletionEvents, Timeout: timeout,
+	}
+	// --verify: the warm-up moves a pattern of its own; the measured run's patterns
+	// differ per source slot (see slots).
+	if cfg.Verify && op.ToServer {
+		fillWarm(s, cfg, sl, sl.src)
 	}
 	if warm > 0 {
 		p.Iters = warm
 		if _, err := s.Bandwidth(p); err != nil {
-			return fmt.Errorf("warm-up: %w", err)
+			return nil, fmt.Errorf("warm-up: %w", err)
 		}
 		r.WarmupDone = warm
 	}
+	if cfg.Verify {
+		if op.ToServer {
+			fillSource(s, cfg, sl)
+		} else {
+			fillWarm(s, cfg, sl, sl.dst) // what the warm-up read is not evidence
+		}
+	}
 	if ctx.Err() != nil {
-		return nil
+		return nil, nil
 	}
 	p.Iters = cfg.Iterations
-	p.MaxSamples = int(min(cfg.Iterations/uint64(cfg.CQMod)+2, 1<<22)) * cfg.NumQPs
 	if cfg.DurationS > 0 {
-		p.Iters = 1 << 62
 		p.DeadlineNS = verbs.Now() + int64(cfg.DurationS*1e9)
-		p.MaxSamples = 1 << 22
 	}
 	res, err := s.Bandwidth(p)
 	r.SetThroughput(res.Completed, cfg.MsgSizeBytes, res.DurationNS)
 	r.LatKind = "completion_under_load"
 	r.CQEvents = res.Events
-	if max := uint64(p.MaxSamples); res.Completed/uint64(cfg.CQMod) > max {
-		r.SamplesDropped = res.Completed/uint64(cfg.CQMod) - max
-	}
-	return errors.Join(err, setLatency(r, res.Lat))
+	return res.PerQP, errors.Join(err, setLatency(r, res.Lat))
 }
 
-func setLatency(r *result.Result, samples []int64) error {
-	l, h, err := result.NewLatency(samples)
-	r.Lat, r.Histogram = l, h
+func setLatency(r *result.Result, s verbs.Samples) error {
+	l, h, err := result.NewLatency(s.Hist, s.Moments)
+	r.Lat, r.Histogram, r.ClockBackwards = l, h, s.Backwards
 	return err
 }

@@ -5,6 +5,8 @@ package bench
 
 import (
 	"fmt"
+	"math"
+	"time"
 
 	"github.com/rdmabench/rdmabench/result"
 	"github.com/rdmabench/rdmabench/verbs"
@@ -16,19 +18,35 @@ type Op struct {
 	// ServerSpec and ClientSpec size each side's buffer and say what access the peer gets.
 	ServerSpec func(c result.Config) verbs.Spec
 	ClientSpec func(c result.Config) verbs.Spec
-	// ClientLatency measures rounds first..first+n-1 and returns one sample per round, ns.
-	ClientLatency func(s *verbs.Session, c result.Config, first, n uint64) ([]int64, error)
+	// ClientLatency measures rounds first..first+n-1; a round that waits on the peer
+	// for longer than timeout fails.
+	ClientLatency func(s *verbs.Session, c result.Config, first, n uint64, timeout time.Duration) (verbs.LatResult, error)
 	// ServerLatency is the server's half of a latency test; it runs until s.Stop().
 	// nil when the server is passive (one-sided READ).
-	ServerLatency func(s *verbs.Session, c result.Config) error
+	ServerLatency func(s *verbs.Session, c result.Config, timeout time.Duration) error
 	// LatKind names what a latency sample of this op's latency test is.
 	LatKind string
-	// VerifyAtServer: the client fills the pattern and the server checks it (WRITE);
-	// otherwise the server fills and the client checks (READ).
-	VerifyAtServer bool
+	// ToServer: the data flows from the client's buffer to the server's (WRITE); the
+	// client fills the source and the server checks what arrived. Otherwise (READ)
+	// the server fills and the client checks.
+	ToServer bool
 }
 
-// Defaults fills what the user left unset, the way perftest would.
+// Defaults fills what the user left unset, the way perftest would (perftest's
+// perftest_parameters.h defaults, 4.5 and later, and the adjustments of force_dependecies() in
+// perftest_parameters.c):
+//
+//   - size 64 KiB for bw, 2 B for lat;
+//   - iterations 5000 for WRITE bw (DEF_ITERS_WB), 1000 otherwise (DEF_ITERS);
+//   - tx depth 128 for bw (DEF_TX_BW), 1 for lat (DEF_TX_LAT);
+//   - post list 1, one QP;
+//   - CQ moderation, when not given: the post list when that is longer than 1 ("Post
+//     List requested - CQ moderation will be the size of the post list"); else 1 for
+//     bandwidth messages over 8 KiB without completion events (perftest disables
+//     moderation above MSG_SIZE_CQ_MOD_LIMIT, 8192 B, unless -e); else 100
+//     (DEF_CQ_MOD); never more than the tx depth.
+//
+// --inline defaults to InlineAuto, resolved per device by ResolveInline.
 func Defaults(c *result.Config) {
 	if c.Test == "" {
 		c.Test = "bw"
@@ -40,27 +58,39 @@ func Defaults(c *result.Config) {
 		}
 	}
 	if c.Iterations == 0 {
-		c.Iterations = 5000
-		if c.Test == "lat" {
-			c.Iterations = 1000
+		c.Iterations = 1000
+		if c.Test == "bw" && c.Op == "write" {
+			c.Iterations = 5000
 		}
 	}
 	if c.SQDepth == 0 {
 		c.SQDepth = 128
 		if c.Test == "lat" {
-			c.SQDepth = 16
+			c.SQDepth = 1
 		}
 	}
 	if c.PostList == 0 {
 		c.PostList = 1
 	}
 	if c.CQMod == 0 {
-		c.CQMod = min(100, c.SQDepth)
+		switch {
+		case c.Test == "bw" && c.PostList > 1:
+			c.CQMod = c.PostList
+		case c.Test == "bw" && c.MsgSizeBytes > cqModSizeLimit && !c.CompletionEvents:
+			c.CQMod = 1
+		default:
+			c.CQMod = 100
+		}
+		c.CQMod = min(c.CQMod, c.SQDepth)
 	}
 	if c.NumQPs == 0 {
 		c.NumQPs = 1
 	}
 }
+
+// cqModSizeLimit is perftest's MSG_SIZE_CQ_MOD_LIMIT: above it, a bandwidth test
+// without -Q signals every WR.
+const cqModSizeLimit = 8192
 
 // DefaultWarmup is the warm-up used when the user gives none: a tenth of the run.
 func DefaultWarmup(c result.Config) uint64 {
@@ -70,7 +100,115 @@ func DefaultWarmup(c result.Config) uint64 {
 	return max(16, c.Iterations/10)
 }
 
-// Validate says what is wrong with a plan, naming the flag to change.
+// InlineAuto is --inline's default: the inline size perftest would use on the device
+// (see ResolveInline). It lives in the plan only until the client has opened its device.
+const InlineAuto = -1
+
+// ResolveInline turns an InlineAuto plan into perftest's default inline size for the
+// client's device; any other value is the user's and stays.
+func ResolveInline(c *result.Config, dev result.Device) {
+	if c.InlineBytes == InlineAuto {
+		c.InlineBytes = DefaultInline(*c, dev)
+	}
+}
+
+// DefaultInline is the inline size perftest picks when -I is not given, in
+// ctx_set_max_inline() of perftest_parameters.c (the devices come from its
+// ib_dev_name(), the sizes from perftest_parameters.h):
+//
+//   - a device perftest does not recognise gets 0: "Device not recognized to implement
+//     inline feature". That includes Soft-RoCE (rxe: vendor 0xffffff, part 0) and
+//     Soft-iWARP (siw), whatever the test;
+//   - bandwidth tests get 0, and so does READ (no payload in the request);
+//   - WRITE latency gets DEF_INLINE_WRITE, 220 B, on ConnectX and the other devices
+//     perftest knows, except those it sizes itself: Broadcom NetXtreme 96, Amazon EFA
+//     32, QLogic E4 (qedr) 128, Alibaba eRDMA 96, HiSilicon HNS 32, Intel (vendor
+//     0x8086) 48 for part 14289 (i40iw) and 101 for the others (irdma).
+//
+// perftest recognises most devices by vendor_part_id alone, whatever the vendor ID
+// (only Chelsio and Intel are told by their vendor ID), and so does this.
+func DefaultInline(c result.Config, dev result.Device) int {
+	if c.Op != "write" || c.Test != "lat" {
+		return 0
+	}
+	switch dev.Driver {
+	case "rxe", "siw":
+		return 0
+	}
+	switch dev.VendorID {
+	case 0x1425: // Chelsio: T4, T5, T6 by the part ID's top nibble
+		switch dev.VendorPartID >> 12 {
+		case 4, 5, 6, 10, 11:
+			return defInlineWrite
+		}
+		return 0
+	case 0x8086:
+		if dev.VendorPartID == 14289 {
+			return 48
+		}
+		return 101
+	}
+	if n, ok := perftestLatInline[dev.VendorPartID]; ok {
+		return n
+	}
+	return 0
+}
+
+// defInlineWrite is perftest's DEF_INLINE_WRITE.
+const defInlineWrite = 220
+
+// perftestLatInline maps the vendor_part_ids perftest recognises to its WRITE latency
+// inline size.
+var perftestLatInline = func() map[uint32]int {
+	m := map[uint32]int{}
+	set := func(n int, parts ...uint32) {
+		for _, p := range parts {
+			m[p] = n
+		}
+	}
+	set(defInlineWrite,
+		25408, 25418, 25428, 25448, // ConnectX
+		26418, 26428, 26438, 26448, 26458, 26468, 26478, // ConnectX-2
+		4099, 4100, 4103, 4104, // ConnectX-3, ConnectX-3 Pro
+		4113,       // Connect-IB
+		4115, 4116, // ConnectX-4
+		4117, 4118, // ConnectX-4 Lx
+		4119, 4120, 4121, 4122, // ConnectX-5, ConnectX-5 Ex
+		4123, 4124, 4125, 4126, 4127, // ConnectX-6, -6 Dx, VF, -6 Lx
+		4129, 4131, // ConnectX-7, ConnectX-8
+		41682, 41683, 41686, 41692, // BlueField, -2, -3
+		1824,                              // Emulex Skyhawk
+		32880, 32881, 32882, 32883, 32912, // QLogic (perftest's QLOGIC_AH)
+		33136, 33168, // QLogic (QLOGIC_AHP)
+	)
+	set(128, 5684, 5700, 5716, 5718, 5734) // QLogic (QLOGIC_E4)
+	set(96,                                // Broadcom NetXtreme
+		5638, 5652, 5824, 5825, 5827, 5839, 5846, 5847, 5848, 5849, 5855, 5858, 5859,
+		5861, 5867, 5869, 5871, 5872, 5873, 5968, 5984, 6169, 55296, 55298, 55300)
+	set(32, 61344, 61345, 61346)                             // Amazon EFA
+	set(96, 4223)                                            // Alibaba eRDMA
+	set(32, 41506, 41507, 41508, 41509, 41510, 41512, 41519) // HiSilicon HNS
+	return m
+}()
+
+// Bounds Validate keeps plans within.
+const (
+	// MaxDurationS bounds --duration: 10^6 s (11.6 days) is longer than any measurement
+	// needs, and even 10 Tb/s for that long counts bytes well within 64 bits.
+	MaxDurationS = 1e6
+	// MaxWarmup bounds --warmup: a warm-up is not measured, and 10^9 iterations per QP
+	// is more than any cache or TLB needs to warm.
+	MaxWarmup = 1_000_000_000
+)
+
+// Validate says what is wrong with a plan, naming the flag to change. It takes a plan
+// after Defaults: zero means "default" only before.
+//
+// Post list and moderation need only 1 <= post-list <= tx-depth and 1 <= cq-mod <=
+// tx-depth: the bandwidth loop posts the part of a chain that fits in the send queue,
+// so every such combination completes. perftest refuses more up front, because its
+// loop posts whole chains: --iters must be a multiple of --post-list, and --post-list
+// a multiple of an explicit --cq-mod; rdmabench accepts those plans.
 func Validate(c result.Config) error {
 	switch {
 	case c.Op != "write" && c.Op != "read":
@@ -79,22 +217,40 @@ func Validate(c result.Config) error {
 		return fmt.Errorf("unknown test %q: want bw or lat", c.Test)
 	case c.MsgSizeBytes < 1 || c.MsgSizeBytes > 1<<31:
 		return fmt.Errorf("--size %d: want 1 B to 2 GiB", c.MsgSizeBytes)
+	case math.IsNaN(c.DurationS) || math.IsInf(c.DurationS, 0):
+		return fmt.Errorf("--duration %v: want a number of seconds", c.DurationS)
 	case c.DurationS < 0:
-		return fmt.Errorf("--duration must not be negative")
+		return fmt.Errorf("--duration %g: must not be negative", c.DurationS)
+	case c.DurationS > MaxDurationS:
+		return fmt.Errorf("--duration %g: want at most %g s (11.6 days)", c.DurationS, float64(MaxDurationS))
 	case c.DurationS > 0 && c.Test == "lat":
 		return fmt.Errorf("--duration applies to bandwidth tests; latency tests take --iters")
+	case c.Iterations < 1:
+		return fmt.Errorf("--iters %d: want at least 1", c.Iterations)
+	case c.NumQPs < 1 || c.NumQPs > 1024:
+		return fmt.Errorf("--qps %d: want 1 to 1024", c.NumQPs)
+	case c.NumQPs > 1 && c.Test == "lat":
+		return fmt.Errorf("latency tests use one QP; drop --qps")
+	case c.Iterations > math.MaxUint64/uint64(c.NumQPs):
+		return fmt.Errorf("--iters %d x --qps %d: the message count overflows 64 bits", c.Iterations, c.NumQPs)
+	case c.Iterations*uint64(c.NumQPs) > math.MaxUint64/uint64(c.MsgSizeBytes):
+		return fmt.Errorf("--size %d x --iters %d x --qps %d: the byte count overflows 64 bits", c.MsgSizeBytes, c.Iterations, c.NumQPs)
+	case c.WarmupIterations > MaxWarmup:
+		return fmt.Errorf("--warmup %d: want at most %d iterations", c.WarmupIterations, MaxWarmup)
+	case c.WarmupIterations > math.MaxUint64-c.Iterations:
+		return fmt.Errorf("--warmup %d + --iters %d: the round count overflows 64 bits", c.WarmupIterations, c.Iterations)
+	case c.WarmupIterations+c.Iterations > math.MaxUint64/uint64(c.NumQPs):
+		return fmt.Errorf("(--warmup %d + --iters %d) x --qps %d: the WR count overflows 64 bits", c.WarmupIterations, c.Iterations, c.NumQPs)
 	case c.SQDepth < 1:
 		return fmt.Errorf("--tx-depth %d: want at least 1", c.SQDepth)
+	case c.PostList > 1 && c.Test == "lat":
+		return fmt.Errorf("--post-list applies to bandwidth tests")
 	case c.PostList < 1 || c.PostList > c.SQDepth:
 		return fmt.Errorf("--post-list %d: want 1 to --tx-depth (%d)", c.PostList, c.SQDepth)
 	case c.CQMod < 1 || c.CQMod > c.SQDepth:
 		return fmt.Errorf("--cq-mod %d: want 1 to --tx-depth (%d), or the send queue fills with unsignalled WRs", c.CQMod, c.SQDepth)
 	case c.BufOffsetBytes < 0 || c.BufOffsetBytes >= 1<<21:
 		return fmt.Errorf("--offset %d: want 0 to 2 MiB-1", c.BufOffsetBytes)
-	case c.NumQPs < 1 || c.NumQPs > 1024:
-		return fmt.Errorf("--qps %d: want 1 to 1024", c.NumQPs)
-	case c.NumQPs > 1 && c.Test == "lat":
-		return fmt.Errorf("latency tests use one QP; drop --qps")
 	case (c.CompletionEvents || c.CQModerationCount > 0 || c.CQModerationUS > 0) && c.Test != "bw":
 		return fmt.Errorf("--events and --cq-moderation apply to bandwidth tests")
 	case (c.CQModerationCount > 0 || c.CQModerationUS > 0) && !c.CompletionEvents:
@@ -103,8 +259,8 @@ func Validate(c result.Config) error {
 		return fmt.Errorf("--cq-moderation and --cq-moderation-usec: want 0 to 65535")
 	case c.Verify && c.Test != "bw":
 		return fmt.Errorf("--verify applies to bandwidth tests")
-	case c.InlineBytes < 0:
-		return fmt.Errorf("--inline must not be negative")
+	case c.InlineBytes < InlineAuto:
+		return fmt.Errorf("--inline %d: want auto or a size from 0", c.InlineBytes)
 	case c.InlineBytes > 0 && c.Op == "read":
 		return fmt.Errorf("--inline applies to WRITE; READ carries no payload in the request")
 	case c.MTUBytes != 0 && (c.MTUBytes < 256 || c.MTUBytes > 4096 || c.MTUBytes&(c.MTUBytes-1) != 0):

@@ -148,8 +148,9 @@ func (sv *Server) test(ctx context.Context, c *oob.Conn, cfg result.Config) erro
 		return refuse(err)
 	}
 	defer s.Close() // deregisters the buffer: nothing stays exposed between tests
-	if cfg.Verify && !op.VerifyAtServer {
-		s.Fill(seedOf(cfg), 0, cfg.MsgSizeBytes)
+	sl := bwSlots(cfg)
+	if cfg.Verify && !op.ToServer {
+		fillSource(s, cfg, sl)
 	}
 	local := s.Local()
 	if err := c.Send(oob.Msg{Type: oob.TEndpoint, Endpoint: &local}); err != nil {
@@ -164,7 +165,7 @@ func (sv *Server) test(ctx context.Context, c *oob.Conn, cfg result.Config) erro
 	}
 	respErr := make(chan error, 1)
 	if cfg.Test == "lat" && op.ServerLatency != nil {
-		go func() { respErr <- op.ServerLatency(s, cfg) }()
+		go func() { respErr <- op.ServerLatency(s, cfg, sv.Timeout) }()
 	} else {
 		respErr <- nil
 	}
@@ -173,7 +174,7 @@ func (sv *Server) test(ctx context.Context, c *oob.Conn, cfg result.Config) erro
 		<-respErr
 		return err
 	}
-	_, err = c.ExpectWithin(oob.TDone, 0) // as long as the client measures; TCP keepalive notices a dead peer
+	done, err := c.ExpectWithin(oob.TDone, 0) // as long as the client measures; TCP keepalive notices a dead peer
 	s.Stop()
 	if rerr := <-respErr; rerr != nil {
 		err = errors.Join(err, rerr)
@@ -182,9 +183,12 @@ func (sv *Server) test(ctx context.Context, c *oob.Conn, cfg result.Config) erro
 		return refuse(err)
 	}
 	rep := oob.Report{}
-	if cfg.Verify && op.VerifyAtServer {
-		bad := s.Check(seedOf(cfg), 0, cfg.MsgSizeBytes)
-		rep.Verify = &result.Verify{Side: "server", CheckedBytes: cfg.MsgSizeBytes, OK: bad < 0, FirstBadOffset: bad}
+	if cfg.Verify && op.ToServer {
+		var completed []uint64
+		if done.Done != nil {
+			completed = done.Done.Completed
+		}
+		rep.Verify = checkDest(s, cfg, sl, completed, "server")
 	}
 	length := fmt.Sprintf("x %d", cfg.Iterations)
 	if cfg.DurationS > 0 {

@@ -19,7 +19,7 @@ import (
 )
 
 // Version is the protocol version; peers must agree on it exactly.
-const Version = 1
+const Version = 2
 
 // MaxBody bounds a message body.
 const MaxBody = 1 << 20
@@ -35,7 +35,7 @@ const (
 	TPlan     = "plan"     // client: the test to run
 	TEndpoint = "endpoint" // both ways: QPs, GID, buffer, rkey
 	TReady    = "ready"    // server: QPs are in RTS, responder running
-	TDone     = "done"     // client: measurement over
+	TDone     = "done"     // client: measurement over (bandwidth: WRs completed per QP)
 	TReport   = "report"   // server: its side of the outcome (verification)
 	TBye      = "bye"      // client: no more plans
 	TError    = "error"    // either: what went wrong; the session ends
@@ -55,12 +55,19 @@ type Report struct {
 	Verify *result.Verify `json:"verify,omitempty"`
 }
 
+// Done ends a bandwidth measurement: how many WRs of each QP completed, so that the
+// server can verify exactly what the measured run delivered.
+type Done struct {
+	Completed []uint64 `json:"completed_per_qp"`
+}
+
 // Msg is one frame's body; Type says which field is set.
 type Msg struct {
 	Type     string          `json:"type"`
 	Hello    *Hello          `json:"hello,omitempty"`
 	Plan     *result.Config  `json:"plan,omitempty"`
 	Endpoint *verbs.Endpoint `json:"endpoint,omitempty"`
+	Done     *Done           `json:"done,omitempty"`
 	Report   *Report         `json:"report,omitempty"`
 	Error    string          `json:"error,omitempty"`
 }

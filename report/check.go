@@ -17,15 +17,21 @@ type Thresholds struct {
 	Tolerance       float64         // allowed regression against the baseline, relative
 }
 
-// Check returns one line per failure; none means the results pass.
-func Check(rs []result.Result, th Thresholds) []string {
-	var fails []string
+// Check returns one line per failure (none means the results pass) and notes: checks
+// that could not be made, said rather than passed in silence.
+//
+// A p99 the sample count does not support (nil) is never compared: --max-p99 on such
+// a result fails, since the bound was asked for and cannot be shown to hold. Against a
+// baseline, p99 regression is checked when both have a p99; a result that lacks the
+// p99 its baseline has fails (the run lost a measurement CI relied on), and a baseline
+// without one only earns a note (there is nothing to regress from).
+func Check(rs []result.Result, th Thresholds) (fails, notes []string) {
 	fail := func(r result.Result, format string, a ...any) {
 		fails = append(fails, ConfigKey(r.Config)+": "+fmt.Sprintf(format, a...))
 	}
 	base := index(th.Baseline)
 	if len(rs) == 0 {
-		return []string{"no results to check"}
+		return []string{"no results to check"}, nil
 	}
 	for _, r := range rs {
 		if r.Error != "" {
@@ -50,19 +56,39 @@ func Check(rs []result.Result, th Thresholds) []string {
 				fail(r, "message rate %.4f Mpps below the minimum %.4f Mpps", r.MsgRateMpps, th.MinMsgRateMpps)
 			}
 		}
-		if th.MaxP99 > 0 && r.Lat.Samples > 0 && r.Lat.P99 > th.MaxP99.Nanoseconds() {
-			fail(r, "p99 latency %.2f us above the maximum %.2f us", float64(r.Lat.P99)/1e3, float64(th.MaxP99.Nanoseconds())/1e3)
+		if th.MaxP99 > 0 {
+			if p := r.Lat.P99; p == nil {
+				fail(r, "cannot check --max-p99: %s", unsupportedP99(r))
+			} else if *p > th.MaxP99.Nanoseconds() {
+				fail(r, "p99 latency %s us above the maximum %.2f us", us(*p), float64(th.MaxP99.Nanoseconds())/1e3)
+			}
 		}
 		if b, ok := base[ConfigKey(r.Config)]; ok {
 			if r.Config.Test == "bw" && r.BWGbps < b.BWGbps*(1-th.Tolerance) {
 				fail(r, "bandwidth regressed %s against the baseline (%.3f -> %.3f Gb/s, tolerance %.1f%%)", delta(r.BWGbps, b.BWGbps), b.BWGbps, r.BWGbps, 100*th.Tolerance)
 			}
-			if r.Lat.Samples > 0 && b.Lat.Samples > 0 && float64(r.Lat.P99) > float64(b.Lat.P99)*(1+th.Tolerance) {
-				fail(r, "p99 latency regressed %s against the baseline (%.2f -> %.2f us, tolerance %.1f%%)", delta(float64(r.Lat.P99), float64(b.Lat.P99)), float64(b.Lat.P99)/1e3, float64(r.Lat.P99)/1e3, 100*th.Tolerance)
+			switch p, bp := r.Lat.P99, b.Lat.P99; {
+			case p != nil && bp != nil:
+				if float64(*p) > float64(*bp)*(1+th.Tolerance) {
+					fail(r, "p99 latency regressed %s against the baseline (%s -> %s us, tolerance %.1f%%)", deltaP(p, bp), us(*bp), us(*p), 100*th.Tolerance)
+				}
+			case bp != nil:
+				fail(r, "cannot compare p99 with the baseline's %s us: %s", us(*bp), unsupportedP99(r))
+			default:
+				notes = append(notes, ConfigKey(r.Config)+": cannot compare p99 with the baseline: its "+unsupportedP99(b))
 			}
 		} else if len(th.Baseline) > 0 {
 			fail(r, "no baseline result with this configuration")
 		}
 	}
-	return fails
+	return fails, notes
+}
+
+// unsupportedP99 says why a result has no p99 and what would give it one.
+func unsupportedP99(r result.Result) string {
+	s := fmt.Sprintf("p99 not supported by %d samples; run with at least %d samples", r.Lat.Samples, result.MinSamples(0.99))
+	if r.Config.Test == "bw" {
+		s += " (bandwidth tests sample the signalled WRs: iterations x QPs / cq-mod)"
+	}
+	return s
 }

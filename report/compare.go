@@ -38,7 +38,8 @@ func index(rs []result.Result) map[string]result.Result {
 }
 
 // Compare writes runs side by side, aligned by configuration, with each run's change
-// against the first. Configurations missing from a run show "-".
+// against the first. Configurations missing from a run, and p99s the sample count does
+// not support, show "-"; a p99 change needs a p99 on both sides ("n/a" otherwise).
 func Compare(w io.Writer, names []string, runs [][]result.Result) error {
 	idx := make([]map[string]result.Result, len(runs))
 	keys := map[string]bool{}
@@ -72,15 +73,26 @@ func Compare(w io.Writer, names []string, runs [][]result.Result) error {
 			case !ok:
 				row = append(row, "-", "-")
 			case i == 0 || !hasBase:
-				row = append(row, fmt.Sprintf("%.3f", r.BWGbps), fmt.Sprintf("%.2f", float64(r.Lat.P99)/1e3))
+				row = append(row, fmt.Sprintf("%.3f", r.BWGbps), usp(r.Lat.P99))
 			default:
-				row = append(row, fmt.Sprintf("%.3f (%s)", r.BWGbps, delta(r.BWGbps, base.BWGbps)),
-					fmt.Sprintf("%.2f (%s)", float64(r.Lat.P99)/1e3, delta(float64(r.Lat.P99), float64(base.Lat.P99))))
+				p99 := usp(r.Lat.P99)
+				if r.Lat.P99 != nil {
+					p99 += " (" + deltaP(r.Lat.P99, base.Lat.P99) + ")"
+				}
+				row = append(row, fmt.Sprintf("%.3f (%s)", r.BWGbps, delta(r.BWGbps, base.BWGbps)), p99)
 			}
 		}
 		t.Append(row...)
 	}
 	return t.Render()
+}
+
+// deltaP is delta for percentiles, "n/a" unless both are supported.
+func deltaP(v, base *int64) string {
+	if v == nil || base == nil {
+		return "n/a"
+	}
+	return delta(float64(*v), float64(*base))
 }
 
 func delta(v, base float64) string {

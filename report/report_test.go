@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"encoding/csv"
 	"strings"
 	"testing"
 	"time"
@@ -9,19 +10,29 @@ import (
 	"github.com/rdmabench/rdmabench/result"
 )
 
+func ptr(v int64) *int64 { return &v }
+
+// res is a bandwidth result with a supported p99.
 func res(op string, size int, bw float64, p99 int64) result.Result {
-	r := result.Result{SchemaVersion: 1, Config: result.Config{Op: op, Test: "bw", MsgSizeBytes: size, SQDepth: 128, PostList: 1, CQMod: 100, NumQPs: 1}, Iterations: 100}
-	r.BWGbps, r.Lat = bw, result.Latency{Samples: 10, P99: p99}
+	r := result.Result{SchemaVersion: result.SchemaVersion, Config: result.Config{Op: op, Test: "bw", MsgSizeBytes: size, SQDepth: 128, PostList: 1, CQMod: 100, NumQPs: 1}, Iterations: 100000}
+	r.BWGbps, r.Lat = bw, result.Latency{Samples: 1000, Min: 1000, Max: 2 * p99, Mean: 1500, P50: ptr(p99 / 2), P99: ptr(p99)}
 	r.Client.RateGbps = 100
+	return r
+}
+
+// noP99 is res at perftest's defaults: 5000 WRs at cq-mod 100, 50 signalled, no p99.
+func noP99(op string, size int, bw float64) result.Result {
+	r := res(op, size, bw, 0)
+	r.Iterations, r.Lat = 5000, result.Latency{Samples: 50, Min: 1000, Max: 9000, Mean: 2000, P50: ptr(1800)}
 	return r
 }
 
 func TestCheckThresholds(t *testing.T) {
 	rs := []result.Result{res("write", 65536, 90, 5000), res("read", 65536, 40, 9000)}
-	if f := Check(rs, Thresholds{MinBWGbps: 30, MaxP99: 10 * time.Microsecond}); len(f) != 0 {
+	if f, _ := Check(rs, Thresholds{MinBWGbps: 30, MaxP99: 10 * time.Microsecond}); len(f) != 0 {
 		t.Fatalf("want pass, got %v", f)
 	}
-	f := Check(rs, Thresholds{MinLinkFraction: 0.5, MaxP99: 8 * time.Microsecond})
+	f, _ := Check(rs, Thresholds{MinLinkFraction: 0.5, MaxP99: 8 * time.Microsecond})
 	if len(f) != 2 || !strings.Contains(f[0], "read") && !strings.Contains(f[1], "40.0% of the 100 Gb/s link") {
 		t.Fatalf("want 2 failures (read below half the link, read p99), got %v", f)
 	}
@@ -34,14 +45,14 @@ func TestCheckThresholds(t *testing.T) {
 
 func TestCheckBaselineRegression(t *testing.T) {
 	base := []result.Result{res("write", 65536, 90, 5000)}
-	if f := Check([]result.Result{res("write", 65536, 87, 5100)}, Thresholds{Baseline: base, Tolerance: 0.05}); len(f) != 0 {
+	if f, _ := Check([]result.Result{res("write", 65536, 87, 5100)}, Thresholds{Baseline: base, Tolerance: 0.05}); len(f) != 0 {
 		t.Fatalf("within 5%%: %v", f)
 	}
-	f := Check([]result.Result{res("write", 65536, 80, 6000)}, Thresholds{Baseline: base, Tolerance: 0.05})
+	f, _ := Check([]result.Result{res("write", 65536, 80, 6000)}, Thresholds{Baseline: base, Tolerance: 0.05})
 	if len(f) != 2 || !strings.Contains(f[0], "bandwidth regressed -11.1%") || !strings.Contains(f[1], "p99 latency regressed +20.0%") {
 		t.Fatalf("got %v", f)
 	}
-	if f := Check([]result.Result{res("write", 4096, 80, 6000)}, Thresholds{Baseline: base}); len(f) != 1 || !strings.Contains(f[0], "no baseline") {
+	if f, _ := Check([]result.Result{res("write", 4096, 80, 6000)}, Thresholds{Baseline: base}); len(f) != 1 || !strings.Contains(f[0], "no baseline") {
 		t.Fatalf("got %v", f)
 	}
 }
@@ -69,5 +80,104 @@ func TestCSVHeaderMatchesRows(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 	if len(lines) != 2 || strings.Count(lines[0], ",") != strings.Count(lines[1], ",") {
 		t.Fatalf("header and row differ in columns:\n%s", out.String())
+	}
+}
+
+func TestCheckMaxP99NeedsASupportedP99(t *testing.T) {
+	f, _ := Check([]result.Result{noP99("write", 65536, 90)}, Thresholds{MaxP99: time.Hour})
+	if len(f) != 1 || !strings.Contains(f[0], "cannot check --max-p99: p99 not supported by 50 samples; run with at least 1000 samples") {
+		t.Fatalf("a max-p99 bound on a result without a p99 must fail, saying why: %v", f)
+	}
+}
+
+func TestCheckBaselineP99NeedsBothSides(t *testing.T) {
+	th := Thresholds{Baseline: []result.Result{res("write", 65536, 90, 5000)}, Tolerance: 0.05}
+	f, _ := Check([]result.Result{noP99("write", 65536, 90)}, th)
+	if len(f) != 1 || !strings.Contains(f[0], "cannot compare p99 with the baseline's 5.00 us: p99 not supported by 50 samples") {
+		t.Fatalf("a result that lost its baseline's p99 fails: %v", f)
+	}
+	th.Baseline = []result.Result{noP99("write", 65536, 90)}
+	f, notes := Check([]result.Result{res("write", 65536, 90, 50000)}, th)
+	if len(f) != 0 || len(notes) != 1 || !strings.Contains(notes[0], "cannot compare p99 with the baseline: its p99 not supported by 50 samples") {
+		t.Fatalf("a baseline without a p99 is said, not failed: %v %v", f, notes)
+	}
+}
+
+func TestTableShowsUnsupportedPercentilesAndErrors(t *testing.T) {
+	failed := res("read", 4096, 0, 0)
+	failed.Iterations, failed.Lat, failed.Error = 0, result.Latency{}, "ibv_post_send: Cannot allocate memory\nand more"
+	lat := result.Result{SchemaVersion: result.SchemaVersion, Config: result.Config{Op: "write", Test: "lat", MsgSizeBytes: 2},
+		Lat: result.Latency{Samples: 1000, Min: 1000, Max: 9000, Mean: 2000, Stdev: 10, P50: ptr(1900), P90: ptr(2500), P99: ptr(7000)}}
+	var out bytes.Buffer
+	if err := Table(&out, []result.Result{noP99("write", 65536, 90), failed, lat}); err != nil {
+		t.Fatal(err)
+	}
+	s := out.String()
+	row := func(prefix string) string { return row(t, s, prefix) }
+	// bw: ... Gb/s MiB/s Mpps p50 p99 note
+	if c := cells(row("│ write │ 65536")); c[11] != "1.80" || c[12] != "-" {
+		t.Errorf("50 samples: p50 shown, p99 '-': %q", c)
+	}
+	if c := cells(row("│ read  │ 4096")); c[8] != "-" || c[11] != "-" || c[12] != "-" || c[13] != "ERROR (below)" {
+		t.Errorf("a failed run that completed nothing shows '-' and says it failed: %q", c)
+	}
+	if !strings.Contains(s, "error: read bw 4K qps=1 depth=128 post=1 cqmod=100 off=0 inline=0: ibv_post_send: Cannot allocate memory; and more\n") {
+		t.Errorf("the error is written under the table:\n%s", s)
+	}
+	// lat: ... p90 p99 p99.9 p99.99
+	if c := cells(row("│ write │ 2")); c[7] != "2.50" || c[8] != "7.00" || c[9] != "-" || c[10] != "-" {
+		t.Errorf("1000 samples: p99 shown, p99.9 and p99.99 '-': %q", c)
+	}
+}
+
+// row finds the table row that starts with prefix.
+func row(t *testing.T, table, prefix string) string {
+	t.Helper()
+	for _, l := range strings.Split(table, "\n") {
+		if strings.HasPrefix(l, prefix) {
+			return l
+		}
+	}
+	t.Fatalf("no row %q in:\n%s", prefix, table)
+	return ""
+}
+
+// cells splits a table row into its trimmed cells.
+func cells(row string) []string {
+	var c []string
+	for _, f := range strings.Split(row, "│")[1:] {
+		c = append(c, strings.TrimSpace(f))
+	}
+	return c[:len(c)-1]
+}
+
+func TestCSVLeavesUnsupportedPercentilesEmpty(t *testing.T) {
+	var out bytes.Buffer
+	if err := WriteCSV(&out, []result.Result{noP99("write", 65536, 90)}); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(&out).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := map[string]string{}
+	for i, h := range rows[0] {
+		col[h] = rows[1][i]
+	}
+	if col["lat_p50_ns"] != "1800" || col["lat_p90_ns"] != "" || col["lat_p99_ns"] != "" || col["lat_max_ns"] != "9000" {
+		t.Fatalf("p50 1800, p90 and p99 empty, max 9000: %v", col)
+	}
+}
+
+func TestCompareNeedsBothP99s(t *testing.T) {
+	a := []result.Result{noP99("write", 65536, 50)}
+	b := []result.Result{res("write", 65536, 75, 800)}
+	var out bytes.Buffer
+	if err := Compare(&out, []string{"a", "b"}, [][]result.Result{a, b}); err != nil {
+		t.Fatal(err)
+	}
+	c := cells(row(t, out.String(), "│ write bw 64K"))
+	if c[2] != "-" || c[4] != "0.80 (n/a)" {
+		t.Errorf("a p99 only where supported, a p99 change only against one: %q", c)
 	}
 }

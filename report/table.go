@@ -5,6 +5,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
@@ -16,13 +17,32 @@ func usf(ns float64) string { return fmt.Sprintf("%.2f", ns/1e3) }
 func f3(v float64) string   { return fmt.Sprintf("%.3f", v) }
 func f4(v float64) string   { return fmt.Sprintf("%.4f", v) }
 
+// usp renders a percentile: "-" where the sample count does not support it.
+func usp(ns *int64) string {
+	if ns == nil {
+		return "-"
+	}
+	return us(*ns)
+}
+
+// ifMeasured renders v where something was measured, "-" where nothing was: a run
+// that completed nothing has no bandwidth, not a bandwidth of zero.
+func ifMeasured(measured bool, v any) any {
+	if !measured {
+		return "-"
+	}
+	return v
+}
+
 // NewTable is rdmabench's table style: headers exactly as written (units stay "Gb/s").
 func NewTable(w io.Writer) *tablewriter.Table {
 	return tablewriter.NewTable(w, tablewriter.WithHeaderAutoFormat(tw.Off))
 }
 
 // Table writes results as a terminal table: bandwidth tests with their throughput and
-// completion latency under load, latency tests with their distribution.
+// completion latency under load, latency tests with their distribution. Percentiles the
+// samples do not support show "-"; a failed result says so in its note and its error
+// is written under the table.
 func Table(w io.Writer, rs []result.Result) error {
 	var bw, lat []result.Result
 	for _, r := range rs {
@@ -36,27 +56,39 @@ func Table(w io.Writer, rs []result.Result) error {
 		t := NewTable(w)
 		t.Header("op", "bytes", "QPs", "depth", "post list", "cq mod", "offset", "msgs", "Gb/s", "MiB/s", "Mpps", "p50 us", "p99 us", "note")
 		for _, r := range bw {
-			c := r.Config
+			c, ok := r.Config, r.Iterations > 0
 			t.Append(c.Op, c.MsgSizeBytes, c.NumQPs, c.SQDepth, c.PostList, c.CQMod, c.BufOffsetBytes, r.Iterations,
-				f3(r.BWGbps), fmt.Sprintf("%.2f", r.BWMiBps), f4(r.MsgRateMpps), us(r.Lat.P50), us(r.Lat.P99), note(r))
+				ifMeasured(ok, f3(r.BWGbps)), ifMeasured(ok, fmt.Sprintf("%.2f", r.BWMiBps)), ifMeasured(ok, f4(r.MsgRateMpps)), usp(r.Lat.P50), usp(r.Lat.P99), note(r))
 		}
 		if err := t.Render(); err != nil {
 			return err
 		}
+		errorLines(w, bw)
 	}
 	if len(lat) > 0 {
 		t := NewTable(w)
 		t.Header("op", "bytes", "samples", "min us", "p50 us", "mean us", "stdev us", "p90 us", "p99 us", "p99.9 us", "p99.99 us", "max us", "note")
 		for _, r := range lat {
-			l := r.Lat
-			t.Append(r.Config.Op, r.Config.MsgSizeBytes, l.Samples, us(l.Min), us(l.P50), usf(l.Mean), usf(l.Stdev),
-				us(l.P90), us(l.P99), us(l.P99_9), us(l.P99_99), us(l.Max), note(r))
+			l, ok := r.Lat, r.Lat.Samples > 0
+			t.Append(r.Config.Op, r.Config.MsgSizeBytes, l.Samples, ifMeasured(ok, us(l.Min)), usp(l.P50), ifMeasured(ok, usf(l.Mean)), ifMeasured(ok, usf(l.Stdev)),
+				usp(l.P90), usp(l.P99), usp(l.P99_9), usp(l.P99_99), ifMeasured(ok, us(l.Max)), note(r))
 		}
 		if err := t.Render(); err != nil {
 			return err
 		}
+		errorLines(w, lat)
 	}
 	return nil
+}
+
+// errorLines writes the error of each failed result under its table, whole: a note
+// column is too narrow for it, and a failed row alone could pass for a measurement.
+func errorLines(w io.Writer, rs []result.Result) {
+	for _, r := range rs {
+		if r.Error != "" {
+			fmt.Fprintf(w, "error: %s: %s\n", ConfigKey(r.Config), strings.ReplaceAll(r.Error, "\n", "; "))
+		}
+	}
 }
 
 func note(r result.Result) string {
@@ -71,8 +103,11 @@ func note(r result.Result) string {
 			s += "VERIFY FAILED "
 		}
 	}
-	if r.Error != "" {
-		s += "error"
+	if r.ClockBackwards > 0 {
+		s += fmt.Sprintf("%d clock-backwards samples excluded ", r.ClockBackwards)
 	}
-	return s
+	if r.Error != "" {
+		s += "ERROR (below)"
+	}
+	return strings.TrimSpace(s)
 }

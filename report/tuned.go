@@ -195,25 +195,38 @@ func TunedTable(w io.Writer, t Tuned) error {
 	fmt.Fprintln(w, "Optimum per objective (cheapest configuration within tolerance of the best measured):")
 	ob := NewTable(w)
 	ob.Header("op", "objective", "size", "SQ depth", "offset", "cq mod", "post list", "Gb/s", "Mpps", "p99 us", "runs")
+	row := func(op, name string, st sweep.Stat) {
+		p, p99 := st.Point, "-"
+		if st.P99NS != nil {
+			p99 = fmt.Sprintf("%.1f", float64(*st.P99NS)/1e3)
+		}
+		ob.Append(op, name, fmtBytes(p["msg_size_bytes"]), p["sq_depth"], p["buf_offset_bytes"], p["cq_mod"], p["post_list"],
+			fmt.Sprintf("%.3f", st.BWGbps), fmt.Sprintf("%.4f", st.MsgRateMpps), p99, st.Runs)
+	}
+	var noP99 []string
 	for _, op := range []string{"write", "read"} {
 		for _, name := range []string{"bw", "rate", "p99"} {
-			st, ok := t.Optima[op][name]
-			if !ok {
-				continue
+			if st, ok := t.Optima[op][name]; ok {
+				row(op, name, st)
+			} else if _, swept := t.Ops[op]; swept && name == "p99" {
+				noP99 = append(noP99, op)
 			}
-			p := st.Point
-			ob.Append(op, name, fmtBytes(p["msg_size_bytes"]), p["sq_depth"], p["buf_offset_bytes"], p["cq_mod"], p["post_list"],
-				fmt.Sprintf("%.3f", st.BWGbps), fmt.Sprintf("%.4f", st.MsgRateMpps), fmt.Sprintf("%.1f", float64(st.P99NS)/1e3), st.Runs)
 		}
 		for name, st := range t.Optima[op] {
 			if name[0] == 'b' && name != "bw" {
-				p := st.Point
-				ob.Append(op, name, fmtBytes(p["msg_size_bytes"]), p["sq_depth"], p["buf_offset_bytes"], p["cq_mod"], p["post_list"],
-					fmt.Sprintf("%.3f", st.BWGbps), fmt.Sprintf("%.4f", st.MsgRateMpps), fmt.Sprintf("%.1f", float64(st.P99NS)/1e3), st.Runs)
+				row(op, name, st)
 			}
 		}
 	}
-	return ob.Render()
+	if err := ob.Render(); err != nil {
+		return err
+	}
+	for _, op := range noP99 {
+		// Said, not left out in silence: the p99 optimum is always expected here.
+		fmt.Fprintf(w, "%s: no p99 optimum: no measured configuration has a p99 its samples support (at least %d signalled completions; a longer --point-duration gives more)\n",
+			op, result.MinSamples(0.99))
+	}
+	return nil
 }
 
 // TunedCSV writes the table's rows as CSV.

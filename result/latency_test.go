@@ -2,14 +2,32 @@ package result
 
 import (
 	"bytes"
+	"encoding/json"
 	"math"
 	"strings"
 	"testing"
 )
 
+func TestSupportedBoundaries(t *testing.T) {
+	for _, c := range []struct {
+		p    float64
+		need uint64
+	}{{0.5, 20}, {0.9, 100}, {0.99, 1000}, {0.999, 10000}, {0.9999, 100000}} {
+		if got := MinSamples(c.p); got != c.need {
+			t.Errorf("MinSamples(%v) = %d, want %d", c.p, got, c.need)
+		}
+		if Supported(c.p, c.need-1) || !Supported(c.p, c.need) {
+			t.Errorf("p%v: want unsupported at %d samples and supported at %d", 100*c.p, c.need-1, c.need)
+		}
+	}
+	if Supported(1, math.MaxUint64) || Supported(-0.1, 1000) {
+		t.Error("the max and a negative p are no percentiles")
+	}
+}
+
 func TestNewLatencyExactMoments(t *testing.T) {
 	samples := []int64{1000, 2000, 3000, 4000, 100000}
-	l, enc, err := NewLatency(samples)
+	l, enc, err := NewLatency(FromSamples(samples))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -24,22 +42,94 @@ func TestNewLatencyExactMoments(t *testing.T) {
 	if math.Abs(l.Stdev-want) > 1e-6 {
 		t.Fatalf("stdev = %v, want %v", l.Stdev, want)
 	}
-	if l.P50 < 2990 || l.P50 > 3010 {
-		t.Fatalf("p50 = %d, want ~3000", l.P50)
+	// Five samples support no percentile, not even the median.
+	if l.P50 != nil || l.P90 != nil || l.P99 != nil || l.P99_9 != nil || l.P99_99 != nil {
+		t.Fatalf("5 samples support no percentile: %+v", l)
 	}
 	h, err := DecodeHistogram(enc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if h.TotalCount() != 5 || h.ValueAtQuantile(50) != l.P50 {
-		t.Fatalf("decoded histogram: count %d p50 %d", h.TotalCount(), h.ValueAtQuantile(50))
+	if h.TotalCount() != 5 || h.Max() < 100000 {
+		t.Fatalf("decoded histogram: count %d max %d", h.TotalCount(), h.Max())
 	}
 }
 
-func TestNewLatencyEmpty(t *testing.T) {
-	l, enc, err := NewLatency(nil)
-	if err != nil || l.Samples != 0 || enc != "" {
+// ramp returns n samples 1..n µs.
+func ramp(n int) []int64 {
+	s := make([]int64, n)
+	for i := range s {
+		s[i] = int64(i+1) * 1000
+	}
+	return s
+}
+
+func TestNewLatencyP99NeedsAThousandSamples(t *testing.T) {
+	l, _, err := NewLatency(FromSamples(ramp(999)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.P50 == nil || l.P90 == nil || l.P99 != nil || l.P99_9 != nil {
+		t.Fatalf("999 samples: want p50 and p90, no p99: %+v", l)
+	}
+	l, _, err = NewLatency(FromSamples(ramp(1000)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.P99 == nil || l.P99_9 != nil || l.P99_99 != nil {
+		t.Fatalf("1000 samples: want p99, no p99.9: %+v", l)
+	}
+	if *l.P99 < 989_000 || *l.P99 > 991_000 {
+		t.Fatalf("p99 of 1..1000 us = %d ns, want ~990 us", *l.P99)
+	}
+	if *l.P50 < 499_000 || *l.P50 > 501_000 || *l.P99 > l.Max {
+		t.Fatalf("p50 %d, p99 %d, max %d", *l.P50, *l.P99, l.Max)
+	}
+}
+
+func TestNewLatencyCapsAtTheMax(t *testing.T) {
+	// 1000 equal samples: the bucket's upper bound lies above them, the true max does not.
+	s := make([]int64, 1000)
+	for i := range s {
+		s[i] = 123_456
+	}
+	l, _, err := NewLatency(FromSamples(s))
+	if err != nil || *l.P99 != 123_456 || *l.P50 != 123_456 {
+		t.Fatalf("p50/p99 must not exceed the max: %+v %v", l, err)
+	}
+}
+
+func TestFromSamplesRoundTrip(t *testing.T) {
+	samples := ramp(2000)
+	h, m := FromSamples(samples)
+	if m.Count != 2000 || m.Min != 1000 || m.Max != 2_000_000 || m.Mean != 1_000_500 {
+		t.Fatalf("moments: %+v", m)
+	}
+	l, enc, err := NewLatency(h, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := DecodeHistogram(enc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.TotalCount() != 2000 || back.ValueAtQuantile(99) != h.ValueAtQuantile(99) || min(back.ValueAtQuantile(99), m.Max) != *l.P99 {
+		t.Fatalf("decoded: count %d p99 %d, want %d", back.TotalCount(), back.ValueAtQuantile(99), *l.P99)
+	}
+}
+
+func TestNewLatencyEmptyAndMismatched(t *testing.T) {
+	l, enc, err := NewLatency(nil, Moments{})
+	if err != nil || l.Samples != 0 || enc != "" || l.P50 != nil {
 		t.Fatalf("empty: %+v %q %v", l, enc, err)
+	}
+	h, m := FromSamples(ramp(10))
+	m.Count = 11
+	if _, _, err := NewLatency(h, m); err == nil {
+		t.Fatal("a histogram that lost samples must be refused")
+	}
+	if _, _, err := NewLatency(nil, m); err == nil {
+		t.Fatal("samples without a histogram must be refused")
 	}
 }
 
@@ -60,27 +150,57 @@ func TestReadAllForms(t *testing.T) {
 	if err != nil || len(got) != 2 {
 		t.Fatalf("ndjson/concatenated: %d %v", len(got), err)
 	}
-	got, err = ReadAll(strings.NewReader(`[{"schema_version":1},{"schema_version":1}]`))
+	got, err = ReadAll(strings.NewReader(`[{"schema_version":2},{"schema_version":2}]`))
 	if err != nil || len(got) != 2 {
 		t.Fatalf("array: %d %v", len(got), err)
 	}
-	if _, err := ReadAll(strings.NewReader(`{"schema_version":99}`)); err == nil {
-		t.Fatal("a future schema version must be refused")
+	for _, doc := range []string{`{"schema_version":99}`, `{"schema_version":1}`, `[{"schema_version":2},{"schema_version":99}]`, `[{}]`} {
+		if _, err := ReadAll(strings.NewReader(doc)); err == nil || !strings.Contains(err.Error(), "schema_version") {
+			t.Errorf("%s: another schema version must be refused, got %v", doc, err)
+		}
+	}
+}
+
+func TestUnsupportedPercentilesAreNull(t *testing.T) {
+	l, h, _ := NewLatency(FromSamples(ramp(50))) // a bandwidth run at defaults: 50 signalled WRs
+	var buf bytes.Buffer
+	WriteJSON(&buf, Result{SchemaVersion: SchemaVersion, Lat: l, Histogram: h})
+	var doc struct {
+		Lat map[string]json.RawMessage `json:"lat_ns"`
+	}
+	if err := json.Unmarshal(buf.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	for k, want := range map[string]bool{"p50": false, "p90": true, "p99": true, "p99_9": true, "p99_99": true} {
+		if got := string(doc.Lat[k]) == "null"; got != want {
+			t.Errorf("50 samples: %s = %s, want null: %v", k, doc.Lat[k], want)
+		}
+	}
+	back, err := ReadAll(&buf)
+	if err != nil || back[0].Lat.P99 != nil || back[0].Lat.P50 == nil || *back[0].Lat.P50 != *l.P50 {
+		t.Fatalf("read back: %+v %v", back, err)
 	}
 }
 
 func TestSchemaAcceptsAResultAndRefusesDrift(t *testing.T) {
-	samples := []int64{1500, 1600, 1700}
-	l, h, _ := NewLatency(samples)
-	r := Result{SchemaVersion: SchemaVersion, Config: Config{Op: "write", Test: "bw", MsgSizeBytes: 64, SQDepth: 1, PostList: 1, CQMod: 1, NumQPs: 1},
-		LatKind: "completion_under_load", Lat: l, Histogram: h, Verify: &Verify{Side: "server", OK: true, FirstBadOffset: -1}}
-	var buf bytes.Buffer
-	WriteJSON(&buf, r)
-	if err := Validate(buf.Bytes()); err != nil {
-		t.Fatalf("a result must validate: %v", err)
-	}
-	drift := strings.Replace(buf.String(), `"bw_gbit_per_s"`, `"bw_gbps"`, 1)
-	if err := Validate([]byte(drift)); err == nil {
-		t.Fatal("a renamed key must fail validation")
+	for _, n := range []int{3, 1000} { // percentiles null, and p99 set
+		l, h, _ := NewLatency(FromSamples(ramp(n)))
+		r := Result{SchemaVersion: SchemaVersion, Config: Config{Op: "write", Test: "bw", MsgSizeBytes: 64, SQDepth: 1, PostList: 1, CQMod: 1, NumQPs: 1},
+			LatKind: "completion_under_load", Clock: "tsc", ClockNote: "TSC: constant and nonstop", ClockBackwards: 2, Lat: l, Histogram: h,
+			Verify: &Verify{Side: "server", Slots: 4, CheckedBytes: 256, OK: true, FirstBadOffset: -1}}
+		var buf bytes.Buffer
+		WriteJSON(&buf, r)
+		if err := Validate(buf.Bytes()); err != nil {
+			t.Fatalf("%d samples: a result must validate: %v", n, err)
+		}
+		for _, drift := range []string{
+			strings.Replace(buf.String(), `"bw_gbit_per_s"`, `"bw_gbps"`, 1),
+			strings.Replace(buf.String(), `"clock_backwards_samples"`, `"samples_dropped"`, 1),
+			strings.Replace(buf.String(), `"schema_version": 2`, `"schema_version": 1`, 1),
+		} {
+			if err := Validate([]byte(drift)); err == nil {
+				t.Fatalf("drift must fail validation:\n%s", drift)
+			}
+		}
 	}
 }

@@ -11,7 +11,7 @@ import (
 )
 
 // SchemaVersion changes whenever a key changes meaning or disappears.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // Config is the test plan: everything the client sends the server and both sides use.
 type Config struct {
@@ -55,27 +55,31 @@ type Device struct {
 	Host         string  `json:"host"`
 }
 
-// Latency is a latency distribution in nanoseconds. Mean and stdev are exact (from
-// the raw samples); percentiles come from the HdrHistogram (3 significant digits).
+// Latency is a latency distribution in nanoseconds. Samples, min, max, mean and stdev
+// are exact (every sample, computed by the timed loop); percentiles come from the
+// HdrHistogram (3 significant digits) and are nil (JSON null) where the sample count
+// does not support them (see Supported).
 type Latency struct {
 	Samples uint64  `json:"samples"`
 	Min     int64   `json:"min"`
 	Max     int64   `json:"max"`
 	Mean    float64 `json:"mean"`
 	Stdev   float64 `json:"stdev"`
-	P50     int64   `json:"p50"`
-	P90     int64   `json:"p90"`
-	P99     int64   `json:"p99"`
-	P99_9   int64   `json:"p99_9"`
-	P99_99  int64   `json:"p99_99"`
+	P50     *int64  `json:"p50"`
+	P90     *int64  `json:"p90"`
+	P99     *int64  `json:"p99"`
+	P99_9   *int64  `json:"p99_9"`
+	P99_99  *int64  `json:"p99_99"`
 }
 
 // Verify is the outcome of --verify: the pattern checked after the transfer.
 type Verify struct {
-	Side           string `json:"side"` // where the bytes were checked: "server" (WRITE) or "client" (READ)
+	Side           string `json:"side"`  // where the bytes were checked: "server" (WRITE) or "client" (READ)
+	Slots          int    `json:"slots"` // message slots checked
 	CheckedBytes   int    `json:"checked_bytes"`
 	OK             bool   `json:"ok"`
 	FirstBadOffset int64  `json:"first_bad_offset"` // -1 when OK
+	Detail         string `json:"detail,omitempty"` // why it failed or was not done
 }
 
 // Result is one measurement.
@@ -102,11 +106,14 @@ type Result struct {
 	// LatKind says what each latency sample is: "one_way" (WRITE ping-pong RTT/2),
 	// "read_completion" (one READ, post to completion) or "completion_under_load"
 	// (bandwidth runs: post to completion of each signalled WR).
-	LatKind        string  `json:"lat_kind"`
-	Clock          string  `json:"clock"` // "tsc" (calibrated per run against CLOCK_MONOTONIC_RAW) or "clock_monotonic_raw"
-	Lat            Latency `json:"lat_ns"`
+	LatKind   string `json:"lat_kind"`
+	Clock     string `json:"clock"`                // "tsc" (calibrated per run against CLOCK_MONOTONIC_RAW) or "clock_monotonic_raw"
+	ClockNote string `json:"clock_note,omitempty"` // why that clock, e.g. "TSC not used: the kernel marked it unstable"
+	// ClockBackwards counts samples whose end stamp was before their start: counted
+	// here, excluded from the statistics.
+	ClockBackwards uint64  `json:"clock_backwards_samples"`
+	Lat            Latency `json:"lat_ns"`    // all samples but those: none is dropped
 	Histogram      string  `json:"histogram"` // HdrHistogram V2 compressed, base64
-	SamplesDropped uint64  `json:"samples_dropped"`
 	CQEvents       uint64  `json:"cq_events"` // completion events slept on (completion_events)
 
 	Verify      *Verify `json:"verify,omitempty"`
@@ -136,6 +143,7 @@ func WriteJSON(w io.Writer, r Result) error {
 }
 
 // ReadAll reads results from r: a JSON result, a JSON array of results, or NDJSON.
+// Every result must have this rdmabench's schema version, whatever the form.
 func ReadAll(r io.Reader) ([]Result, error) {
 	dec := json.NewDecoder(r)
 	var out []Result
@@ -151,6 +159,11 @@ func ReadAll(r io.Reader) ([]Result, error) {
 			if err := json.Unmarshal(raw, &many); err != nil {
 				return out, fmt.Errorf("reading results: %w", err)
 			}
+			for i, one := range many {
+				if err := checkVersion(one); err != nil {
+					return out, fmt.Errorf("element %d of an array: %w", i, err)
+				}
+			}
 			out = append(out, many...)
 			continue
 		}
@@ -158,9 +171,18 @@ func ReadAll(r io.Reader) ([]Result, error) {
 		if err := json.Unmarshal(raw, &one); err != nil {
 			return out, fmt.Errorf("reading results: %w", err)
 		}
-		if one.SchemaVersion != SchemaVersion {
-			return out, fmt.Errorf("result has schema_version %d; this rdmabench reads %d", one.SchemaVersion, SchemaVersion)
+		if err := checkVersion(one); err != nil {
+			return out, err
 		}
 		out = append(out, one)
 	}
+}
+
+// checkVersion refuses a result written under another schema: its keys may mean
+// something else (a version 1 percentile is never null, whatever the sample count).
+func checkVersion(r Result) error {
+	if r.SchemaVersion != SchemaVersion {
+		return fmt.Errorf("result has schema_version %d; this rdmabench reads %d", r.SchemaVersion, SchemaVersion)
+	}
+	return nil
 }

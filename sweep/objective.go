@@ -38,21 +38,27 @@ func Objectives(maxP99 time.Duration) []Objective {
 	return o
 }
 
-// Score is higher-is-better; ok is false when the result does not qualify.
+// NeedsP99 says whether the objective scores a point by its p99.
+func (o Objective) NeedsP99() bool { return o.Name == "p99" || o.Name == "bw-p99" }
+
+// Score is higher-is-better; ok is false when the result does not qualify. A result
+// whose p99 its sample count does not support (nil) does not qualify for an objective
+// that needs one: a "p99" that is one of a few largest samples would rank points by luck.
 func (o Objective) Score(r result.Result) (float64, bool) {
 	if r.Error != "" || r.Iterations == 0 {
 		return 0, false
 	}
+	p99 := r.Lat.P99
 	switch o.Name {
 	case "rate":
 		return r.MsgRateMpps, true
 	case "p99":
-		if r.Lat.Samples == 0 {
+		if p99 == nil {
 			return 0, false
 		}
-		return -float64(r.Lat.P99), true
+		return -float64(*p99), true
 	case "bw-p99":
-		if r.Lat.Samples == 0 || r.Lat.P99 > o.MaxP99.Nanoseconds() {
+		if p99 == nil || *p99 > o.MaxP99.Nanoseconds() {
 			return 0, false
 		}
 	}
@@ -81,7 +87,8 @@ func Rescore(stats []Stat, o Objective) []Stat {
 		if st.Runs == 0 {
 			continue
 		}
-		r := result.Result{Iterations: 1, BWGbps: st.BWGbps, MsgRateMpps: st.MsgRateMpps, Lat: result.Latency{Samples: 1, P99: st.P99NS}}
+		// The medians as a result: its p99 is nil where no run had a supported one.
+		r := result.Result{Iterations: 1, BWGbps: st.BWGbps, MsgRateMpps: st.MsgRateMpps, Lat: result.Latency{P99: st.P99NS}}
 		v, ok := o.Score(r)
 		st.Feasible = ok && st.Feasible
 		st.Score = v

@@ -90,6 +90,34 @@ func Apply(c result.Config, p profiles.Point) result.Config {
 	return c
 }
 
+// WithP99Samples raises a run of fixed iterations to enough samples to support a p99
+// (result.Supported): a bandwidth run samples its signalled WRs, at least
+// iterations x QPs / cq-mod of them (each QP also signals its last WR), so the
+// iterations grow with cq-mod; a latency run samples every iteration. A timed run
+// (DurationS > 0) is left alone: how many WRs complete in the time is not known in
+// advance, so such a point's p99 may be nil, and the point is then simply no p99
+// candidate (a longer --point-duration gives it one).
+//
+// A sweep raises its points only when its own objective needs the p99. The report
+// shows a p99 optimum for every sweep (Objectives), but for a bw or rate search that
+// optimum is a by-product read from the points measured anyway; buying it with up to
+// 1000 x cq-mod WRs a point (64000 of 256 KiB at cq-mod 64) would make the search
+// itself many times longer. There, points whose p99 is not supported are not
+// candidates for the p99 optimum either, and the report says when none is left.
+func WithP99Samples(c result.Config) result.Config {
+	if c.DurationS > 0 {
+		return c
+	}
+	need := result.MinSamples(0.99)
+	if c.Test == "bw" {
+		// floor(iters x qps / mod) >= need  <=>  iters x qps >= need x mod
+		mod, qps := uint64(max(c.CQMod, 1)), uint64(max(c.NumQPs, 1))
+		need = (need*mod + qps - 1) / qps
+	}
+	c.Iterations = max(c.Iterations, need)
+	return c
+}
+
 // Valid says whether a point can run: moderation and post list fit in the SQ.
 func Valid(p profiles.Point) bool {
 	return p["cq_mod"] <= p["sq_depth"] && p["post_list"] <= p["sq_depth"]
@@ -104,7 +132,7 @@ type Stat struct {
 	Feasible    bool           `json:"feasible"`
 	BWGbps      float64        `json:"bw_gbit_per_s"` // medians
 	MsgRateMpps float64        `json:"msg_rate_mpps"`
-	P99NS       int64          `json:"lat_p99_ns"`
+	P99NS       *int64         `json:"lat_p99_ns"` // median of the runs with a supported p99; nil (null) if none
 }
 
 // Outcome is a finished (or interrupted) sweep of one operation.
@@ -210,6 +238,9 @@ func (s *state) run(ctx context.Context, pt profiles.Point) (Stat, error) {
 	}
 	cfg := Apply(s.p.Base, pt)
 	cfg.Op = s.p.Op
+	if s.p.Objective.NeedsP99() {
+		cfg = WithP99Samples(cfg)
+	}
 	res, err := s.r.M.Measure(ctx, cfg)
 	if ctx.Err() != nil {
 		return Stat{}, ctx.Err() // an interrupted point is no data point
@@ -249,7 +280,10 @@ func (s *state) stat(pt profiles.Point) Stat {
 			continue
 		}
 		scores = append(scores, v)
-		bw, rate, p99 = append(bw, r.BWGbps), append(rate, r.MsgRateMpps), append(p99, float64(r.Lat.P99))
+		bw, rate = append(bw, r.BWGbps), append(rate, r.MsgRateMpps)
+		if r.Lat.P99 != nil {
+			p99 = append(p99, float64(*r.Lat.P99))
+		}
 	}
 	if len(scores) == 0 {
 		st.Score = math.Inf(-1)
@@ -257,7 +291,11 @@ func (s *state) stat(pt profiles.Point) Stat {
 	}
 	st.Feasible = true
 	st.Score = median(scores)
-	st.BWGbps, st.MsgRateMpps, st.P99NS = median(bw), median(rate), int64(median(p99))
+	st.BWGbps, st.MsgRateMpps = median(bw), median(rate)
+	if len(p99) > 0 {
+		m := int64(median(p99))
+		st.P99NS = &m
+	}
 	lo, hi := slices.Min(scores), slices.Max(scores)
 	if st.Score != 0 {
 		st.Spread = (hi - lo) / math.Abs(st.Score)

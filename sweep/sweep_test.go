@@ -11,16 +11,20 @@ import (
 )
 
 // fake is a NIC model: bandwidth rises with message size and depth and saturates,
-// falls with misalignment and with heavy signalling; p99 grows with depth.
+// falls with misalignment and with heavy signalling; p99 grows with depth. A run of
+// fixed iterations has iterations x QPs / cq-mod samples, and a p99 only where they
+// support one; a timed run has enough.
 type fake struct {
 	calls     int
 	noise     func() float64
 	stopAfter int
 	cancel    context.CancelFunc
+	configs   []result.Config
 }
 
 func (f *fake) Measure(ctx context.Context, c result.Config) (result.Result, error) {
 	f.calls++
+	f.configs = append(f.configs, c)
 	if f.stopAfter > 0 && f.calls >= f.stopAfter {
 		f.cancel()
 		return result.Result{Config: c, Interrupted: true}, ctx.Err()
@@ -36,12 +40,20 @@ func (f *fake) Measure(ctx context.Context, c result.Config) (result.Result, err
 	if f.noise != nil {
 		bw *= 1 + f.noise()
 	}
-	r := result.Result{SchemaVersion: 1, Config: c, Iterations: 1000}
+	r := result.Result{SchemaVersion: result.SchemaVersion, Config: c, Iterations: 1000}
 	r.BWGbps = bw
 	r.MsgRateMpps = bw * 1e3 / 8 / size
-	r.Lat = result.Latency{Samples: 10, P99: int64(depth * size / 100)}
+	r.Lat = result.Latency{Samples: 1000}
+	if c.DurationS == 0 {
+		r.Lat.Samples = c.Iterations * uint64(c.NumQPs) / uint64(c.CQMod)
+	}
+	if result.Supported(0.99, r.Lat.Samples) {
+		r.Lat.P99 = ptr(int64(depth * size / 100))
+	}
 	return r, nil
 }
+
+func ptr(v int64) *int64 { return &v }
 
 func rxe(t *testing.T) profiles.Profile {
 	p, err := profiles.Load("rxe")
@@ -151,8 +163,8 @@ func TestLatencyBoundObjective(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.Best.P99NS > 20000 {
-		t.Fatalf("best breaks the bound: p99 %d ns", o.Best.P99NS)
+	if o.Best.P99NS == nil || *o.Best.P99NS > 20000 {
+		t.Fatalf("best breaks the bound: p99 %v ns", o.Best.P99NS)
 	}
 	pl.Objective.MaxP99 = time.Nanosecond
 	if _, err := NewRunner(&fake{}, nil, nil).Run(context.Background(), pl); err != ErrNoFeasible {
@@ -211,4 +223,98 @@ type measurerFunc func(context.Context, result.Config) (result.Result, error)
 
 func (f measurerFunc) Measure(ctx context.Context, c result.Config) (result.Result, error) {
 	return f(ctx, c)
+}
+
+func TestScoreNeedsASupportedP99(t *testing.T) {
+	r := result.Result{Iterations: 50, BWGbps: 10, Lat: result.Latency{Samples: 50}} // no p99: 50 samples
+	for _, o := range []Objective{{Name: "p99"}, {Name: "bw-p99", MaxP99: time.Hour}} {
+		if _, ok := o.Score(r); ok {
+			t.Errorf("%s: a result without a supported p99 must not qualify", o)
+		}
+	}
+	if v, ok := (Objective{Name: "bw"}).Score(r); !ok || v != 10 {
+		t.Errorf("bw does not need a p99: %v %v", v, ok)
+	}
+	r.Lat = result.Latency{Samples: 1000, P99: ptr(5000)}
+	if v, ok := (Objective{Name: "p99"}).Score(r); !ok || v != -5000 {
+		t.Errorf("p99 5 us: %v %v", v, ok)
+	}
+	st := Rescore([]Stat{{Runs: 1, Feasible: true, BWGbps: 10}}, Objective{Name: "p99"})
+	if st[0].Feasible {
+		t.Error("a stat without a p99 is no p99 optimum")
+	}
+}
+
+func TestWithP99Samples(t *testing.T) {
+	bw := result.Config{Test: "bw", CQMod: 8, NumQPs: 3}
+	got := WithP99Samples(bw).Iterations
+	if got*3/8 < 1000 || (got-1)*3/8 >= 1000 {
+		t.Fatalf("cq-mod 8, 3 QPs: %d iterations, want the fewest with 1000 signalled WRs", got)
+	}
+	bw.Iterations = 50000
+	if got := WithP99Samples(bw).Iterations; got != 50000 {
+		t.Fatalf("more iterations than needed are kept: %d", got)
+	}
+	if got := WithP99Samples(result.Config{Test: "lat", CQMod: 100, NumQPs: 1}).Iterations; got != 1000 {
+		t.Fatalf("latency runs sample every iteration: %d", got)
+	}
+	if got := WithP99Samples(result.Config{Test: "bw", CQMod: 64, NumQPs: 1, DurationS: 1}).Iterations; got != 0 {
+		t.Fatalf("a timed run is left alone: %d", got)
+	}
+}
+
+func TestP99SearchMeasuresEnoughSamples(t *testing.T) {
+	p := rxe(t)
+	pl := plan(p, "grid")
+	pl.Base.DurationS, pl.Base.Iterations = 0, 100 // 100 WRs: no point has 1000 signalled
+	f := &fake{}
+	if _, err := NewRunner(f, nil, nil).Run(context.Background(), pl); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range f.configs {
+		if c.Iterations != 100 {
+			t.Fatalf("a bw search leaves the iterations alone: %+v", c)
+		}
+	}
+	pl.Objective = Objective{Name: "p99"}
+	f = &fake{}
+	o, err := NewRunner(f, nil, nil).Run(context.Background(), pl)
+	if err != nil {
+		t.Fatalf("a p99 search must measure points with a supported p99: %v", err)
+	}
+	for _, c := range f.configs {
+		if c.Iterations*uint64(c.NumQPs)/uint64(c.CQMod) < 1000 {
+			t.Fatalf("a p99 search point with too few signalled WRs: %+v", c)
+		}
+	}
+	if o.Best.P99NS == nil {
+		t.Fatalf("best without a p99: %+v", o.Best)
+	}
+}
+
+func TestUnsupportedP99IsNoCandidate(t *testing.T) {
+	p := rxe(t)
+	f := &fake{}
+	// Timed points at depth 512 complete too few signalled WRs for a p99 (say).
+	m := measurerFunc(func(ctx context.Context, c result.Config) (result.Result, error) {
+		r, err := f.Measure(ctx, c)
+		if c.SQDepth == 512 {
+			r.Lat = result.Latency{Samples: 999}
+		}
+		return r, err
+	})
+	pl := plan(p, "grid")
+	pl.Objective = Objective{Name: "bw-p99", MaxP99: time.Hour}
+	o, err := NewRunner(m, nil, nil).Run(context.Background(), pl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Best.Point["sq_depth"] == 512 || o.Best.P99NS == nil {
+		t.Fatalf("best has no supported p99: %+v", o.Best)
+	}
+	for _, st := range o.All {
+		if st.Point["sq_depth"] == 512 && st.Feasible {
+			t.Fatalf("a point without a supported p99 is feasible: %+v", st)
+		}
+	}
 }

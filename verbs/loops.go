@@ -10,15 +10,26 @@ import "C"
 
 import (
 	"fmt"
+	"math"
+	"math/big"
 	"runtime"
 	"syscall"
+	"time"
 	"unsafe"
+
+	"github.com/rdmabench/rdmabench/result"
 )
 
 // The loops run on a locked OS thread so that the Go scheduler stays out of them.
 
-// SetClock picks the loops' tick source: the TSC (x86-64 only) or CLOCK_MONOTONIC_RAW.
-func SetClock(tsc bool) { C.rb_set_clock(boolInt(tsc)) }
+var theClockNote string
+
+// SetClock picks the loops' tick source, the TSC (x86-64 only) or CLOCK_MONOTONIC_RAW,
+// and the note that results carry about the choice (see ClockVerdict).
+func SetClock(tsc bool, note string) {
+	C.rb_set_clock(boolInt(tsc))
+	theClockNote = note
+}
 
 // Clock names the tick source the loops use.
 func Clock() string {
@@ -28,149 +39,189 @@ func Clock() string {
 	return "clock_monotonic_raw"
 }
 
+// ClockNote says why the loops use the clock they use ("" when there is nothing to say).
+func ClockNote() string { return theClockNote }
+
+// QShift is where a bandwidth loop's wr_id keeps the QP index.
+const QShift = C.RB_QSHIFT
+
+// xfer fills the fields every loop shares. The histogram is C memory, freed by the caller.
+func (s *Session) xfer(x *C.rb_xfer, size int, laddr, raddr uintptr, inline bool, timeout time.Duration) {
+	x.cq = s.cq
+	x.laddr = C.uint64_t(laddr)
+	x.lkey = s.mr.lkey
+	x.raddr = C.uint64_t(raddr)
+	x.rkey = C.uint32_t(s.remoteKey)
+	x.size = C.uint32_t(size)
+	if inline {
+		x.send_flags = C.IBV_SEND_INLINE
+	}
+	x.stop = s.stop
+	x.timeout_ns = C.int64_t(timeout.Nanoseconds())
+	x.hist = (*C.rb_hist)(C.malloc(C.size_t(unsafe.Sizeof(C.rb_hist{}))))
+	C.rb_hist_reset(x.hist)
+}
+
 // Bandwidth runs the bandwidth loop over all QPs of the session (the client side).
 func (s *Session) Bandwidth(p BWParams) (BWResult, error) {
-	if p.Size < 1 || p.Size > s.spec.BufSize {
-		return BWResult{}, fmt.Errorf("message size %d outside the %d-byte buffer", p.Size, s.spec.BufSize)
+	l := p.Layout
+	if p.Size < 1 || l.Stride < p.Size || l.LSlots < 1 || l.RSlots < 1 {
+		return BWResult{}, fmt.Errorf("bandwidth loop: message size %d, slots %d/%d of %d bytes: not a layout", p.Size, l.LSlots, l.RSlots, l.Stride)
+	}
+	if need := len(s.qps) * l.LSlots * l.Stride; need > s.spec.BufSize {
+		return BWResult{}, fmt.Errorf("bandwidth loop: %d QPs x %d slots x %d bytes exceed the %d-byte buffer", len(s.qps), l.LSlots, l.Stride, s.spec.BufSize)
 	}
 	if p.CQMod < 1 || p.CQMod > p.SQDepth || p.PostList < 1 || p.PostList > p.SQDepth || p.SQDepth > s.spec.SQDepth {
 		return BWResult{}, fmt.Errorf("need 1 <= cq-mod (%d) <= sq-depth (%d) and 1 <= post-list (%d) <= sq-depth, sq-depth <= %d", p.CQMod, p.SQDepth, p.PostList, s.spec.SQDepth)
 	}
 	var a C.rb_bw_args
-	qps := (**C.struct_ibv_qp)(C.malloc(C.size_t(len(s.qps)) * C.size_t(unsafe.Sizeof(uintptr(0)))))
+	s.xfer(&a.x, p.Size, uintptr(s.buf), uintptr(s.remoteAddr), p.Inline && p.Op == Write, p.Timeout)
+	defer C.free(unsafe.Pointer(a.x.hist))
+	nqp := len(s.qps)
+	qps := (**C.struct_ibv_qp)(C.malloc(C.size_t(nqp) * C.size_t(unsafe.Sizeof(uintptr(0)))))
 	defer C.free(unsafe.Pointer(qps))
-	copy(unsafe.Slice(qps, len(s.qps)), s.qps)
+	copy(unsafe.Slice(qps, nqp), s.qps)
+	a.done = (*C.uint64_t)(C.calloc(C.size_t(nqp), 8))
+	defer C.free(unsafe.Pointer(a.done))
 	a.qps = qps
-	a.nqp = C.int(len(s.qps))
-	a.cq = s.cq
+	a.nqp = C.int(nqp)
 	a.opcode = C.IBV_WR_RDMA_WRITE
 	if p.Op == Read {
 		a.opcode = C.IBV_WR_RDMA_READ
 	}
-	a.laddr = C.uint64_t(uintptr(s.buf))
-	a.lkey = s.mr.lkey
-	a.raddr = C.uint64_t(s.remoteAddr)
-	a.rkey = C.uint32_t(s.remoteKey)
-	a.size = C.uint32_t(p.Size)
+	a.lslots, a.rslots, a.stride = C.uint32_t(l.LSlots), C.uint32_t(l.RSlots), C.uint32_t(l.Stride)
+	a.lstride = C.uint64_t(l.LSlots * l.Stride)
+	a.rstride = C.uint64_t(l.RSlots * l.Stride)
 	a.iters = C.uint64_t(p.Iters)
+	if p.DeadlineNS > 0 {
+		a.iters = C.uint64_t(math.MaxUint64)
+		a.deadline_ns = C.int64_t(p.DeadlineNS)
+	}
 	a.tx_depth = C.uint32_t(p.SQDepth)
 	a.post_list = C.uint32_t(p.PostList)
 	a.cq_mod = C.uint32_t(p.CQMod)
-	if p.Inline && p.Op == Write {
-		a.send_flags = C.IBV_SEND_INLINE
-	}
 	if p.Events {
 		if s.channel == nil {
 			return BWResult{}, fmt.Errorf("completion events need a session created with Spec.Events")
 		}
 		a.channel = s.channel
 	}
-	a.deadline_ns = C.int64_t(p.DeadlineNS)
-	a.stop = s.stop
-	a.lat_cap = C.uint64_t(p.MaxSamples)
-	if a.lat_cap > 0 {
-		a.lat = (*C.int64_t)(C.malloc(C.size_t(a.lat_cap) * 8))
-		if a.lat == nil {
-			return BWResult{}, fmt.Errorf("cannot allocate %d latency samples", p.MaxSamples)
-		}
-		defer C.free(unsafe.Pointer(a.lat))
-	}
 	runtime.LockOSThread()
 	rc := C.rb_bw(&a)
 	runtime.UnlockOSThread()
-	res := BWResult{Completed: uint64(a.completed), Events: uint64(a.events), DurationNS: int64(a.duration_ns)}
-	res.Lat = copySamples(a.lat, uint64(a.lat_n))
+	res := BWResult{
+		Completed: uint64(a.completed), Events: uint64(a.events), DurationNS: int64(a.duration_ns),
+		PerQP: append([]uint64(nil), unsafe.Slice((*uint64)(unsafe.Pointer(a.done)), nqp)...),
+		Lat:   samples(a.x.hist, float64(a.x.ns_per_tick)),
+	}
 	if rc != 0 {
-		return res, failure(&a.fail, "bandwidth loop")
+		return res, failure(&a.x, "bandwidth loop")
 	}
 	return res, nil
 }
 
-// PingPong runs rounds first..first+iters-1 of the WRITE ping-pong on QP 0. The
-// initiator returns each round's round-trip time; the responder returns none.
-func (s *Session) PingPong(initiator bool, size int, first, iters uint64, sqDepth, cqMod int, inline bool) ([]int64, error) {
-	if 2*size > s.spec.BufSize {
-		return nil, fmt.Errorf("ping-pong of %d bytes needs a %d-byte buffer", size, 2*size)
+// PingPong runs rounds p.First .. p.First+p.Iters-1 of the WRITE ping-pong on QP 0.
+// The initiator's samples are round-trip times; the responder records none.
+func (s *Session) PingPong(p PingPongParams) (LatResult, error) {
+	if 2*p.Size > s.spec.BufSize {
+		return LatResult{}, fmt.Errorf("ping-pong of %d bytes needs a %d-byte buffer", p.Size, 2*p.Size)
 	}
 	var a C.rb_pp_args
+	s.xfer(&a.x, p.Size, uintptr(s.buf)+uintptr(p.Size), uintptr(s.remoteAddr), p.Inline, p.Timeout)
+	defer C.free(unsafe.Pointer(a.x.hist))
 	a.qp = s.qps[0]
-	a.cq = s.cq
-	a.laddr = C.uint64_t(uintptr(s.buf) + uintptr(size))
-	a.lkey = s.mr.lkey
-	a.raddr = C.uint64_t(s.remoteAddr)
-	a.rkey = C.uint32_t(s.remoteKey)
-	a.size = C.uint32_t(size)
-	a.rx_last = (*C.uint8_t)(unsafe.Add(s.buf, size-1))
-	a.first = C.uint64_t(first)
-	a.iters = C.uint64_t(iters)
-	a.initiator = boolInt(initiator)
-	a.sq_depth = C.uint32_t(min(sqDepth, s.spec.SQDepth))
-	a.cq_mod = C.uint32_t(max(1, min(cqMod, int(a.sq_depth))))
-	if inline {
-		a.send_flags = C.IBV_SEND_INLINE
-	}
-	a.stop = s.stop
-	if initiator {
-		a.rtt = (*C.int64_t)(C.malloc(C.size_t(max(iters, 1)) * 8))
-		defer C.free(unsafe.Pointer(a.rtt))
-	}
+	a.rx_last = (*C.uint8_t)(unsafe.Add(s.buf, p.Size-1))
+	a.first = C.uint64_t(p.First)
+	a.iters = C.uint64_t(p.Iters)
+	a.initiator = boolInt(p.Initiator)
+	a.sq_depth = C.uint32_t(max(1, min(p.SQDepth, s.spec.SQDepth)))
+	a.cq_mod = C.uint32_t(max(1, min(p.CQMod, int(a.sq_depth))))
 	runtime.LockOSThread()
 	rc := C.rb_pingpong(&a)
 	runtime.UnlockOSThread()
-	var rtt []int64
-	if initiator {
-		rtt = copySamples(a.rtt, uint64(a.done))
+	scale := float64(a.x.ns_per_tick)
+	if p.OneWay {
+		scale /= 2 // exact on every statistic: the conversion is linear
 	}
+	res := LatResult{Done: uint64(a.done), Lat: samples(a.x.hist, scale)}
 	if rc != 0 {
-		return rtt, failure(&a.fail, "write ping-pong")
+		return res, failure(&a.x, "write ping-pong")
 	}
-	return rtt, nil
+	return res, nil
 }
 
 // ReadLatency posts one signalled READ at a time on QP 0 and times each completion.
-func (s *Session) ReadLatency(size int, iters uint64) ([]int64, error) {
-	if size > s.spec.BufSize {
-		return nil, fmt.Errorf("message size %d outside the %d-byte buffer", size, s.spec.BufSize)
+func (s *Session) ReadLatency(p ReadLatParams) (LatResult, error) {
+	if p.Size > s.spec.BufSize {
+		return LatResult{}, fmt.Errorf("message size %d outside the %d-byte buffer", p.Size, s.spec.BufSize)
 	}
 	var a C.rb_rl_args
+	s.xfer(&a.x, p.Size, uintptr(s.buf), uintptr(s.remoteAddr), false, p.Timeout)
+	defer C.free(unsafe.Pointer(a.x.hist))
 	a.qp = s.qps[0]
-	a.cq = s.cq
-	a.laddr = C.uint64_t(uintptr(s.buf))
-	a.lkey = s.mr.lkey
-	a.raddr = C.uint64_t(s.remoteAddr)
-	a.rkey = C.uint32_t(s.remoteKey)
-	a.size = C.uint32_t(size)
-	a.iters = C.uint64_t(iters)
-	a.stop = s.stop
-	a.lat = (*C.int64_t)(C.malloc(C.size_t(max(iters, 1)) * 8))
-	defer C.free(unsafe.Pointer(a.lat))
+	a.iters = C.uint64_t(p.Iters)
 	runtime.LockOSThread()
 	rc := C.rb_read_lat(&a)
 	runtime.UnlockOSThread()
-	lat := copySamples(a.lat, uint64(a.done))
+	res := LatResult{Done: uint64(a.done), Lat: samples(a.x.hist, float64(a.x.ns_per_tick))}
 	if rc != 0 {
-		return lat, failure(&a.fail, "read latency loop")
+		return res, failure(&a.x, "read latency loop")
 	}
-	return lat, nil
+	return res, nil
 }
 
-func copySamples(p *C.int64_t, n uint64) []int64 {
-	if p == nil || n == 0 {
-		return nil
+// samples converts the loop's tick histogram to nanoseconds. Each bucket's midpoint is
+// scaled by the loop's calibration; the buckets are 1/1024 of their value wide or less,
+// so the converted histogram keeps three significant digits. Count, min, max, mean and
+// standard deviation are exact (the sums are kept exactly in C).
+func samples(h *C.rb_hist, nsPerTick float64) Samples {
+	out := Samples{Hist: result.NewHistogram(), Backwards: uint64(h.backwards)}
+	n := uint64(h.n)
+	if n == 0 || nsPerTick <= 0 {
+		return out
 	}
-	out := make([]int64, n)
-	copy(out, unsafe.Slice((*int64)(unsafe.Pointer(p)), n))
+	ns := func(t float64) int64 { return int64(math.Round(t * nsPerTick)) }
+	counts := unsafe.Slice((*uint64)(unsafe.Pointer(&h.counts[0])), C.RB_HIST_LEN)
+	for i, c := range counts {
+		if c == 0 {
+			continue
+		}
+		low, width := float64(C.rb_hist_low(C.uint32_t(i))), float64(C.rb_hist_width(C.uint32_t(i)))
+		out.Hist.RecordValues(min(ns(low+(width-1)/2), out.Hist.HighestTrackableValue()), int64(c))
+	}
+	// Variance x n^2 = n*sumsq - sum^2, exactly, in big integers.
+	sum := new(big.Int).SetUint64(uint64(h.sum))
+	sq := new(big.Int).Lsh(new(big.Int).SetUint64(uint64(h.sumsq_hi)), 64)
+	sq.Or(sq, new(big.Int).SetUint64(uint64(h.sumsq_lo)))
+	v := new(big.Int).Mul(sq, new(big.Int).SetUint64(n))
+	v.Sub(v, new(big.Int).Mul(sum, sum))
+	vf, _ := new(big.Float).SetInt(v).Float64()
+	sf, _ := new(big.Float).SetInt(sum).Float64()
+	out.Moments = result.Moments{
+		Count: n, Min: ns(float64(h.min)), Max: ns(float64(h.max)),
+		Mean:  sf / float64(n) * nsPerTick,
+		Stdev: math.Sqrt(max(vf, 0)) / float64(n) * nsPerTick,
+	}
 	return out
 }
 
-func failure(f *C.rb_fail, phase string) error {
-	if f.status >= 0 {
+func failure(x *C.rb_xfer, phase string) error {
+	f := &x.fail
+	switch f.kind {
+	case C.RB_FAIL_WC:
 		return &CompletionError{
-			Status: wcStatusName(int(f.status)),
-			Detail: C.GoString(C.ibv_wc_status_str(C.enum_ibv_wc_status(f.status))),
-			Opcode: wcOpcodeName(int(f.opcode)),
-			WRID:   uint64(f.wr_id) & (1<<48 - 1),
+			Status:     wcStatusName(int(f.status)),
+			Detail:     C.GoString(C.ibv_wc_status_str(C.enum_ibv_wc_status(f.status))),
+			Opcode:     wcOpcodeName(int(f.opcode)),
+			WRID:       uint64(f.wr_id) & (1<<QShift - 1),
+			VendorErr:  uint32(f.vendor_err),
+			QPNum:      uint32(f.qp_num),
+			Unexpected: C.GoString(f.verb) == "unexpected completion",
 		}
+	case C.RB_FAIL_TIMEOUT:
+		return &TimeoutError{Phase: phase, Wait: C.GoString(f.verb), After: time.Duration(x.timeout_ns)}
+	case C.RB_FAIL_CLOCK:
+		return fmt.Errorf("%s: the TSC did not advance at a plausible rate across the loop, so its samples cannot be converted to time: rerun with --clock monotonic", phase)
 	}
 	return &VerbError{Verb: C.GoString(f.verb), Phase: phase, Err: syscall.Errno(f.err)}
 }

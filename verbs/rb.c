@@ -3,18 +3,10 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <time.h>
 
-int64_t rb_now(void) {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
-	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-#if defined(__x86_64__)
+#if defined(__x86_64__) && !defined(RB_MODEL)
 #include <x86intrin.h>
-static int use_tsc = 1;
+static int use_tsc = 0;
 static inline int64_t ticks(void) { return use_tsc ? (int64_t)__rdtsc() : rb_now(); }
 #else
 static int use_tsc = 0;
@@ -22,7 +14,7 @@ static inline int64_t ticks(void) { return rb_now(); }
 #endif
 
 void rb_set_clock(int tsc) {
-#if defined(__x86_64__)
+#if defined(__x86_64__) && !defined(RB_MODEL)
 	use_tsc = tsc;
 #else
 	(void)tsc;
@@ -33,9 +25,7 @@ int rb_clock_is_tsc(void) { return use_tsc; }
 
 // The thread is not pinned: pinning a spinning loop to one CPU can put it on the CPU
 // its peer (or the kernel's RDMA work) needs, which costs a scheduler tick per round
-// trip. The TSC is taken to be synchronized across cores, as on x86 servers with an
-// invariant TSC (in the qemu test bed the skew between vCPUs measured below 1 us);
-// --clock monotonic is the way out where it is not.
+// trip. The TSC is used only where Go found it invariant and trusted by the kernel.
 typedef struct {
 	int64_t t0, ns0;
 } rb_clock;
@@ -45,311 +35,463 @@ static void clk_begin(rb_clock *c) {
 	c->t0 = ticks();
 }
 
-// clk_end returns nanoseconds per tick over the loop.
-static double clk_end(rb_clock *c) {
-	if (!use_tsc)
-		return 1.0;
+// clk_end sets x->ns_per_tick for the loop; a TSC that did not advance, or advanced at
+// a rate no CPU has (outside 10 MHz .. 100 GHz), fails the loop rather than guess.
+static int clk_end(rb_clock *c, rb_xfer *x, int rc) {
+	if (!use_tsc) {
+		x->ns_per_tick = 1.0;
+		return rc;
+	}
 	int64_t ns1, t1;
 	do {
 		t1 = ticks();
 		ns1 = rb_now();
 	} while (ns1 - c->ns0 < 20000000);
-	return t1 > c->t0 ? (double)(ns1 - c->ns0) / (double)(t1 - c->t0) : 1.0;
+	double r = t1 > c->t0 ? (double)(ns1 - c->ns0) / (double)(t1 - c->t0) : 0;
+	x->ns_per_tick = r;
+	if (r < 0.01 || r > 100) {
+		x->ns_per_tick = 0;
+		if (rc == 0) {
+			x->fail.kind = RB_FAIL_CLOCK;
+			x->fail.verb = "rdtsc";
+			rc = -1;
+		}
+	}
+	return rc;
 }
 
-static void to_ns(int64_t *v, uint64_t n, double r) {
-	for (uint64_t i = 0; i < n; i++)
-		v[i] = (int64_t)((double)v[i] * r + 0.5);
+// ---- histogram ----
+
+static inline uint32_t hist_index(uint64_t v) {
+	if (v < RB_HIST_SUB)
+		return (uint32_t)v;
+	int e = 63 - __builtin_clzll(v) - 10; // v >> e is in [1024, 2047]
+	return RB_HIST_SUB + (uint32_t)(e - 1) * RB_HIST_HALF + (uint32_t)((v >> e) - RB_HIST_HALF);
 }
 
-void *rb_mmap(size_t len, int huge) {
-	int flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE;
-	if (huge)
-		flags |= MAP_HUGETLB;
-	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, flags, -1, 0);
-	return p == MAP_FAILED ? NULL : p;
+uint64_t rb_hist_low(uint32_t i) {
+	if (i < RB_HIST_SUB)
+		return i;
+	uint32_t e = (i - RB_HIST_SUB) / RB_HIST_HALF + 1;
+	return ((uint64_t)((i - RB_HIST_SUB) % RB_HIST_HALF) + RB_HIST_HALF) << e;
 }
 
-int rb_munmap(void *p, size_t len) { return munmap(p, len); }
-
-static inline uint8_t pattern(size_t i, uint32_t seed) {
-	uint32_t x = (uint32_t)i * 2654435761u + seed;
-	return (uint8_t)(x ^ (x >> 13) ^ (x >> 24));
+uint64_t rb_hist_width(uint32_t i) {
+	if (i < RB_HIST_SUB)
+		return 1;
+	return 1ULL << ((i - RB_HIST_SUB) / RB_HIST_HALF + 1);
 }
 
-void rb_fill(uint8_t *p, size_t len, uint32_t seed) {
-	for (size_t i = 0; i < len; i++)
-		p[i] = pattern(i, seed);
+void rb_hist_reset(rb_hist *h) {
+	memset(h, 0, sizeof(*h));
+	h->min = INT64_MAX;
+	h->max = INT64_MIN;
 }
 
-int64_t rb_check(const uint8_t *p, size_t len, uint32_t seed) {
-	for (size_t i = 0; i < len; i++)
-		if (p[i] != pattern(i, seed))
-			return (int64_t)i;
+void rb_hist_add(rb_hist *h, int64_t t) {
+	if (t < 0) {
+		h->backwards++;
+		return;
+	}
+	h->counts[hist_index((uint64_t)t)]++;
+	h->n++;
+	if (t < h->min)
+		h->min = t;
+	if (t > h->max)
+		h->max = t;
+	h->sum += (uint64_t)t;
+	unsigned __int128 sq = ((unsigned __int128)h->sumsq_hi << 64 | h->sumsq_lo) + (unsigned __int128)t * (uint64_t)t;
+	h->sumsq_lo = (uint64_t)sq;
+	h->sumsq_hi = (uint64_t)(sq >> 64);
+}
+
+static inline void sample(rb_xfer *x, int64_t t) {
+	if (x->hist)
+		rb_hist_add(x->hist, t);
+}
+
+// ---- failures ----
+
+static int verb_failed(rb_xfer *x, const char *verb, int err) {
+	x->fail.kind = RB_FAIL_VERB;
+	x->fail.verb = verb;
+	x->fail.err = err;
 	return -1;
 }
 
-int rb_query_port(struct ibv_context *ctx, uint8_t port, struct ibv_port_attr *attr) {
-	return ibv_query_port(ctx, port, attr);
-}
-
-static int verb_failed(rb_fail *f, const char *verb, int err) {
-	f->status = -1;
-	f->verb = verb;
-	f->err = err;
+static int wc_failed(rb_xfer *x, const struct ibv_wc *wc) {
+	x->fail.kind = RB_FAIL_WC;
+	x->fail.status = wc->status;
+	x->fail.opcode = wc->opcode;
+	x->fail.wr_id = wc->wr_id;
+	x->fail.vendor_err = wc->vendor_err;
+	x->fail.qp_num = wc->qp_num;
+	x->fail.verb = "ibv_poll_cq";
 	return -1;
 }
 
-static int wc_failed(rb_fail *f, const struct ibv_wc *wc) {
-	f->status = wc->status;
-	f->opcode = wc->opcode;
-	f->wr_id = wc->wr_id;
-	f->verb = "ibv_poll_cq";
+// unexpected: a completion for no WR the loop has outstanding. The queue is not in the
+// state the loop believes, so it stops rather than count it.
+static int unexpected(rb_xfer *x, const struct ibv_wc *wc) {
+	wc_failed(x, wc);
+	x->fail.verb = "unexpected completion";
 	return -1;
 }
 
-#define QSHIFT 48
-#define SEQMASK ((1ULL << QSHIFT) - 1)
+static int timed_out(rb_xfer *x, const char *wait) {
+	x->fail.kind = RB_FAIL_TIMEOUT;
+	x->fail.verb = wait;
+	return -1;
+}
+
+// A watchdog for waits on the peer: rb_now() is read only every so many idle spins
+// (it can cost a microsecond), and progress resets it.
+typedef struct {
+	int64_t since; // rb_now() of the last progress seen, 0 = not started
+	uint32_t spins;
+} watchdog;
+
+// idle says whether the peer has now been silent past the timeout.
+static inline int idle(watchdog *w, const rb_xfer *x) {
+	if (x->timeout_ns <= 0 || (++w->spins & 4095) != 0)
+		return 0;
+	int64_t now = rb_now();
+	if (w->since == 0)
+		w->since = now;
+	return now - w->since > x->timeout_ns;
+}
+
+static inline void progress(watchdog *w) { w->since = 0; }
+
+static inline int stopped(const rb_xfer *x) { return __atomic_load_n(x->stop, __ATOMIC_RELAXED) != 0; }
+
 #define POLL_BATCH 16
+#define SEQMASK ((1ULL << RB_QSHIFT) - 1)
+
+// ---- bandwidth ----
+
+static int bw(rb_bw_args *a, uint64_t *posted, uint64_t *target, uint32_t *lcur, uint32_t *rcur,
+              int64_t *pts, struct ibv_send_wr *wr, struct ibv_sge *sge, int64_t *t_start, int64_t *t_end);
 
 int rb_bw(rb_bw_args *a) {
 	const int nqp = a->nqp;
-	const uint32_t depth = a->tx_depth, pl = a->post_list, mod = a->cq_mod;
+	rb_xfer *x = &a->x;
 	uint64_t *posted = calloc(nqp, sizeof(uint64_t));
-	uint64_t *done = calloc(nqp, sizeof(uint64_t));
 	uint64_t *target = calloc(nqp, sizeof(uint64_t));
-	int64_t *pts = calloc((size_t)nqp * depth, sizeof(int64_t));
-	struct ibv_send_wr *wr = calloc(pl, sizeof(*wr));
-	struct ibv_sge *sge = calloc(pl, sizeof(*sge));
-	int rc = 0;
-	rb_clock clk;
-	clk_begin(&clk);
+	uint32_t *lcur = calloc(nqp, sizeof(uint32_t));
+	uint32_t *rcur = calloc(nqp, sizeof(uint32_t));
+	int64_t *pts = calloc((size_t)nqp * a->tx_depth, sizeof(int64_t));
+	struct ibv_send_wr *wr = calloc(a->post_list, sizeof(*wr));
+	struct ibv_sge *sge = calloc(a->post_list, sizeof(*sge));
 	int64_t t_start = 0, t_end = 0;
-	if (!posted || !done || !target || !pts || !wr || !sge) {
-		rc = verb_failed(&a->fail, "calloc", ENOMEM);
-		goto out;
-	}
-	for (uint32_t i = 0; i < pl; i++) {
-		sge[i].addr = a->laddr;
-		sge[i].length = a->size;
-		sge[i].lkey = a->lkey;
-		wr[i].sg_list = &sge[i];
-		wr[i].num_sge = 1;
-		wr[i].opcode = a->opcode;
-		wr[i].wr.rdma.remote_addr = a->raddr;
-		wr[i].wr.rdma.rkey = a->rkey;
-		wr[i].next = i + 1 < pl ? &wr[i + 1] : NULL;
-	}
+	int rc;
+	rb_clock clk;
+	memset(&x->fail, 0, sizeof(x->fail));
 	for (int q = 0; q < nqp; q++)
-		target[q] = a->iters;
-	uint64_t left = (uint64_t)nqp * a->iters; // WRs still to complete
-	int stopping = 0;
-	struct ibv_wc wc[POLL_BATCH];
+		a->done[q] = 0;
 	a->events = 0;
-	if (a->channel && ibv_req_notify_cq(a->cq, 0)) {
-		rc = verb_failed(&a->fail, "ibv_req_notify_cq", errno);
-		goto out;
-	}
-	t_start = t_end = ticks();
-	for (uint64_t spin = 0; left > 0; spin++) {
-		for (int q = 0; q < nqp; q++) {
-			while (posted[q] < target[q]) {
-				uint64_t n = target[q] - posted[q];
-				if (n > pl)
-					n = pl;
-				if (posted[q] - done[q] + n > depth)
-					break;
-				int signalled = 0;
-				for (uint64_t i = 0; i < n; i++) {
-					uint64_t seq = posted[q] + i;
-					wr[i].wr_id = ((uint64_t)q << QSHIFT) | seq;
-					wr[i].send_flags = a->send_flags;
-					if ((seq + 1) % mod == 0 || seq + 1 == target[q]) {
-						wr[i].send_flags |= IBV_SEND_SIGNALED;
-						signalled = 1;
-					}
-				}
-				wr[n - 1].next = NULL;
-				int64_t t = ticks();
-				if (signalled)
-					for (uint64_t i = 0; i < n; i++)
-						pts[(size_t)q * depth + (posted[q] + i) % depth] = t;
-				struct ibv_send_wr *bad;
-				int err = ibv_post_send(a->qps[q], wr, &bad);
-				if (n < pl)
-					wr[n - 1].next = &wr[n];
-				if (err) {
-					rc = verb_failed(&a->fail, "ibv_post_send", err);
-					goto out;
-				}
-				posted[q] += n;
-			}
-		}
-		int ne = ibv_poll_cq(a->cq, POLL_BATCH, wc);
-		if (ne < 0) {
-			rc = verb_failed(&a->fail, "ibv_poll_cq", errno);
-			goto out;
-		}
-		if (ne > 0) {
-			int64_t t = ticks();
-			for (int i = 0; i < ne; i++) {
-				if (wc[i].status != IBV_WC_SUCCESS) {
-					rc = wc_failed(&a->fail, &wc[i]);
-					goto out;
-				}
-				int q = (int)(wc[i].wr_id >> QSHIFT);
-				uint64_t seq = wc[i].wr_id & SEQMASK;
-				left -= seq + 1 - done[q];
-				done[q] = seq + 1;
-				if (a->lat_n < a->lat_cap)
-					a->lat[a->lat_n++] = t - pts[(size_t)q * depth + seq % depth];
-			}
-			t_end = t;
-		} else if (a->channel) {
-			// Nothing to reap: sleep until the CQ signals, re-arm, and poll again
-			// before the next sleep (a completion after the re-arm raises an event).
-			struct ibv_cq *ev_cq;
-			void *ev_ctx;
-			if (ibv_get_cq_event(a->channel, &ev_cq, &ev_ctx)) {
-				rc = verb_failed(&a->fail, "ibv_get_cq_event", errno);
-				goto out;
-			}
-			ibv_ack_cq_events(ev_cq, 1);
-			a->events++;
-			if (ibv_req_notify_cq(a->cq, 0)) {
-				rc = verb_failed(&a->fail, "ibv_req_notify_cq", errno);
-				goto out;
-			}
-		}
-		// Stop early on a deadline or a stop request: post only up to the next
-		// signalled WR, so that everything posted is seen to complete.
-		if (!stopping && (spin & 63) == 0 &&
-		    (*a->stop || (a->deadline_ns && rb_now() >= a->deadline_ns))) {
-			stopping = 1;
-			left = 0;
-			for (int q = 0; q < nqp; q++) {
-				uint64_t t = (posted[q] + mod - 1) / mod * mod;
-				if (t < target[q])
-					target[q] = t;
-				left += target[q] - done[q];
-			}
-		}
-	}
-out:;
-	double ratio = clk_end(&clk);
-	to_ns(a->lat, a->lat_n, ratio);
-	a->duration_ns = (int64_t)((double)(t_end - t_start) * ratio);
+	clk_begin(&clk);
+	if (!posted || !target || !lcur || !rcur || !pts || !wr || !sge)
+		rc = verb_failed(x, "calloc", ENOMEM);
+	else
+		rc = bw(a, posted, target, lcur, rcur, pts, wr, sge, &t_start, &t_end);
+	rc = clk_end(&clk, x, rc);
+	a->duration_ns = (int64_t)((double)(t_end - t_start) * x->ns_per_tick + 0.5);
 	a->completed = 0;
-	if (done)
-		for (int q = 0; q < nqp; q++)
-			a->completed += done[q];
+	for (int q = 0; q < nqp; q++)
+		a->completed += a->done[q];
 	free(posted);
-	free(done);
 	free(target);
+	free(lcur);
+	free(rcur);
 	free(pts);
 	free(wr);
 	free(sge);
 	return rc;
 }
 
-static int pingpong(rb_pp_args *a, struct ibv_send_wr *wrp, volatile uint8_t *tx_last, struct ibv_wc *wc);
+// Why this loop cannot deadlock: a QP's send-queue slots are freed only when a signalled
+// WR completes (and with it every earlier one). Posting stops for a QP only when its
+// queue is full: tx_depth WRs outstanding, numbered done..done+tx_depth-1. Since
+// cq_mod <= tx_depth, those include a multiple of cq_mod, a signalled WR whose
+// completion frees the queue. Chains are therefore cut to what fits; posting a whole
+// chain or nothing would stall with as few as tx_depth-post_list+1 WRs outstanding.
+// On a stop or the deadline each QP posts at most one more WR, signalled, so that
+// everything posted is seen to complete.
+static int bw(rb_bw_args *a, uint64_t *posted, uint64_t *target, uint32_t *lcur, uint32_t *rcur,
+              int64_t *pts, struct ibv_send_wr *wr, struct ibv_sge *sge, int64_t *t_start, int64_t *t_end) {
+	rb_xfer *x = &a->x;
+	const int nqp = a->nqp;
+	const uint64_t depth = a->tx_depth, mod = a->cq_mod;
+	const uint32_t pl = a->post_list;
+	uint64_t *done = a->done;
+	for (uint32_t i = 0; i < pl; i++) {
+		sge[i].length = x->size;
+		sge[i].lkey = x->lkey;
+		wr[i].sg_list = &sge[i];
+		wr[i].num_sge = 1;
+		wr[i].opcode = a->opcode;
+		wr[i].wr.rdma.rkey = x->rkey;
+		wr[i].next = i + 1 < pl ? &wr[i + 1] : NULL;
+	}
+	int active = 0; // QPs with WRs still to complete
+	for (int q = 0; q < nqp; q++) {
+		target[q] = a->iters;
+		active += a->iters > 0;
+	}
+	int stopping = 0;
+	watchdog wd = {0};
+	struct ibv_wc wc[POLL_BATCH];
+	if (a->channel && ibv_req_notify_cq(x->cq, 0))
+		return verb_failed(x, "ibv_req_notify_cq", errno);
+	*t_start = *t_end = ticks();
+	// Look at the stop flag and the clock every 64 units of work, a unit being a loop
+	// turn or a WR posted: a turn can post a whole queue of WRs, and where the
+	// provider does the transfer inside ibv_post_send (rxe in loopback) that takes long.
+	uint32_t work = 0;
+	while (active > 0) {
+		int check = work >= 64;
+		if (check)
+			work = 0;
+		work++;
+		for (int q = 0; q < nqp; q++) {
+			while (posted[q] < target[q]) {
+				uint64_t n = target[q] - posted[q], room = depth - (posted[q] - done[q]);
+				if (n > pl)
+					n = pl;
+				if (n > room)
+					n = room;
+				if (n == 0)
+					break;
+				int signalled = 0;
+				for (uint64_t i = 0; i < n; i++) {
+					uint64_t seq = posted[q] + i;
+					wr[i].wr_id = ((uint64_t)q << RB_QSHIFT) | seq;
+					wr[i].send_flags = x->send_flags;
+					if ((seq + 1) % mod == 0 || seq + 1 == target[q]) {
+						wr[i].send_flags |= IBV_SEND_SIGNALED;
+						signalled = 1;
+					}
+					sge[i].addr = x->laddr + q * a->lstride + (uint64_t)lcur[q] * a->stride;
+					wr[i].wr.rdma.remote_addr = x->raddr + q * a->rstride + (uint64_t)rcur[q] * a->stride;
+					if (++lcur[q] == a->lslots)
+						lcur[q] = 0;
+					if (++rcur[q] == a->rslots)
+						rcur[q] = 0;
+				}
+				wr[n - 1].next = NULL;
+				if (signalled) {
+					int64_t t = ticks();
+					for (uint64_t i = 0; i < n; i++)
+						if (wr[i].send_flags & IBV_SEND_SIGNALED)
+							pts[(size_t)q * depth + (posted[q] + i) % depth] = t;
+				}
+				struct ibv_send_wr *bad;
+				int err = ibv_post_send(a->qps[q], wr, &bad);
+				if (n < pl)
+					wr[n - 1].next = &wr[n];
+				if (err)
+					return verb_failed(x, "ibv_post_send", err);
+				posted[q] += n;
+				work += n;
+			}
+		}
+		int ne = ibv_poll_cq(x->cq, POLL_BATCH, wc);
+		if (ne < 0)
+			return verb_failed(x, "ibv_poll_cq", errno);
+		if (ne > 0) {
+			int64_t t = ticks();
+			for (int i = 0; i < ne; i++) {
+				if (wc[i].status != IBV_WC_SUCCESS)
+					return wc_failed(x, &wc[i]);
+				int q = (int)(wc[i].wr_id >> RB_QSHIFT);
+				uint64_t seq = wc[i].wr_id & SEQMASK;
+				if (q >= nqp || seq < done[q] || seq >= posted[q])
+					return unexpected(x, &wc[i]);
+				sample(x, t - pts[(size_t)q * depth + seq % depth]);
+				done[q] = seq + 1;
+				if (done[q] == target[q])
+					active--;
+			}
+			*t_end = t;
+			progress(&wd);
+		} else {
+			if (a->channel) {
+				// Nothing to reap: sleep until the CQ signals (or 100 ms, or the
+				// deadline), re-arm, and poll again before the next sleep (a
+				// completion after the re-arm raises an event).
+				int ms = 100;
+				if (a->deadline_ns && !stopping) {
+					int64_t left = (a->deadline_ns - rb_now()) / 1000000 + 1;
+					if (left < ms)
+						ms = left < 1 ? 1 : (int)left;
+				}
+				int r = rb_wait_fd(a->channel->fd, ms);
+				if (r < 0)
+					return verb_failed(x, "poll(completion channel)", errno);
+				if (r > 0) {
+					struct ibv_cq *ev_cq;
+					void *ev_ctx;
+					if (ibv_get_cq_event(a->channel, &ev_cq, &ev_ctx))
+						return verb_failed(x, "ibv_get_cq_event", errno);
+					ibv_ack_cq_events(ev_cq, 1);
+					a->events++;
+					if (ibv_req_notify_cq(x->cq, 0))
+						return verb_failed(x, "ibv_req_notify_cq", errno);
+				}
+				check = 1;
+				wd.spins = 4095; // an idle sleep counts as a watchdog look
+			}
+			if (idle(&wd, x))
+				return timed_out(x, "completions");
+		}
+		if (!stopping && check && (stopped(x) || (a->deadline_ns && rb_now() >= a->deadline_ns))) {
+			stopping = 1;
+			active = 0;
+			for (int q = 0; q < nqp; q++) {
+				// The last WR posted must be signalled; if it was not, post one more.
+				uint64_t last = posted[q];
+				int last_signalled = last == 0 || last % mod == 0 || last == target[q];
+				if (last < target[q])
+					target[q] = last_signalled ? last : last + 1;
+				active += done[q] < target[q];
+			}
+		}
+	}
+	return 0;
+}
 
-// reap polls the ping-pong's send completions once; *completed becomes the count of
-// WRs known complete (RC completes in order). Non-zero on failure, in a->fail.
-static int reap(rb_pp_args *a, struct ibv_wc *wc, uint64_t *completed) {
-	int ne = ibv_poll_cq(a->cq, POLL_BATCH, wc);
+// ---- WRITE ping-pong ----
+
+// reap polls the send completions once; *completed becomes the count of WRs known
+// complete (RC completes in order).
+static int reap(rb_xfer *x, struct ibv_wc *wc, uint64_t posted, uint64_t *completed) {
+	int ne = ibv_poll_cq(x->cq, POLL_BATCH, wc);
 	if (ne < 0)
-		return verb_failed(&a->fail, "ibv_poll_cq", errno);
+		return verb_failed(x, "ibv_poll_cq", errno);
 	for (int k = 0; k < ne; k++) {
 		if (wc[k].status != IBV_WC_SUCCESS)
-			return wc_failed(&a->fail, &wc[k]);
+			return wc_failed(x, &wc[k]);
+		if (wc[k].wr_id < *completed || wc[k].wr_id >= posted)
+			return unexpected(x, &wc[k]);
 		*completed = wc[k].wr_id + 1;
 	}
 	return 0;
 }
 
+// drain reaps until at most `left` WRs are outstanding. 1: done, 0: stopped, -1: failed.
+static int drain(rb_xfer *x, struct ibv_wc *wc, uint64_t posted, uint64_t *completed, uint64_t left, const char *what) {
+	watchdog wd = {0};
+	while (posted - *completed > left) {
+		if (reap(x, wc, posted, completed))
+			return -1;
+		if (stopped(x))
+			return 0;
+		if (idle(&wd, x))
+			return timed_out(x, what);
+	}
+	return 1;
+}
+
+// await spins until the last byte of the receive region reads v. Every 256 spins it
+// polls the CQ (a failed WR surfaces there, e.g. when the peer is gone) and looks at the
+// stop flag; the watchdog bounds the wait. 1: arrived, 0: stopped, -1: failed.
+static int await(rb_pp_args *a, uint8_t v, struct ibv_wc *wc, uint64_t posted, uint64_t *completed) {
+	rb_xfer *x = &a->x;
+	watchdog wd = {0};
+	for (uint32_t spin = 1;; spin++) {
+		if (*a->rx_last == v)
+			return 1;
+		if ((spin & 255) == 0) {
+			if (reap(x, wc, posted, completed))
+				return -1;
+			if (stopped(x))
+				return 0;
+			if (idle(&wd, x))
+				return timed_out(x, a->initiator ? "the peer's answer" : "the peer's next message");
+		}
+	}
+}
+
+static int pingpong(rb_pp_args *a, struct ibv_send_wr *wrp, volatile uint8_t *tx_last, struct ibv_wc *wc);
+
 int rb_pingpong(rb_pp_args *a) {
-	struct ibv_sge sge = {.addr = a->laddr, .length = a->size, .lkey = a->lkey};
+	rb_xfer *x = &a->x;
+	struct ibv_sge sge = {.addr = x->laddr, .length = x->size, .lkey = x->lkey};
 	struct ibv_send_wr wr = {
 	    .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
-	    .wr.rdma.remote_addr = a->raddr, .wr.rdma.rkey = a->rkey};
-	volatile uint8_t *tx_last = (volatile uint8_t *)(uintptr_t)(a->laddr + a->size - 1);
+	    .wr.rdma.remote_addr = x->raddr, .wr.rdma.rkey = x->rkey};
+	volatile uint8_t *tx_last = (volatile uint8_t *)(uintptr_t)(x->laddr + x->size - 1);
 	struct ibv_wc wc[POLL_BATCH];
+	memset(&x->fail, 0, sizeof(x->fail));
 	rb_clock clk;
 	clk_begin(&clk);
 	int rc = pingpong(a, &wr, tx_last, wc);
-	to_ns(a->rtt, a->initiator ? a->done : 0, clk_end(&clk));
-	return rc;
+	return clk_end(&clk, x, rc);
 }
 
 static int pingpong(rb_pp_args *a, struct ibv_send_wr *wrp, volatile uint8_t *tx_last, struct ibv_wc *wc) {
+	rb_xfer *x = &a->x;
 	struct ibv_send_wr wr = *wrp;
 	uint64_t posted = 0, completed = 0;
 	a->done = 0;
 	for (uint64_t i = 0; i < a->iters; i++) {
 		uint64_t round = a->first + i;
 		uint8_t v = (uint8_t)(round % 255 + 1); // never 0, differs from the round before
-		int64_t t0 = 0;
-		if (!a->initiator) {
-			while (*a->rx_last != v)
-				if (*a->stop)
-					return 0;
-		}
-		// Reap send completions outside the timed part; block only when the SQ is full.
-		for (;;) {
-			if (reap(a, wc, &completed))
-				return -1;
-			if (posted - completed < a->sq_depth)
-				break;
-			if (*a->stop)
-				return 0;
-		}
+		// Room in the send queue first (it is full only with sq_depth WRs outstanding):
+		// the initiator before its clock starts, the responder before it looks for the
+		// ping, so that nothing but the post stands between a ping and its pong.
+		int r = drain(x, wc, posted, &completed, a->sq_depth - 1, "send-queue room");
+		if (r <= 0)
+			return r;
+		if (!a->initiator && (r = await(a, v, wc, posted, &completed)) <= 0)
+			return r;
 		*tx_last = v;
 		wr.wr_id = posted;
-		wr.send_flags = a->send_flags;
+		wr.send_flags = x->send_flags;
 		if ((posted + 1) % a->cq_mod == 0 || i + 1 == a->iters)
 			wr.send_flags |= IBV_SEND_SIGNALED;
 		struct ibv_send_wr *bad;
-		if (a->initiator)
-			t0 = ticks();
+		int64_t t0 = a->initiator ? ticks() : 0;
 		int err = ibv_post_send(a->qp, &wr, &bad);
 		if (err)
-			return verb_failed(&a->fail, "ibv_post_send", err);
+			return verb_failed(x, "ibv_post_send", err);
 		posted++;
 		if (a->initiator) {
-			while (*a->rx_last != v)
-				if (*a->stop)
-					return 0;
-			a->rtt[i] = ticks() - t0;
+			if ((r = await(a, v, wc, posted, &completed)) <= 0)
+				return r;
+			sample(x, ticks() - t0);
 		}
+		// Reap after posting, outside the round trip, as perftest does.
+		if (reap(x, wc, posted, &completed))
+			return -1;
 		a->done = i + 1;
 	}
-	// Wait for the last (signalled) write so the QP is idle when we return.
-	while (completed < posted) {
-		if (reap(a, wc, &completed))
-			return -1;
-		if (*a->stop)
-			return 0;
-	}
-	return 0;
+	// Wait for the last (signalled) write so that the QP is idle when we return.
+	int r = drain(x, wc, posted, &completed, 0, "the last completion");
+	return r < 0 ? r : 0;
 }
+
+// ---- READ latency ----
 
 static int read_lat(rb_rl_args *a, struct ibv_send_wr *wrp);
 
 int rb_read_lat(rb_rl_args *a) {
-	struct ibv_sge sge = {.addr = a->laddr, .length = a->size, .lkey = a->lkey};
+	rb_xfer *x = &a->x;
+	struct ibv_sge sge = {.addr = x->laddr, .length = x->size, .lkey = x->lkey};
 	struct ibv_send_wr wr = {
 	    .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_RDMA_READ,
 	    .send_flags = IBV_SEND_SIGNALED,
-	    .wr.rdma.remote_addr = a->raddr, .wr.rdma.rkey = a->rkey};
+	    .wr.rdma.remote_addr = x->raddr, .wr.rdma.rkey = x->rkey};
+	memset(&x->fail, 0, sizeof(x->fail));
 	rb_clock clk;
 	clk_begin(&clk);
 	int rc = read_lat(a, &wr);
-	to_ns(a->lat, a->done, clk_end(&clk));
-	return rc;
+	return clk_end(&clk, x, rc);
 }
 
 static int read_lat(rb_rl_args *a, struct ibv_send_wr *wrp) {
+	rb_xfer *x = &a->x;
 	struct ibv_send_wr wr = *wrp;
 	struct ibv_wc wc;
 	a->done = 0;
@@ -359,17 +501,23 @@ static int read_lat(rb_rl_args *a, struct ibv_send_wr *wrp) {
 		int64_t t0 = ticks();
 		int err = ibv_post_send(a->qp, &wr, &bad);
 		if (err)
-			return verb_failed(&a->fail, "ibv_post_send", err);
+			return verb_failed(x, "ibv_post_send", err);
 		int ne;
-		while ((ne = ibv_poll_cq(a->cq, 1, &wc)) == 0)
-			if (*a->stop)
+		watchdog wd = {0};
+		while ((ne = ibv_poll_cq(x->cq, 1, &wc)) == 0) {
+			if (stopped(x))
 				return 0;
+			if (idle(&wd, x))
+				return timed_out(x, "the READ's completion");
+		}
 		int64_t t1 = ticks();
 		if (ne < 0)
-			return verb_failed(&a->fail, "ibv_poll_cq", errno);
+			return verb_failed(x, "ibv_poll_cq", errno);
 		if (wc.status != IBV_WC_SUCCESS)
-			return wc_failed(&a->fail, &wc);
-		a->lat[i] = t1 - t0;
+			return wc_failed(x, &wc);
+		if (wc.wr_id != i)
+			return unexpected(x, &wc);
+		sample(x, t1 - t0);
 		a->done = i + 1;
 	}
 	return 0;

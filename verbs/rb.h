@@ -1,6 +1,12 @@
 // rb.h: the C side of the verbs layer. Everything that runs per work request lives
 // here, so a measurement is one cgo call: Go sets up resources, C runs the timed
-// post/poll loop and fills C-allocated sample arrays, Go reads them afterwards.
+// post/poll loop and records every sample into a C-side histogram, Go reads it after.
+//
+// rb.c uses only the data-path verbs that libibverbs inlines through the context's ops
+// table (ibv_post_send, ibv_poll_cq, ibv_req_notify_cq) plus ibv_get_cq_event and
+// ibv_ack_cq_events, so it can be compiled against a model of the verbs queues
+// (verbs/internal/qmodel) and tested without a device. Building with -DRB_MODEL makes
+// rb_now() and rb_wait_fd() the model's (a simulated clock), not the kernel's.
 #ifndef RB_H
 #define RB_H
 #include <stdint.h>
@@ -9,12 +15,16 @@
 // rb_now returns CLOCK_MONOTONIC_RAW in nanoseconds (no NTP slewing).
 int64_t rb_now(void);
 
-// The loops stamp with a tick counter: on x86-64 the TSC (a few ns to read, where
-// clock_gettime can cost a microsecond when the kernel's clocksource is HPET, as under
-// qemu emulation), else rb_now(). Each loop converts ticks to ns with the ratio
-// measured against CLOCK_MONOTONIC_RAW across the loop itself (two points at least
-// 20 ms apart): no fit that can fail the way perftest's calibration does.
-// rb_set_clock(0) forces rb_now().
+// rb_wait_fd waits up to timeout_ms for fd to become readable: 1 readable, 0 timeout,
+// -1 error (errno set).
+int rb_wait_fd(int fd, int timeout_ms);
+
+// The loops stamp with a tick counter: on x86-64 the TSC when rb_set_clock(1) (a few ns
+// to read, where clock_gettime can cost a microsecond when the kernel's clocksource is
+// HPET, as under qemu emulation), else rb_now(). Go decides which (verbs.ClockVerdict:
+// the TSC only where the CPU and the kernel vouch for it). Each loop converts ticks to
+// ns with the ratio measured against CLOCK_MONOTONIC_RAW across the loop itself (two
+// points at least 20 ms apart); a TSC that did not advance fails the loop.
 void rb_set_clock(int use_tsc);
 int rb_clock_is_tsc(void);
 
@@ -23,82 +33,117 @@ void *rb_mmap(size_t len, int huge);
 int rb_munmap(void *p, size_t len);
 void rb_fill(uint8_t *p, size_t len, uint32_t seed);
 int64_t rb_check(const uint8_t *p, size_t len, uint32_t seed); // -1 ok, else first bad offset
-
 int rb_query_port(struct ibv_context *ctx, uint8_t port, struct ibv_port_attr *attr);
+// rb_now, rb_wait_fd, the buffers and rb_query_port live in rb_sys.c; the loops in rb.c.
 
+// wr_id carries the QP index above RB_QSHIFT and the WR's sequence number below.
+#define RB_QSHIFT 48
+
+// Latency histogram of ticks, log-linear with HdrHistogram's layout at 3 significant
+// digits: values below 2048 exactly, then 1024 sub-buckets per power of two. Every
+// sample is counted; samples whose end stamp precedes their start go to `backwards`
+// and nowhere else.
+#define RB_HIST_SUB 2048
+#define RB_HIST_HALF 1024
+#define RB_HIST_LEN (RB_HIST_SUB + 53 * RB_HIST_HALF)
 typedef struct {
-	int status;      // ibv_wc_status of a failed completion, -1 when a verb failed
-	int opcode;      // ibv_wc_opcode of the failed completion
+	uint64_t counts[RB_HIST_LEN];
+	uint64_t n, backwards;
+	int64_t min, max;        // ticks
+	uint64_t sum;            // ticks
+	uint64_t sumsq_lo, sumsq_hi; // 128-bit sum of squares, ticks^2
+} rb_hist;
+void rb_hist_reset(rb_hist *h);
+void rb_hist_add(rb_hist *h, int64_t ticks);
+// rb_hist_low and rb_hist_width: the lowest tick value of bucket i and its width.
+uint64_t rb_hist_low(uint32_t i);
+uint64_t rb_hist_width(uint32_t i);
+
+// Why a loop failed.
+enum {
+	RB_FAIL_NONE = 0,
+	RB_FAIL_VERB,    // a verb returned an error: verb, err
+	RB_FAIL_WC,      // a completion with an error status: status, opcode, wr_id, vendor_err, qp_num
+	RB_FAIL_TIMEOUT, // the peer made no progress for timeout_ns: verb names the wait
+	RB_FAIL_CLOCK,   // the tick counter did not advance across the loop
+};
+typedef struct {
+	int kind;
+	int status;       // ibv_wc_status
+	int opcode;       // ibv_wc_opcode
 	uint64_t wr_id;
-	int err;         // errno of a failed verb
-	const char *verb; // the verb that failed
+	uint32_t vendor_err;
+	uint32_t qp_num;
+	int err;          // errno of a failed verb
+	const char *verb; // the verb or the wait that failed
 } rb_fail;
 
-// Bandwidth: keep tx_depth WRs in flight per QP, chain post_list WRs per ibv_post_send,
-// signal every cq_mod-th WR and the last, poll the shared CQ in batches of 16.
+// What every loop shares: the CQ, the local and remote buffer, the message size, the
+// stop flag, the bound on waiting for the peer, and the outcome.
 typedef struct {
-	struct ibv_qp **qps;
-	int nqp;
 	struct ibv_cq *cq;
-	int opcode;           // IBV_WR_RDMA_WRITE or IBV_WR_RDMA_READ
 	uint64_t laddr;
 	uint32_t lkey;
 	uint64_t raddr;
 	uint32_t rkey;
 	uint32_t size;
-	uint64_t iters;       // WRs per QP
-	uint32_t tx_depth, post_list, cq_mod;
 	int send_flags;       // e.g. IBV_SEND_INLINE
-	struct ibv_comp_channel *channel; // non-NULL: sleep on completion events instead of spinning
-	int64_t deadline_ns;  // absolute rb_now() value; 0 = none
-	volatile int *stop;   // set from another thread (Ctrl-C): finish in-flight WRs and return
+	volatile int *stop;   // set from another thread (Ctrl-C, end of test): finish and return
+	int64_t timeout_ns;   // fail when the peer makes no progress for this long; 0 = never
+	rb_hist *hist;        // every sample, in ticks (NULL: none recorded)
 	// out
-	int64_t *lat;         // completion latency of each signalled WR (post to poll), ns
-	uint64_t lat_cap, lat_n;
-	uint64_t completed;   // WRs completed, all QPs
+	double ns_per_tick;   // the loop's calibration
+	rb_fail fail;
+} rb_xfer;
+
+// Bandwidth: keep tx_depth WRs in flight per QP, chain up to post_list WRs per
+// ibv_post_send (the part of a chain that fits the send queue), signal every
+// cq_mod-th WR and each QP's last, poll the shared CQ in batches of 16. WR number i of
+// QP q goes from local slot i % lslots to remote slot i % rslots of that QP's region
+// (region q starts at q*lstride / q*rstride; slots are `stride` bytes apart).
+// Samples: post to completion of each signalled WR.
+typedef struct {
+	rb_xfer x;
+	struct ibv_qp **qps;
+	int nqp;
+	int opcode;           // IBV_WR_RDMA_WRITE or IBV_WR_RDMA_READ
+	uint32_t lslots, rslots, stride;
+	uint64_t lstride, rstride;
+	uint64_t iters;       // WRs per QP (with deadline_ns: an upper bound, UINT64_MAX for none)
+	uint32_t tx_depth, post_list, cq_mod;
+	struct ibv_comp_channel *channel; // non-NULL: sleep on completion events instead of spinning
+	int64_t deadline_ns;  // absolute rb_now() value; 0 = none. Posting stops there.
+	// out
+	uint64_t *done;       // nqp entries: WRs of each QP known complete
+	uint64_t completed;   // all QPs
 	uint64_t events;      // completion events waited for
 	int64_t duration_ns;  // first post to last completion
-	rb_fail fail;
 } rb_bw_args;
 int rb_bw(rb_bw_args *a);
 
 // WRITE ping-pong (perftest's write_lat): the initiator writes size bytes whose last
 // byte carries a round number into the peer's buffer and spins on its own buffer's last
-// byte until the peer's answer arrives; the responder mirrors it.
+// byte until the peer's answer arrives; the responder mirrors it. Both poll their CQ
+// after posting, outside the round trip; both watch it for errors while they spin.
+// Samples (initiator): the round-trip time of each round.
 typedef struct {
+	rb_xfer x;
 	struct ibv_qp *qp;
-	struct ibv_cq *cq;
-	uint64_t laddr;       // local send region
-	uint32_t lkey;
-	uint64_t raddr;       // peer's receive region
-	uint32_t rkey;
-	uint32_t size;
 	volatile uint8_t *rx_last; // last byte of the local receive region
 	uint64_t first, iters;     // rounds first .. first+iters-1
 	int initiator;
 	uint32_t sq_depth, cq_mod;
-	int send_flags;
-	volatile int *stop;
-	int64_t *rtt;         // initiator: per-round round-trip time, ns
-	uint64_t done;
-	rb_fail fail;
+	uint64_t done;             // out: rounds completed
 } rb_pp_args;
 int rb_pingpong(rb_pp_args *a);
 
 // READ latency: one signalled READ at a time, busy-poll its completion.
+// Samples: post to completion of each READ.
 typedef struct {
+	rb_xfer x;
 	struct ibv_qp *qp;
-	struct ibv_cq *cq;
-	uint64_t laddr;
-	uint32_t lkey;
-	uint64_t raddr;
-	uint32_t rkey;
-	uint32_t size;
 	uint64_t iters;
-	volatile int *stop;
-	int64_t *lat;
-	uint64_t done;
-	rb_fail fail;
+	uint64_t done;             // out
 } rb_rl_args;
 int rb_read_lat(rb_rl_args *a);
 #endif

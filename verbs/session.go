@@ -161,8 +161,9 @@ func (d *Device) NewSession(spec Spec) (_ *Session, err error) {
 		if spec.Huge {
 			hint = " (no free hugepages? see /proc/sys/vm/nr_hugepages)"
 		}
+		err := fmt.Errorf("mmap of %d bytes: %v%s", s.mapLen, errnoOr(cerr), hint)
 		s.mapLen = 0
-		return nil, fmt.Errorf("mmap of %d bytes: %v%s", s.mapLen, errnoOr(cerr), hint)
+		return nil, err
 	}
 	s.base = p
 	s.buf = unsafe.Add(p, spec.Offset)
@@ -178,9 +179,11 @@ func (d *Device) NewSession(spec Spec) (_ *Session, err error) {
 		return nil, &VerbError{Verb: "ibv_reg_mr", Phase: fmt.Sprintf("%d bytes", spec.BufSize), Err: errnoOr(cerr)}
 	}
 	s.mr = mr
+	// Every WR may be signalled (cq-mod 1): the CQ must hold a whole send queue per QP.
+	// A CQ cut to the device's limit could overflow, which fails the QPs mid-run.
 	cqe := spec.SQDepth*spec.NumQP + 1
 	if cqe > d.Info.MaxCQE {
-		cqe = d.Info.MaxCQE
+		return nil, fmt.Errorf("%d QPs x SQ depth %d need a %d-entry CQ, above %s's max_cqe %d: lower --tx-depth or --qps", spec.NumQP, spec.SQDepth, cqe, d.Info.Name, d.Info.MaxCQE)
 	}
 	if spec.Events {
 		ch, cerr := C.ibv_create_comp_channel(d.ctx)

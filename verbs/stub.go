@@ -8,8 +8,9 @@ package verbs
 var SysfsRoot = "/sys"
 
 func Now() int64                                            { return 0 }
-func SetClock(bool)                                         {}
+func SetClock(bool, string)                                 {}
 func Clock() string                                         { return "" }
+func ClockNote() string                                     { return "" }
 func Devices() ([]DeviceInfo, error)                        { return nil, ErrUnsupported }
 func Open(name string, port, gidIndex int) (*Device, error) { return nil, ErrUnsupported }
 
@@ -24,18 +25,16 @@ func (d *Device) NewSession(Spec) (*Session, error) { return nil, ErrUnsupported
 
 type Session struct{}
 
-func (s *Session) Local() Endpoint                      { return Endpoint{} }
-func (s *Session) Connect(Endpoint, int) error          { return ErrUnsupported }
-func (s *Session) PathMTU() int                         { return 0 }
-func (s *Session) RdAtom() int                          { return 0 }
-func (s *Session) MaxInline() int                       { return 0 }
-func (s *Session) Bytes() []byte                        { return nil }
-func (s *Session) Fill(seed uint32, off, n int)         {}
-func (s *Session) Check(seed uint32, off, n int) int64  { return -1 }
-func (s *Session) Stop()                                {}
-func (s *Session) Close() error                         { return nil }
-func (s *Session) Bandwidth(BWParams) (BWResult, error) { return BWResult{}, ErrUnsupported }
-func (s *Session) PingPong(bool, int, uint64, uint64, int, int, bool) ([]int64, error) {
-	return nil, ErrUnsupported
-}
-func (s *Session) ReadLatency(int, uint64) ([]int64, error) { return nil, ErrUnsupported }
+func (s *Session) Local() Endpoint                              { return Endpoint{} }
+func (s *Session) Connect(Endpoint, int) error                  { return ErrUnsupported }
+func (s *Session) PathMTU() int                                 { return 0 }
+func (s *Session) RdAtom() int                                  { return 0 }
+func (s *Session) MaxInline() int                               { return 0 }
+func (s *Session) Bytes() []byte                                { return nil }
+func (s *Session) Fill(seed uint32, off, n int)                 {}
+func (s *Session) Check(seed uint32, off, n int) int64          { return -1 }
+func (s *Session) Stop()                                        {}
+func (s *Session) Close() error                                 { return nil }
+func (s *Session) Bandwidth(BWParams) (BWResult, error)         { return BWResult{}, ErrUnsupported }
+func (s *Session) PingPong(PingPongParams) (LatResult, error)   { return LatResult{}, ErrUnsupported }
+func (s *Session) ReadLatency(ReadLatParams) (LatResult, error) { return LatResult{}, ErrUnsupported }

@@ -7,6 +7,10 @@ package verbs
 import (
 	"errors"
 	"fmt"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/rdmabench/rdmabench/result"
 )
 
 // ErrUnsupported is returned by every entry point of a build without cgo.
@@ -77,10 +81,30 @@ type CompletionError struct {
 	Detail string // libibverbs' text for the status
 	Opcode string
 	WRID   uint64
+	// VendorErr is the NIC's syndrome (perftest prints it too); QPNum the local QP.
+	VendorErr uint32
+	QPNum     uint32
+	// Unexpected: the completion was for no WR the loop had outstanding.
+	Unexpected bool
 }
 
 func (e *CompletionError) Error() string {
-	return fmt.Sprintf("work completion failed: %s (%s), opcode %s, wr_id %d", e.Status, e.Detail, e.Opcode, e.WRID)
+	what := "work completion failed"
+	if e.Unexpected {
+		what = "unexpected work completion (for no outstanding WR)"
+	}
+	return fmt.Sprintf("%s: %s (%s), opcode %s, wr_id %d, QP 0x%x, vendor error 0x%x", what, e.Status, e.Detail, e.Opcode, e.WRID, e.QPNum, e.VendorErr)
+}
+
+// TimeoutError is a loop that saw no progress from the peer for its timeout.
+type TimeoutError struct {
+	Phase string
+	Wait  string // what the loop waited for
+	After time.Duration
+}
+
+func (e *TimeoutError) Error() string {
+	return fmt.Sprintf("%s: no progress for %v waiting for %s: the peer or the network stopped answering (raise --timeout if the link is just slow)", e.Phase, e.After, e.Wait)
 }
 
 // Model names a NIC from its identity, the way perftest users know it.
@@ -147,24 +171,67 @@ type Endpoint struct {
 	Len       uint64   `json:"len"`
 }
 
+// Layout is where a bandwidth loop's messages go: each QP has its own region in each
+// buffer, LSlots (local) and RSlots (remote) message slots Stride bytes apart, and WR
+// number i of a QP moves slot i % LSlots to slot i % RSlots (or back, for READ).
+type Layout struct {
+	LSlots, RSlots, Stride int
+}
+
 // BWParams drives a bandwidth loop.
 type BWParams struct {
 	Op         Op
 	Size       int
+	Layout     Layout
 	Iters      uint64 // per QP
-	DeadlineNS int64  // absolute, on Now()'s clock; 0 = none
+	DeadlineNS int64  // absolute, on Now()'s clock; 0 = none. Iters is then ignored.
 	SQDepth    int
 	PostList   int
 	CQMod      int
 	Inline     bool
-	MaxSamples int
-	Events     bool // sleep on completion events (the session must have Spec.Events)
+	Events     bool          // sleep on completion events (the session must have Spec.Events)
+	Timeout    time.Duration // fail when no completion arrives for this long; 0 = never
+}
+
+// Samples is every latency sample of one loop: the histogram (ns) and exact moments.
+type Samples struct {
+	Hist    *hdrhistogram.Histogram
+	Moments result.Moments
+	// Backwards counts samples whose end stamp came before their start (a clock that
+	// is not monotonic across CPUs); they are in neither the histogram nor the moments.
+	Backwards uint64
 }
 
 // BWResult is what a bandwidth loop measured.
 type BWResult struct {
-	Completed  uint64  // WRs completed, all QPs
-	Events     uint64  // completion events waited for
-	DurationNS int64   // first post to last completion
-	Lat        []int64 // post-to-completion time of each signalled WR, ns
+	Completed  uint64   // WRs completed, all QPs
+	PerQP      []uint64 // WRs completed per QP
+	Events     uint64   // completion events waited for
+	DurationNS int64    // first post to last completion
+	Lat        Samples  // post to completion of each signalled WR
+}
+
+// PingPongParams drives the WRITE ping-pong.
+type PingPongParams struct {
+	Initiator    bool
+	Size         int
+	First, Iters uint64 // rounds First .. First+Iters-1
+	SQDepth      int
+	CQMod        int
+	Inline       bool
+	Timeout      time.Duration // fail when the peer is silent this long in a round; 0 = never
+	OneWay       bool          // samples are half of each round trip (perftest's write_lat)
+}
+
+// ReadLatParams drives the READ latency loop.
+type ReadLatParams struct {
+	Size    int
+	Iters   uint64
+	Timeout time.Duration
+}
+
+// LatResult is what a latency loop measured.
+type LatResult struct {
+	Done uint64  // rounds completed
+	Lat  Samples // initiator: one per round
 }

@@ -4,6 +4,8 @@
 package read
 
 import (
+	"time"
+
 	"github.com/rdmabench/rdmabench/bench"
 	"github.com/rdmabench/rdmabench/result"
 	"github.com/rdmabench/rdmabench/verbs"
@@ -11,11 +13,21 @@ import (
 
 // Op is RDMA READ.
 var Op = bench.Op{
-	Name:       verbs.Read,
-	ServerSpec: func(c result.Config) verbs.Spec { return bench.Spec(c, c.MsgSizeBytes, false, true, 1) },
-	ClientSpec: func(c result.Config) verbs.Spec { return bench.Spec(c, c.MsgSizeBytes, false, false, c.SQDepth) },
-	ClientLatency: func(s *verbs.Session, c result.Config, _, n uint64) ([]int64, error) {
-		return s.ReadLatency(c.MsgSizeBytes, n)
+	Name: verbs.Read,
+	ServerSpec: func(c result.Config) verbs.Spec {
+		if c.Test == "lat" {
+			return bench.Spec(c, c.MsgSizeBytes, false, true, 1)
+		}
+		return bench.Spec(c, bench.SourceBytes(c), false, true, 1)
+	},
+	ClientSpec: func(c result.Config) verbs.Spec {
+		if c.Test == "lat" {
+			return bench.Spec(c, c.MsgSizeBytes, false, false, c.SQDepth)
+		}
+		return bench.Spec(c, bench.DestBytes(c), false, false, c.SQDepth)
+	},
+	ClientLatency: func(s *verbs.Session, c result.Config, _, n uint64, timeout time.Duration) (verbs.LatResult, error) {
+		return s.ReadLatency(verbs.ReadLatParams{Size: c.MsgSizeBytes, Iters: n, Timeout: timeout})
 	},
 	LatKind: "read_completion",
 }

@@ -4,6 +4,8 @@
 package write
 
 import (
+	"time"
+
 	"github.com/rdmabench/rdmabench/bench"
 	"github.com/rdmabench/rdmabench/result"
 	"github.com/rdmabench/rdmabench/verbs"
@@ -11,13 +13,13 @@ import (
 
 // Op is RDMA WRITE.
 var Op = bench.Op{
-	Name:           verbs.Write,
-	ServerSpec:     serverSpec,
-	ClientSpec:     clientSpec,
-	ClientLatency:  clientLatency,
-	ServerLatency:  serverLatency,
-	LatKind:        "one_way",
-	VerifyAtServer: true,
+	Name:          verbs.Write,
+	ServerSpec:    serverSpec,
+	ClientSpec:    clientSpec,
+	ClientLatency: clientLatency,
+	ServerLatency: serverLatency,
+	LatKind:       "one_way",
+	ToServer:      true,
 }
 
 // Bandwidth: the server's buffer is only written to. Latency: both sides hold a receive
@@ -26,25 +28,29 @@ func serverSpec(c result.Config) verbs.Spec {
 	if c.Test == "lat" {
 		return bench.Spec(c, 2*c.MsgSizeBytes, true, false, c.SQDepth)
 	}
-	return bench.Spec(c, c.MsgSizeBytes, true, false, 1)
+	return bench.Spec(c, bench.DestBytes(c), true, false, 1)
 }
 
 func clientSpec(c result.Config) verbs.Spec {
 	if c.Test == "lat" {
 		return bench.Spec(c, 2*c.MsgSizeBytes, true, false, c.SQDepth)
 	}
-	return bench.Spec(c, c.MsgSizeBytes, false, false, c.SQDepth)
+	return bench.Spec(c, bench.SourceBytes(c), false, false, c.SQDepth)
 }
 
-func clientLatency(s *verbs.Session, c result.Config, first, n uint64) ([]int64, error) {
-	rtt, err := s.PingPong(true, c.MsgSizeBytes, first, n, c.SQDepth, c.CQMod, bench.Inline(c))
-	for i := range rtt {
-		rtt[i] /= 2 // one-way latency, as perftest reports it
+func params(c result.Config, initiator bool, first, n uint64, timeout time.Duration) verbs.PingPongParams {
+	return verbs.PingPongParams{
+		Initiator: initiator, Size: c.MsgSizeBytes, First: first, Iters: n,
+		SQDepth: c.SQDepth, CQMod: c.CQMod, Inline: bench.Inline(c), Timeout: timeout,
+		OneWay: true, // half of each round trip, as perftest reports it
 	}
-	return rtt, err
 }
 
-func serverLatency(s *verbs.Session, c result.Config) error {
-	_, err := s.PingPong(false, c.MsgSizeBytes, 0, c.WarmupIterations+c.Iterations, c.SQDepth, c.CQMod, bench.Inline(c))
+func clientLatency(s *verbs.Session, c result.Config, first, n uint64, timeout time.Duration) (verbs.LatResult, error) {
+	return s.PingPong(params(c, true, first, n, timeout))
+}
+
+func serverLatency(s *verbs.Session, c result.Config, timeout time.Duration) error {
+	_, err := s.PingPong(params(c, false, 0, c.WarmupIterations+c.Iterations, timeout))
 	return err
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rdmabench/rdmabench/bench"
 	"github.com/rdmabench/rdmabench/result"
 	"github.com/rdmabench/rdmabench/verbs"
 )
@@ -92,4 +93,134 @@ func TestReportCheckExitCodes(t *testing.T) {
 	if err == nil || errors.As(err, &fe) || !strings.Contains(out, "FAIL write bw 64K") || !strings.Contains(out, "below the minimum 50.000 Gb/s") {
 		t.Fatalf("want exit 1 with a reason: %v\n%s", err, out)
 	}
+}
+
+// parsePlan runs a test command's flag handling and returns the plan it would run.
+func parsePlan(t *testing.T, op, test string, args ...string) (result.Config, error) {
+	t.Helper()
+	var got result.Config
+	cmd := newCmdTest(op, test, func(o *testOptions) error { got = o.Config; return nil })
+	cmd.SetArgs(append(args, "host"))
+	cmd.SetOut(&bytes.Buffer{})
+	cmd.SetErr(&bytes.Buffer{})
+	return got, cmd.Execute()
+}
+
+func TestInlineFlag(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want int
+	}{
+		{nil, bench.InlineAuto},
+		{[]string{"--inline", "auto"}, bench.InlineAuto},
+		{[]string{"--inline", "0"}, 0},
+		{[]string{"--inline", "64"}, 64},
+		{[]string{"--inline", "1K"}, 1024},
+	} {
+		c, err := parsePlan(t, "write", "lat", tc.args...)
+		if err != nil || c.InlineBytes != tc.want {
+			t.Errorf("write lat %v: inline %d, %v; want %d", tc.args, c.InlineBytes, err, tc.want)
+		}
+	}
+	// READ takes auto (it resolves to 0) and 0, not a size.
+	if c, err := parsePlan(t, "read", "lat"); err != nil || c.InlineBytes != bench.InlineAuto {
+		t.Errorf("read lat: inline %d, %v", c.InlineBytes, err)
+	}
+	for _, args := range [][]string{{"--inline", "-5"}, {"--inline", "big"}} {
+		if _, err := parsePlan(t, "write", "lat", args...); err == nil {
+			t.Errorf("write lat %v must fail", args)
+		}
+	}
+}
+
+// The defaults a plain command line gets are perftest's for the same test.
+func TestDefaultPlansArePerftests(t *testing.T) {
+	for _, tc := range []struct {
+		op, test         string
+		size, depth, mod int
+		iters            uint64
+	}{
+		{"write", "bw", 65536, 128, 1, 5000},
+		{"read", "bw", 65536, 128, 1, 1000},
+		{"write", "lat", 2, 1, 1, 1000},
+		{"read", "lat", 2, 1, 1, 1000},
+	} {
+		c, err := parsePlan(t, tc.op, tc.test)
+		if err != nil || c.MsgSizeBytes != tc.size || c.SQDepth != tc.depth || c.CQMod != tc.mod || c.Iterations != tc.iters || c.PostList != 1 {
+			t.Errorf("%s %s: %+v, %v", tc.op, tc.test, c, err)
+		}
+	}
+	if c, _ := parsePlan(t, "write", "bw", "-s", "64"); c.CQMod != 100 {
+		t.Errorf("write bw -s 64: cq-mod %d, want 100", c.CQMod)
+	}
+}
+
+func TestWarmupFlag(t *testing.T) {
+	if c, err := parsePlan(t, "write", "bw", "-n", "2000"); err != nil || c.WarmupIterations != 200 {
+		t.Errorf("default warm-up: %d, %v; want a tenth of 2000", c.WarmupIterations, err)
+	}
+	if c, err := parsePlan(t, "write", "bw", "--warmup", "0"); err != nil || c.WarmupIterations != 0 {
+		t.Errorf("--warmup 0: %d, %v", c.WarmupIterations, err)
+	}
+	var fe *flagError
+	for _, w := range []string{"-1", "-5", "1000000001"} {
+		if _, err := parsePlan(t, "write", "bw", "--warmup", w); !errors.As(err, &fe) || !strings.Contains(err.Error(), "--warmup") {
+			t.Errorf("--warmup %s: want a flag error naming --warmup, got %v", w, err)
+		}
+	}
+}
+
+func TestPlanFlagErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-n", "18446744073709551615", "-q", "2"}, "--iters"},
+		{[]string{"-s", "1M", "-n", "18446744073709551615"}, "--size"},
+		{[]string{"-s", "1", "-n", "18446744073709551615", "--warmup", "1"}, "--warmup"},
+		{[]string{"-D", "NaN"}, "--duration"},
+		{[]string{"-D", "+Inf"}, "--duration"},
+		{[]string{"-D", "-1"}, "--duration"},
+		{[]string{"-D", "1e7"}, "--duration"},
+		{[]string{"-t", "8", "-l", "9"}, "--post-list"},
+		{[]string{"-t", "8", "-Q", "9"}, "--cq-mod"},
+	} {
+		_, err := parsePlan(t, "write", "bw", tc.args...)
+		var fe *flagError
+		if !errors.As(err, &fe) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("write bw %v: want a flag error naming %s, got %v", tc.args, tc.want, err)
+		}
+	}
+	// These used to deadlock the bandwidth loop; they are valid plans.
+	for _, args := range [][]string{
+		{"-t", "128", "-l", "64"},
+		{"-t", "100", "-l", "8"},
+		{"-t", "64", "-l", "32", "-Q", "50"},
+		{"-t", "16", "-l", "16", "-Q", "10"},
+	} {
+		if _, err := parsePlan(t, "write", "bw", args...); err != nil {
+			t.Errorf("write bw %v: %v", args, err)
+		}
+	}
+}
+
+func TestApplyClock(t *testing.T) {
+	var fe *flagError
+	if err := applyClock("rdtsc"); !errors.As(err, &fe) {
+		t.Errorf("--clock rdtsc: want a flag error, got %v", err)
+	}
+	if err := applyClock("monotonic"); err != nil {
+		t.Fatal(err)
+	}
+	if verbs.Clock() != "" && verbs.ClockNote() != verbs.MonotonicNote { // "" without cgo
+		t.Errorf("--clock monotonic: note %q", verbs.ClockNote())
+	}
+	if err := applyClock("auto"); err != nil {
+		t.Fatal(err)
+	}
+	_, ok := verbs.ForcedTSCNote("/")
+	if err := applyClock("tsc"); (err == nil) != ok {
+		t.Errorf("--clock tsc: %v (a TSC to force: %v)", err, ok)
+	}
+	applyClock("auto")
 }

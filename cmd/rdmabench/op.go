@@ -41,19 +41,42 @@ func addClientFlags(cmd *cobra.Command, o *clientOptions) {
 	f.IntVarP(&o.TCPPort, "port", "p", oob.DefaultPort, "server's TCP port")
 	f.StringVar(&o.Token, "token", "", "the server's shared secret (default $RDMABENCH_TOKEN)")
 	f.DurationVar(&o.Timeout, "timeout", 30*time.Second, "bound on each handshake step")
-	f.StringVar(&o.Clock, "clock", "auto", "timed-loop tick source: auto (TSC on x86-64), tsc or monotonic")
+	f.StringVar(&o.Clock, "clock", "auto", "timed-loop tick source: auto (the TSC where the CPU has constant_tsc and nonstop_tsc and the kernel offers it as a clocksource, else CLOCK_MONOTONIC_RAW), tsc or monotonic")
 	f.StringVar(&o.Out.JSON, "json", "", "write results as JSON to FILE ('-' for stdout)")
 	f.StringVar(&o.Out.CSV, "csv", "", "write results as CSV to FILE ('-' for stdout)")
 }
 
-func (o *clientOptions) dial(ctx context.Context) (*bench.Client, error) {
-	switch o.Clock {
-	case "auto", "tsc":
-		verbs.SetClock(true)
+// applyClock sets the timed loops' tick source from --clock, with the note every
+// result carries about it:
+//
+//	auto       the TSC where the CPU and the kernel vouch for it (verbs.ClockVerdict),
+//	           else CLOCK_MONOTONIC_RAW
+//	tsc        the TSC (x86-64 only), noting what the verdict had against it
+//	monotonic  CLOCK_MONOTONIC_RAW
+func applyClock(flag string) error {
+	switch flag {
+	case "auto":
+		verbs.SetClock(verbs.ClockVerdict("/"))
+	case "tsc":
+		note, ok := verbs.ForcedTSCNote("/")
+		if !ok {
+			return flagErrorf("--clock tsc: %s; use auto or monotonic", note)
+		}
+		verbs.SetClock(true, note)
 	case "monotonic":
-		verbs.SetClock(false)
+		verbs.SetClock(false, verbs.MonotonicNote)
 	default:
-		return nil, flagErrorf("--clock %q: want auto, tsc or monotonic", o.Clock)
+		return flagErrorf("--clock %q: want auto, tsc or monotonic", flag)
+	}
+	return nil
+}
+
+func (o *clientOptions) dial(ctx context.Context) (*bench.Client, error) {
+	if o.Timeout <= 0 {
+		return nil, flagErrorf("--timeout %v: want a positive duration (it bounds every wait on the server and the peer)", o.Timeout)
+	}
+	if err := applyClock(o.Clock); err != nil {
+		return nil, err
 	}
 	if o.Token == "" {
 		o.Token = os.Getenv("RDMABENCH_TOKEN")
@@ -78,7 +101,7 @@ func newCmdOp(name string) *cobra.Command {
 }
 
 func newCmdTest(op, test string, runF func(*testOptions) error) *cobra.Command {
-	o := &testOptions{Op: ops[op], Config: result.Config{Op: op, Test: test}}
+	o := &testOptions{Op: ops[op], Config: result.Config{Op: op, Test: test, InlineBytes: bench.InlineAuto}}
 	what := map[string]string{"bw": "bandwidth and message rate (with completion latency under load)", "lat": "latency histogram"}[test]
 	cmd := &cobra.Command{
 		Use:   test + " SERVER",
@@ -88,7 +111,10 @@ func newCmdTest(op, test string, runF func(*testOptions) error) *cobra.Command {
 			o.Server = args[0]
 			bench.Defaults(&o.Config)
 			o.Config.WarmupIterations = bench.DefaultWarmup(o.Config)
-			if o.warmup >= 0 {
+			if cmd.Flags().Changed("warmup") {
+				if o.warmup < 0 {
+					return flagErrorf("--warmup %d: want 0 (none) or more", o.warmup)
+				}
 				o.Config.WarmupIterations = uint64(o.warmup)
 			}
 			if err := bench.Validate(o.Config); err != nil {
@@ -103,7 +129,7 @@ func newCmdTest(op, test string, runF func(*testOptions) error) *cobra.Command {
 	}
 	addClientFlags(cmd, &o.clientOptions)
 	addConfigFlags(cmd, &o.Config, test)
-	cmd.Flags().Int64Var(&o.warmup, "warmup", -1, "warm-up iterations before measuring (default: a tenth of --iters; 0: none)")
+	cmd.Flags().Int64Var(&o.warmup, "warmup", 0, "warm-up iterations before measuring (default: a tenth of --iters, or with --duration twice --tx-depth, at least 16; 0: none)")
 	return cmd
 }
 
@@ -118,13 +144,33 @@ func addConfigFlags(cmd *cobra.Command, c *result.Config, test string) {
 		f.BoolVar(&c.Verify, "verify", false, "fill the source with a pattern and check the bytes that arrived")
 		addEventFlags(cmd, c)
 	}
-	f.IntVarP(&c.SQDepth, "tx-depth", "t", 0, "send queue depth: WRs in flight (default 128 for bw, 16 for lat)")
-	f.IntVarP(&c.CQMod, "cq-mod", "Q", 0, "signal every Nth WR (default min(100, tx-depth))")
+	f.IntVarP(&c.SQDepth, "tx-depth", "t", 0, "send queue depth: WRs in flight (default 128 for bw, 1 for lat)")
+	f.IntVarP(&c.CQMod, "cq-mod", "Q", 0, "signal every Nth WR (default, as perftest: the post list if longer than 1, else 1 for bw messages over 8K without --events, else 100; at most tx-depth)")
 	f.Var(sizeValue{&c.BufOffsetBytes}, "offset", "buffer offset from a 4 KiB page boundary, bytes")
 	f.BoolVar(&c.Hugepages, "hugepages", false, "back buffers with 2 MiB hugepages")
-	f.Var(sizeValue{&c.InlineBytes}, "inline", "WRITE: send messages up to this size inline")
+	f.Var(inlineValue{&c.InlineBytes}, "inline", "WRITE: send messages up to this size inline; auto: perftest's default for the device (220 for WRITE latency on ConnectX and the NICs perftest knows, its own size on a few, 0 for bandwidth tests and for devices it does not know, such as rxe)")
 	f.IntVarP(&c.MTUBytes, "mtu", "m", 0, "path MTU (default: the smaller active MTU of both ports)")
 }
+
+// inlineValue is --inline: "auto" (bench.InlineAuto) or a size.
+type inlineValue struct{ p *int }
+
+func (v inlineValue) String() string {
+	if v.p == nil || *v.p == bench.InlineAuto {
+		return "auto"
+	}
+	return strconv.Itoa(*v.p)
+}
+
+func (v inlineValue) Set(s string) error {
+	if s == "auto" {
+		*v.p = bench.InlineAuto
+		return nil
+	}
+	return sizeValue(v).Set(s)
+}
+
+func (v inlineValue) Type() string { return "auto|size" }
 
 func addEventFlags(cmd *cobra.Command, c *result.Config) {
 	f := cmd.Flags()
@@ -135,10 +181,9 @@ func addEventFlags(cmd *cobra.Command, c *result.Config) {
 
 func testRun(o *testOptions) error {
 	return o.session(func(ctx context.Context, c *bench.Client) error {
+		// The result is written whatever happened: a failed run's JSON carries its
+		// error and whatever was measured before it, so that a pipeline sees why.
 		r, err := c.Run(ctx, o.Op, o.Config)
-		if r.Iterations == 0 && err != nil {
-			return err // nothing was measured
-		}
 		return errors.Join(err, o.Out.write([]result.Result{r}))
 	})
 }

@@ -103,7 +103,12 @@ func newCmdReportCheck() *cobra.Command {
 		Use:   "check FILE...",
 		Short: "Check results against thresholds or a baseline; exit 1 with one line per failure",
 		Long: `Check results against thresholds or a baseline, for CI: exit 0 when every result
-passes, exit 1 with one line per failure (naming the configuration and the reason).`,
+passes, exit 1 with one line per failure (naming the configuration and the reason).
+
+A p99 is only compared where the sample count supports it (at least 1000 samples; a
+bandwidth test samples its signalled WRs, iterations x QPs / cq-mod): --max-p99 on a
+result without one fails, as does a result that lacks the p99 its --baseline has. A
+baseline without a p99 cannot be regressed from: that is printed as a NOTE.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if baseline != "" {
@@ -121,7 +126,10 @@ passes, exit 1 with one line per failure (naming the configuration and the reaso
 				}
 				all = append(all, rs...)
 			}
-			fails := report.Check(all, th)
+			fails, notes := report.Check(all, th)
+			for _, n := range notes {
+				fmt.Fprintln(cmd.OutOrStdout(), "NOTE", n)
+			}
 			for _, f := range fails {
 				fmt.Fprintln(cmd.OutOrStdout(), "FAIL", f)
 			}
@@ -136,7 +144,7 @@ passes, exit 1 with one line per failure (naming the configuration and the reaso
 	f.Float64Var(&th.MinBWGbps, "min-bw", 0, "minimum bandwidth, Gb/s")
 	f.Float64Var(&th.MinLinkFraction, "min-link-fraction", 0, "minimum bandwidth as a fraction of the port's rate (0.9 = 90%)")
 	f.Float64Var(&th.MinMsgRateMpps, "min-rate", 0, "minimum message rate, Mpps")
-	f.DurationVar(&th.MaxP99, "max-p99", 0, "maximum p99 latency (e.g. 50us)")
+	f.DurationVar(&th.MaxP99, "max-p99", 0, "maximum p99 latency (e.g. 50us); a result with too few samples for a p99 fails")
 	f.StringVar(&baseline, "baseline", "", "results file to compare against, by configuration")
 	f.Float64Var(&th.Tolerance, "tolerance", 0.05, "allowed regression against --baseline, as a fraction")
 	return cmd

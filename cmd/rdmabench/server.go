@@ -47,6 +47,9 @@ token (--token or RDMABENCH_TOKEN) clients without it are refused.`,
 			if opts.MaxBuffer < 1 {
 				return flagErrorf("--max-buffer must be positive")
 			}
+			if opts.Timeout <= 0 {
+				return flagErrorf("--timeout %v: want a positive duration (it bounds every wait on a client)", opts.Timeout)
+			}
 			opts.Log = cmd.ErrOrStderr()
 			if runF != nil {
 				return runF(opts)

@@ -176,6 +176,12 @@ func (o *sweepOptions) sweep(ctx context.Context, c *bench.Client) error {
 		fmt.Fprintf(o.Out.Stderr, " (resuming: %d results)", len(prior))
 	}
 	fmt.Fprintln(o.Out.Stderr)
+	if obj.NeedsP99() {
+		// Points are timed, so their sample count is not known in advance (see
+		// sweep.WithP99Samples): say up front why a point may not be a candidate.
+		fmt.Fprintf(o.Out.Stderr, "sweep: objective %s needs a p99, which needs %d signalled completions in a point's %.2g s; a point with fewer is not a candidate (--point-duration gives more)\n",
+			obj, result.MinSamples(0.99), dur)
+	}
 	runner := sweep.NewRunner(clientMeasurer{c}, record, prior)
 	prog := newProgress(o.Out.Stderr)
 	runner.Progress = prog.event
@@ -255,8 +261,10 @@ func (p *progress) event(e sweep.Event) {
 		line += ": from the resumed stream"
 	case r.Error != "":
 		line += ": failed: " + r.Error
+	case r.Lat.P99 == nil:
+		line += fmt.Sprintf(": %.3f Gb/s, %.4f Mpps, no p99 (%d samples)", r.BWGbps, r.MsgRateMpps, r.Lat.Samples)
 	default:
-		line += fmt.Sprintf(": %.3f Gb/s, %.4f Mpps, p99 %.1f us", r.BWGbps, r.MsgRateMpps, float64(r.Lat.P99)/1e3)
+		line += fmt.Sprintf(": %.3f Gb/s, %.4f Mpps, p99 %.1f us", r.BWGbps, r.MsgRateMpps, float64(*r.Lat.P99)/1e3)
 	}
 	if p.bar != nil {
 		if p.bar.GetMax() != e.Expected && e.Expected > e.Measured {

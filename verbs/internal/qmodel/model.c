@@ -1,0 +1,511 @@
+//go:build linux && cgo
+
+// The model of the verbs queues: see model.h.
+#include "model.h"
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static __thread qm_model *cur; // the model the loop on this thread is driving
+
+#define MODEL_OF(ctxp) ((qm_model *)((char *)(ctxp) - offsetof(qm_model, ctx)))
+
+static void violation(qm_model *m, int v, const char *fmt, ...) {
+	if (m->viol[v]++ == 0) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(m->viol_msg[v], sizeof(m->viol_msg[v]), fmt, ap);
+		va_end(ap);
+	}
+}
+
+static uint64_t rnd(qm_model *m) {
+	// xorshift64*
+	uint64_t x = m->rng;
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	m->rng = x;
+	return x * 0x2545F4914F6CDD1DULL;
+}
+
+// ---- the CQ ----
+
+static void cq_push(qm_model *m, const qm_cqe *e) {
+	if (m->cq_end == m->cq_alloc) {
+		if (m->cq_head > 0) {
+			memmove(m->cqes, m->cqes + m->cq_head, (m->cq_end - m->cq_head) * sizeof(qm_cqe));
+			m->cq_vis -= m->cq_head;
+			m->cq_end -= m->cq_head;
+			m->cq_head = 0;
+		}
+		if (m->cq_end == m->cq_alloc) {
+			m->cq_alloc = m->cq_alloc ? 2 * m->cq_alloc : 64;
+			m->cqes = realloc(m->cqes, m->cq_alloc * sizeof(qm_cqe));
+			if (!m->cqes)
+				abort();
+		}
+	}
+	m->cqes[m->cq_end++] = *e;
+}
+
+// cq_arrive moves the CQEs that are due into the CQ, raising an event for the first
+// one while the CQ is armed.
+static void cq_arrive(qm_model *m) {
+	while (m->cq_vis < m->cq_end && m->cqes[m->cq_vis].due <= m->tick) {
+		m->cq_vis++;
+		uint64_t n = m->cq_vis - m->cq_head;
+		if (n > m->max_cq)
+			m->max_cq = n;
+		if (n > m->cfg.cq_cap)
+			violation(m, QM_V_CQ_OVERFLOW, "%llu CQEs in a CQ of %u", (unsigned long long)n, m->cfg.cq_cap);
+		if (m->armed) {
+			m->armed = 0;
+			m->ev_pending++;
+			m->ev_raised++;
+		}
+	}
+}
+
+// ---- the network ----
+
+static void peer_schedule(qm_model *m, int kind, uint8_t v, uint64_t round) {
+	if (m->nact == QM_MAX_ACTIONS) {
+		violation(m, QM_V_PEER_QUEUE, "more than %d peer actions pending", QM_MAX_ACTIONS);
+		return;
+	}
+	qm_action *a = &m->act[m->nact++];
+	a->due = m->tick + m->cfg.peer_delay;
+	a->kind = kind;
+	a->v = v;
+	a->round = round;
+}
+
+static uint8_t round_byte(qm_model *m, uint64_t r) { return (uint8_t)((m->cfg.pp_first + r) % 255 + 1); }
+
+// A WRITE of the loop's has landed in the peer's buffer: the ping-pong peer looks at it.
+static void peer_sees_write(qm_model *m, const qm_wr *w) {
+	uint32_t size = m->cfg.pp_size;
+	if (m->cfg.pp == QM_PP_NONE || w->raddr + w->len != (uint64_t)(uintptr_t)m->cfg.rbase + size)
+		return;
+	uint8_t v = m->cfg.rbase[size - 1];
+	uint64_t r = m->pp_round++;
+	if (r >= m->cfg.pp_iters) {
+		violation(m, QM_V_PP_BYTE, "a message after the last round (%llu)", (unsigned long long)r);
+		return;
+	}
+	if (v != round_byte(m, r))
+		violation(m, QM_V_PP_BYTE, "round %llu carried %u, want %u", (unsigned long long)r, v, round_byte(m, r));
+	if (r >= m->cfg.peer_rounds)
+		return; // the peer has gone silent
+	if (m->cfg.pp == QM_PP_PEER_RESPONDS)
+		peer_schedule(m, 1, v, r);
+	else if (r + 1 < m->cfg.pp_iters && r + 1 < m->cfg.peer_rounds)
+		peer_schedule(m, 2, round_byte(m, r + 1), r + 1);
+}
+
+static void peer_act(qm_model *m) {
+	int k = 0;
+	while (k < m->nact) {
+		qm_action *a = &m->act[k];
+		if (a->due > m->tick) {
+			k++;
+			continue;
+		}
+		// The peer's message lands in the local receive region, its last byte last.
+		uint32_t size = m->cfg.pp_size;
+		memcpy(m->cfg.lbase, m->peer_tx, size - 1);
+		__atomic_store_n(&m->cfg.lbase[size - 1], a->v, __ATOMIC_RELEASE);
+		if (a->kind == 1) {
+			m->pp_answers++;
+		} else {
+			m->pp_pings++;
+			m->ping_waiting = 1;
+			m->ping_new = 1;
+			m->ping_poll = m->polls;
+		}
+		m->act[k] = m->act[--m->nact];
+	}
+}
+
+static int in_range(uint64_t a, uint32_t len, const uint8_t *base, size_t blen) {
+	uint64_t b = (uint64_t)(uintptr_t)base;
+	return a >= b && len <= blen && a - b <= blen - len;
+}
+
+static int faulty(qm_model *m, int q) {
+	return m->cfg.fault != QM_FAULT_NONE && (m->cfg.fault_mask == 0 || (m->cfg.fault_mask >> q & 1));
+}
+
+// exec executes up to n WRs of QP p, in order.
+static void exec(qm_model *m, qm_qp *p, uint64_t n) {
+	for (; n > 0 && p->exec < p->tail; n--) {
+		int fq = faulty(m, p->idx);
+		if (!p->errored && fq && m->cfg.fault == QM_FAULT_STALL && p->taken >= m->cfg.fault_after)
+			return; // the peer has vanished: nothing executes, nothing completes
+		uint64_t seq = p->exec++;
+		qm_wr *w = &p->ring[seq % m->cfg.depth];
+		p->taken++;
+		int status = IBV_WC_SUCCESS;
+		if (p->errored)
+			status = IBV_WC_WR_FLUSH_ERR;
+		else if (fq && m->cfg.fault == QM_FAULT_FAIL && p->executed >= m->cfg.fault_after) {
+			status = IBV_WC_RETRY_EXC_ERR;
+			p->errored = 1;
+		}
+		if (status == IBV_WC_SUCCESS) {
+			void *l = (void *)(uintptr_t)w->laddr, *r = (void *)(uintptr_t)w->raddr;
+			if (w->opcode == IBV_WR_RDMA_WRITE)
+				memmove(r, l, w->len);
+			else
+				memmove(l, r, w->len);
+			p->executed++;
+			if (w->signalled)
+				m->sig_executed++;
+			if (p->naddr == p->addrcap) {
+				p->addrcap = p->addrcap ? 2 * p->addrcap : 256;
+				p->addrs = realloc(p->addrs, p->addrcap * sizeof(qm_addr));
+				if (!p->addrs)
+					abort();
+			}
+			p->addrs[p->naddr].l = w->laddr - (uint64_t)(uintptr_t)m->cfg.lbase;
+			p->addrs[p->naddr].r = w->raddr - (uint64_t)(uintptr_t)m->cfg.rbase;
+			p->naddr++;
+			if (w->opcode == IBV_WR_RDMA_WRITE)
+				peer_sees_write(m, w);
+		}
+		if (status != IBV_WC_SUCCESS || w->signalled) {
+			qm_cqe e = {
+			    .wr_id = w->wr_id,
+			    .status = status,
+			    .opcode = w->opcode == IBV_WR_RDMA_WRITE ? IBV_WC_RDMA_WRITE : IBV_WC_RDMA_READ,
+			    .qp_num = p->qp.qp_num,
+			    .vendor_err = status == IBV_WC_RETRY_EXC_ERR ? 0x81 : status == IBV_WC_WR_FLUSH_ERR ? 0xf9 : 0,
+			    .qp = p->idx,
+			    .seq = seq,
+			    .signalled = w->signalled,
+			    .due = m->tick + m->cfg.ack_delay,
+			};
+			if (status != IBV_WC_SUCCESS)
+				m->err_cqes++;
+			cq_push(m, &e);
+		}
+	}
+}
+
+// tick: one step of the network and the peer, model time tick_ns.
+static void tick(qm_model *m) {
+	m->tick++;
+	m->clock += m->cfg.tick_ns;
+	for (int q = 0; q < m->cfg.nqp; q++) {
+		uint64_t n = m->cfg.per_tick;
+		if (m->cfg.random)
+			n = rnd(m) % (n + 1);
+		exec(m, &m->qps[q], n);
+	}
+	peer_act(m);
+	cq_arrive(m);
+}
+
+// busy says whether ticking can still change anything.
+static int busy(qm_model *m) {
+	if (m->cq_vis < m->cq_end || m->nact > 0)
+		return 1;
+	for (int q = 0; q < m->cfg.nqp; q++) {
+		qm_qp *p = &m->qps[q];
+		if (p->exec == p->tail)
+			continue;
+		if (p->errored || !faulty(m, q) || m->cfg.fault != QM_FAULT_STALL || p->taken < m->cfg.fault_after)
+			return 1;
+	}
+	return 0;
+}
+
+// ---- the verbs ----
+
+static int post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad) {
+	qm_model *m = MODEL_OF(qp->context);
+	qm_qp *p = (qm_qp *)qp;
+	m->posts++;
+	if (m->ping_waiting) {
+		uint64_t n = m->polls - m->ping_poll;
+		m->polls_before_pong_total += n;
+		if (n > m->max_polls_before_pong)
+			m->max_polls_before_pong = n;
+		if (n > 0 && !m->ping_sq_full)
+			m->needless_polls_before_pong += n;
+		m->ping_waiting = 0;
+	}
+	if (!m->first_post_seen) {
+		m->first_post_seen = 1;
+		m->first_post_clock = m->clock;
+	}
+	m->last_post_clock = m->clock;
+	for (; wr; wr = wr->next) {
+		if (p->tail - p->head >= m->cfg.depth) {
+			violation(m, QM_V_SQ_OVERFLOW, "QP %d: post with %llu of %u slots in use", p->idx,
+			          (unsigned long long)(p->tail - p->head), m->cfg.depth);
+			*bad = wr;
+			return ENOMEM;
+		}
+		if ((wr->opcode != IBV_WR_RDMA_WRITE && wr->opcode != IBV_WR_RDMA_READ) || wr->num_sge != 1 || !wr->sg_list ||
+		    !in_range(wr->sg_list[0].addr, wr->sg_list[0].length, m->cfg.lbase, m->cfg.llen) ||
+		    !in_range(wr->wr.rdma.remote_addr, wr->sg_list[0].length, m->cfg.rbase, m->cfg.rlen) ||
+		    (wr->opcode == IBV_WR_RDMA_READ && (wr->send_flags & IBV_SEND_INLINE))) {
+			violation(m, QM_V_BAD_WR, "QP %d: WR %llx: opcode %d, %d SGEs, local %llx+%u, remote %llx", p->idx,
+			          (unsigned long long)wr->wr_id, wr->opcode, wr->num_sge,
+			          wr->sg_list ? (unsigned long long)wr->sg_list[0].addr : 0ULL,
+			          wr->sg_list ? wr->sg_list[0].length : 0, (unsigned long long)wr->wr.rdma.remote_addr);
+			*bad = wr;
+			return EINVAL;
+		}
+		qm_wr *w = &p->ring[p->tail % m->cfg.depth];
+		w->wr_id = wr->wr_id;
+		w->laddr = wr->sg_list[0].addr;
+		w->raddr = wr->wr.rdma.remote_addr;
+		w->len = wr->sg_list[0].length;
+		w->opcode = wr->opcode;
+		w->signalled = (wr->send_flags & IBV_SEND_SIGNALED) != 0;
+		p->tail++;
+		m->clock += m->cfg.post_ns;
+		if (p->tail - p->head > p->max_occ)
+			p->max_occ = (uint32_t)(p->tail - p->head);
+	}
+	if (m->cfg.on_post) {
+		exec(m, p, m->cfg.on_post);
+		cq_arrive(m);
+	}
+	return 0;
+}
+
+static int poll_cq(struct ibv_cq *cq, int num, struct ibv_wc *wc) {
+	qm_model *m = MODEL_OF(cq->context);
+	if (cq != &m->cq || num < 1) {
+		violation(m, QM_V_POLL_ARGS, "ibv_poll_cq(%p, %d)", (void *)cq, num);
+		errno = EINVAL;
+		return -1;
+	}
+	m->polls++;
+	if (m->cfg.stop_after_polls && m->polls == m->cfg.stop_after_polls)
+		m->stop = 1;
+	if (m->polls > m->cfg.max_polls) {
+		if (m->polls == m->cfg.max_polls + 1)
+			violation(m, QM_V_RUNAWAY, "still polling after %llu polls", (unsigned long long)m->cfg.max_polls);
+		m->stop = 1;
+		if (m->polls > m->cfg.max_polls + 1000000) {
+			errno = EIO; // the loop ignores the stop flag: make it fail
+			return -1;
+		}
+	}
+	tick(m);
+	int k = 0;
+	for (; k < num && m->cq_head < m->cq_vis; k++) {
+		qm_cqe *e = &m->cqes[m->cq_head++];
+		memset(&wc[k], 0, sizeof(wc[k]));
+		wc[k].wr_id = e->wr_id;
+		wc[k].status = e->status;
+		wc[k].opcode = e->opcode;
+		wc[k].vendor_err = e->vendor_err;
+		wc[k].qp_num = e->qp_num;
+		qm_qp *p = &m->qps[e->qp];
+		if (e->seq + 1 > p->head)
+			p->head = e->seq + 1; // frees the WR and every earlier one
+		m->cqes_polled++;
+		if (e->signalled && e->status == IBV_WC_SUCCESS)
+			m->sig_polled++;
+	}
+	if (k > 0)
+		m->last_cqe_clock = m->clock;
+	if (m->ping_new) {
+		// What the loop knows when it sees the ping: it can post at once unless the
+		// send queue is full (by the CQEs it has polled).
+		qm_qp *p = &m->qps[0];
+		m->ping_sq_full = p->tail - p->head >= m->cfg.depth;
+		m->ping_new = 0;
+	}
+	return k;
+}
+
+static int req_notify_cq(struct ibv_cq *cq, int solicited_only) {
+	qm_model *m = MODEL_OF(cq->context);
+	(void)solicited_only;
+	m->armed = 1;
+	m->arms++;
+	return 0;
+}
+
+int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq, void **cq_context) {
+	qm_model *m = MODEL_OF(channel->context);
+	if (m->ev_pending == 0) {
+		violation(m, QM_V_NO_EVENT, "ibv_get_cq_event with no event pending");
+		errno = EAGAIN;
+		return -1;
+	}
+	m->ev_pending--;
+	m->ev_got++;
+	*cq = &m->cq;
+	*cq_context = m->cq.cq_context;
+	return 0;
+}
+
+void ibv_ack_cq_events(struct ibv_cq *cq, unsigned int nevents) {
+	qm_model *m = MODEL_OF(cq->context);
+	m->ev_acked += nevents;
+	if (m->ev_acked > m->ev_got)
+		violation(m, QM_V_ACK, "%llu events acked, %llu got", (unsigned long long)m->ev_acked,
+		          (unsigned long long)m->ev_got);
+}
+
+// ---- the system ----
+
+int64_t rb_now(void) {
+	qm_model *m = cur;
+	if (!m)
+		abort();
+	m->nows++;
+	m->clock += m->cfg.now_ns;
+	return m->clock;
+}
+
+// rb_wait_fd sleeps on the completion channel: the network goes on while the loop
+// sleeps, and the sleep ends with the first event or after timeout_ms of model time.
+int rb_wait_fd(int fd, int timeout_ms) {
+	qm_model *m = cur;
+	if (!m)
+		abort();
+	m->waits++;
+	if (fd != m->channel.fd) {
+		violation(m, QM_V_FD, "rb_wait_fd(%d), the channel is %d", fd, m->channel.fd);
+		errno = EBADF;
+		return -1;
+	}
+	m->clock += m->cfg.now_ns;
+	if (m->ev_pending)
+		return 1;
+	if (!m->armed)
+		violation(m, QM_V_SLEEP_UNARMED, "rb_wait_fd with the CQ not armed");
+	if (m->cq_head < m->cq_vis)
+		violation(m, QM_V_SLEEP_WITH_CQES, "rb_wait_fd with %llu CQEs in the CQ",
+		          (unsigned long long)(m->cq_vis - m->cq_head));
+	int64_t end = m->clock + (int64_t)timeout_ms * 1000000;
+	while (m->clock < end && busy(m)) {
+		tick(m);
+		m->wait_ticks++;
+		if (m->ev_pending)
+			return 1;
+	}
+	if (m->clock < end)
+		m->clock = end;
+	m->sleeps_ms += (uint64_t)timeout_ms;
+	return 0;
+}
+
+// ---- set-up ----
+
+qm_model *qm_new(const qm_config *cfg) {
+	qm_model *m = calloc(1, sizeof(*m));
+	if (!m)
+		return NULL;
+	m->cfg = *cfg;
+	if (m->cfg.tick_ns <= 0)
+		m->cfg.tick_ns = 200;
+	if (m->cfg.now_ns <= 0)
+		m->cfg.now_ns = 50;
+	if (m->cfg.max_polls == 0)
+		m->cfg.max_polls = 20000000;
+	if (m->cfg.depth == 0)
+		m->cfg.depth = 1;
+	m->rng = cfg->seed * 0x9E3779B97F4A7C15ULL + 0x1234567;
+	if (m->rng == 0)
+		m->rng = 1;
+	m->ctx.ops.post_send = post_send;
+	m->ctx.ops.poll_cq = poll_cq;
+	m->ctx.ops.req_notify_cq = req_notify_cq;
+	m->ctx.cmd_fd = -1;
+	m->ctx.async_fd = -1;
+	m->channel.context = &m->ctx;
+	m->channel.fd = 1000;
+	m->cq.context = &m->ctx;
+	m->cq.channel = &m->channel;
+	m->cq.cq_context = m;
+	m->cq.cqe = (int)m->cfg.cq_cap;
+	m->qps = calloc(m->cfg.nqp, sizeof(qm_qp));
+	m->qpp = calloc(m->cfg.nqp, sizeof(struct ibv_qp *));
+	if (!m->qps || !m->qpp) {
+		qm_free(m);
+		return NULL;
+	}
+	for (int q = 0; q < m->cfg.nqp; q++) {
+		qm_qp *p = &m->qps[q];
+		p->qp.context = &m->ctx;
+		p->qp.send_cq = &m->cq;
+		p->qp.recv_cq = &m->cq;
+		p->qp.qp_num = 0x100 + q;
+		p->qp.qp_type = IBV_QPT_RC;
+		p->qp.state = IBV_QPS_RTS;
+		p->m = m;
+		p->idx = q;
+		p->ring = calloc(m->cfg.depth, sizeof(qm_wr));
+		if (!p->ring) {
+			qm_free(m);
+			return NULL;
+		}
+		m->qpp[q] = &p->qp;
+	}
+	if (m->cfg.pp != QM_PP_NONE) {
+		m->peer_tx = malloc(m->cfg.pp_size);
+		if (!m->peer_tx) {
+			qm_free(m);
+			return NULL;
+		}
+		for (uint32_t i = 0; i < m->cfg.pp_size; i++)
+			m->peer_tx[i] = (uint8_t)(i * 7 + 3);
+	}
+	m->start_clock = m->clock = 1000000000000LL; // never 0: the watchdog uses 0 as "unset"
+	return m;
+}
+
+void qm_free(qm_model *m) {
+	if (!m)
+		return;
+	if (m->qps)
+		for (int q = 0; q < m->cfg.nqp; q++) {
+			free(m->qps[q].ring);
+			free(m->qps[q].addrs);
+		}
+	free(m->qps);
+	free(m->qpp);
+	free(m->cqes);
+	free(m->peer_tx);
+	free(m);
+}
+
+volatile int *qm_stop(qm_model *m) { return &m->stop; }
+
+int qm_bw(qm_model *m, rb_bw_args *a) {
+	cur = m;
+	int rc = rb_bw(a);
+	m->end_clock = m->clock;
+	cur = NULL;
+	return rc;
+}
+
+int qm_pingpong(qm_model *m, rb_pp_args *a) {
+	cur = m;
+	if (m->cfg.pp == QM_PP_PEER_INITIATES && m->cfg.pp_iters > 0 && m->cfg.peer_rounds > 0)
+		peer_schedule(m, 2, round_byte(m, 0), 0); // the first ping
+	int rc = rb_pingpong(a);
+	m->end_clock = m->clock;
+	cur = NULL;
+	return rc;
+}
+
+int qm_read_lat(qm_model *m, rb_rl_args *a) {
+	cur = m;
+	int rc = rb_read_lat(a);
+	m->end_clock = m->clock;
+	cur = NULL;
+	return rc;
+}

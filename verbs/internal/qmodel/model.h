@@ -1,0 +1,172 @@
+//go:build linux && cgo
+
+// model.h: a model of the verbs queues the loops of verbs/rb.c drive, for testing them
+// without an RDMA device. rb.c is compiled with -DRB_MODEL against this model: its
+// data path (ibv_post_send, ibv_poll_cq, ibv_req_notify_cq: static inlines that call
+// through the context's ops table) lands in the model's functions, and the model
+// defines rb_now(), rb_wait_fd(), ibv_get_cq_event() and ibv_ack_cq_events().
+//
+// What is modelled, per QP, is an in-order RC send queue of capacity `depth`: a post
+// that does not fit fails with ENOMEM (as mlx5 does: the WRs before the one that does
+// not fit are posted, *bad_wr names it) and is recorded as an SQ overflow; slots are
+// freed only when a CQE is polled (it frees its WR and every earlier one of the QP).
+// The "network" executes posted WRs in order per QP, some per tick. A tick happens at
+// every ibv_poll_cq call, and while the loop sleeps in rb_wait_fd. Executing a WRITE
+// copies the bytes from the local to the remote buffer, a READ the other way; a
+// signalled WR (and any WR that fails or is flushed) produces a CQE, visible
+// ack_delay ticks later. The peer can fail (RETRY_EXC_ERR, then FLUSH_ERR for every
+// later WR) or stall (nothing more executes). For the WRITE ping-pong the model plays
+// the other side. Time is simulated: rb_now() and every tick advance a model clock.
+//
+// The model a thread drives is thread-local, so that several tests can run at once.
+#ifndef QMODEL_H
+#define QMODEL_H
+#include <stddef.h>
+#include <stdint.h>
+#include <infiniband/verbs.h>
+#include "rb.h"
+
+// Violations: things the loop did that a real HCA would punish or that break the
+// loop's own contract with the queues.
+enum {
+	QM_V_SQ_OVERFLOW,     // ibv_post_send beyond the send queue's capacity
+	QM_V_CQ_OVERFLOW,     // more CQEs in the CQ than its capacity
+	QM_V_BAD_WR,          // a WR the model cannot execute (opcode, SGE, bounds, flags)
+	QM_V_SLEEP_UNARMED,   // rb_wait_fd with the CQ not armed and no event pending
+	QM_V_SLEEP_WITH_CQES, // rb_wait_fd with CQEs in the CQ (no event will come for them)
+	QM_V_NO_EVENT,        // ibv_get_cq_event with no event pending (would block)
+	QM_V_ACK,             // ibv_ack_cq_events of more events than were got
+	QM_V_FD,              // rb_wait_fd on an fd that is not the channel's
+	QM_V_RUNAWAY,         // the loop went on past max_polls (the model set the stop flag)
+	QM_V_PP_BYTE,         // ping-pong: a message carried the wrong round byte
+	QM_V_POLL_ARGS,       // ibv_poll_cq with num_entries < 1 or a foreign CQ
+	QM_V_PEER_QUEUE,      // the model peer's action queue overflowed
+	QM_V_N
+};
+
+typedef struct {
+	uint64_t l, r; // offsets from the local / remote buffer's base
+} qm_addr;
+
+typedef struct {
+	uint64_t wr_id;
+	uint64_t laddr, raddr;
+	uint32_t len;
+	int opcode;
+	int signalled;
+} qm_wr;
+
+typedef struct qm_model qm_model;
+
+typedef struct {
+	struct ibv_qp qp;
+	qm_model *m;
+	int idx;
+	qm_wr *ring;          // depth entries, indexed by seq % depth
+	uint64_t head;        // oldest WR not yet freed
+	uint64_t exec;        // next WR to execute
+	uint64_t tail;        // next WR to post
+	uint64_t executed;    // executed successfully
+	uint64_t taken;       // taken by the network (executed, failed or flushed)
+	uint32_t max_occ;     // most WRs ever in the send queue
+	int errored;          // the QP is in the error state: everything flushes
+	qm_addr *addrs;       // every successfully executed WR's addresses
+	size_t naddr, addrcap;
+} qm_qp;
+
+typedef struct {
+	uint64_t wr_id;
+	int status, opcode;
+	uint32_t qp_num, vendor_err;
+	int qp;
+	uint64_t seq;
+	int signalled;
+	uint64_t due; // tick at which the CQE is in the CQ
+} qm_cqe;
+
+enum { QM_FAULT_NONE, QM_FAULT_FAIL, QM_FAULT_STALL };
+enum { QM_PP_NONE, QM_PP_PEER_RESPONDS, QM_PP_PEER_INITIATES };
+
+typedef struct {
+	int nqp;
+	uint32_t depth;        // send-queue capacity of each QP
+	uint32_t cq_cap;       // CQ capacity
+	uint32_t per_tick;     // WRs each QP executes per tick (the most, with random)
+	int random;            // per tick and QP, a uniform 0..per_tick
+	uint64_t seed;
+	uint32_t on_post;      // WRs executed inside ibv_post_send itself
+	uint32_t ack_delay;    // ticks from a WR's execution to its CQE
+	int fault;             // QM_FAULT_*
+	uint64_t fault_after;  // WRs a faulty QP executes before the fault
+	uint64_t fault_mask;   // QPs the fault applies to (bit q); 0 = all
+	uint64_t stop_after_polls; // set the stop flag at that poll_cq call; 0 = never
+	int64_t tick_ns, now_ns;   // model time per tick and per rb_now() call
+	int64_t post_ns;           // model time per WR posted
+	uint64_t max_polls;    // runaway guard
+	uint8_t *lbase, *rbase;
+	size_t llen, rlen;
+	// ping-pong
+	int pp;                // QM_PP_*
+	uint32_t pp_size;
+	uint64_t pp_first, pp_iters;
+	uint32_t peer_delay;   // ticks the model peer takes to answer
+	uint64_t peer_rounds;  // rounds the model peer plays before it goes silent
+} qm_config;
+
+typedef struct {
+	uint64_t due;
+	int kind; // 1: the peer's answer (byte v into the local rx region); 2: a ping of round
+	uint8_t v;
+	uint64_t round;
+} qm_action;
+
+#define QM_MAX_ACTIONS 16
+
+struct qm_model {
+	struct ibv_context ctx;
+	struct ibv_cq cq;
+	struct ibv_comp_channel channel;
+	qm_config cfg;
+	qm_qp *qps;
+	struct ibv_qp **qpp;  // nqp pointers, for rb_bw_args.qps
+	volatile int stop;
+	int64_t clock, start_clock;
+	uint64_t tick, polls, posts, nows, waits, wait_ticks, sleeps_ms;
+	uint64_t rng;
+	// The CQ: cqes[cq_head, cq_vis) are in the CQ, cqes[cq_vis, cq_end) are still on
+	// their way (ack_delay).
+	qm_cqe *cqes;
+	size_t cq_alloc, cq_head, cq_vis, cq_end;
+	uint64_t max_cq;
+	int armed;
+	uint64_t arms, ev_raised, ev_pending, ev_got, ev_acked;
+	// stats
+	uint64_t sig_executed, sig_polled, cqes_polled, err_cqes;
+	int first_post_seen;
+	int64_t first_post_clock, last_post_clock, last_cqe_clock, end_clock;
+	uint64_t viol[QM_V_N];
+	char viol_msg[QM_V_N][200];
+	// ping-pong
+	qm_action act[QM_MAX_ACTIONS];
+	int nact;
+	uint64_t pp_round;     // rounds the model has seen the loop's message for
+	uint64_t pp_pings;     // pings the model initiator has delivered
+	uint64_t pp_answers;   // answers the model responder has delivered
+	int ping_waiting;      // a ping was delivered and the loop has not posted since
+	uint64_t ping_poll;    // poll_cq count when it was delivered
+	int ping_new;          // a ping was delivered in this poll_cq call
+	int ping_sq_full;      // the loop's send queue was full once that call returned
+	uint64_t max_polls_before_pong, polls_before_pong_total;
+	uint64_t needless_polls_before_pong; // ... with room in the send queue
+	uint8_t *peer_tx;
+};
+
+qm_model *qm_new(const qm_config *cfg);
+void qm_free(qm_model *m);
+volatile int *qm_stop(qm_model *m);
+// qm_bw, qm_pingpong and qm_read_lat run a loop of rb.c against the model.
+int qm_bw(qm_model *m, rb_bw_args *a);
+int qm_pingpong(qm_model *m, rb_pp_args *a);
+int qm_read_lat(qm_model *m, rb_rl_args *a);
+uint32_t qm_hist_index(uint64_t v); // loops.c
+#endif
