@@ -137,9 +137,13 @@ func (c *Client) Run(ctx context.Context, op Op, cfg result.Config) (r result.Re
 	}
 	r.Clock, r.ClockNote = verbs.Clock(), verbs.ClockNote()
 	sl := bwSlots(cfg)
-	stop := context.AfterFunc(ctx, s.Stop)
+	// Ctrl-C stops the loop; the stop must be over before the session is closed.
+	stopping := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() { s.Stop(); close(stopping) })
 	perQP, merr := c.measure(ctx, op, s, cfg, sl, &r)
-	stop()
+	if !stop() {
+		<-stopping
+	}
 	if ctx.Err() != nil {
 		r.Interrupted = true
 	}
@@ -160,6 +164,8 @@ func (c *Client) Run(ctx context.Context, op Op, cfg result.Config) (r result.Re
 		switch {
 		case merr != nil:
 			r.Verify = &result.Verify{FirstBadOffset: -1, Detail: "not verified: the run failed"}
+		case perQP == nil: // interrupted before the measured run; measured() says so
+			r.Verify = &result.Verify{FirstBadOffset: -1, Detail: "not verified: nothing was measured"}
 		case op.ToServer:
 			r.Verify = rep.Report.Verify
 		default:
@@ -167,7 +173,7 @@ func (c *Client) Run(ctx context.Context, op Op, cfg result.Config) (r result.Re
 		}
 		if r.Verify == nil {
 			merr = errors.New("verification: the server sent no verification")
-		} else if !r.Verify.OK && merr == nil {
+		} else if !r.Verify.OK && merr == nil && perQP != nil {
 			merr = fmt.Errorf("verification failed at the %s: %s", r.Verify.Side, r.Verify.Detail)
 		}
 	}
@@ -200,17 +206,17 @@ func (c *Client) measure(ctx context.Context, op Op, s *verbs.Session, cfg resul
 	warm, timeout := cfg.WarmupIterations, c.conn.Timeout
 	if cfg.Test == "lat" {
 		if warm > 0 {
-			if _, err := op.ClientLatency(s, cfg, 0, warm, timeout); err != nil {
+			res, err := op.ClientLatency(s, cfg, 0, warm, timeout)
+			r.WarmupDone = res.Done
+			if err != nil {
 				return nil, fmt.Errorf("warm-up: %w", err)
 			}
-			r.WarmupDone = warm
 		}
 		if ctx.Err() != nil {
 			return nil, nil
 		}
-		t0 := verbs.Now()
 		res, err := op.ClientLatency(s, cfg, warm, cfg.Iterations, timeout)
-		r.DurationNS = verbs.Now() - t0
+		r.DurationNS = res.DurationNS
 		r.Iterations = res.Done
 		r.LatKind = op.LatKind
 		return nil, errors.Join(err, setLatency(r, res.Lat))
@@ -226,10 +232,14 @@ func (c *Client) measure(ctx context.Context, op Op, s *verbs.Session, cfg resul
 	}
 	if warm > 0 {
 		p.Iters = warm
-		if _, err := s.Bandwidth(p); err != nil {
+		res, err := s.Bandwidth(p)
+		for _, n := range res.PerQP {
+			r.WarmupDone += n
+		}
+		r.WarmupDone /= uint64(cfg.NumQPs) // reported per QP, as the plan gives it
+		if err != nil {
 			return nil, fmt.Errorf("warm-up: %w", err)
 		}
-		r.WarmupDone = warm
 	}
 	if cfg.Verify {
 		if op.ToServer {

@@ -26,6 +26,9 @@ func bwSlots(c result.Config) slots {
 	switch {
 	case c.Verify:
 		dst := max(1, min(c.SQDepth, verifyBudget/(c.NumQPs*stride)-1))
+		if dst%255 == 0 {
+			dst-- // see slotSeed
+		}
 		return slots{src: dst + 1, dst: dst, stride: stride}
 	case c.MsgSizeBytes <= 2048:
 		n := 4096 / stride
@@ -47,12 +50,18 @@ func (s slots) layout(op Op) verbs.Layout {
 
 // Verification patterns. Both sides derive them from the plan: the warm-up's pattern
 // is seedOf(plan); source slot j (counting over all QPs' regions) of the measured run
-// gets its own, different from the warm-up's and from every other slot's.
+// gets its own, different from the warm-up's and from every other slot's. A pattern's
+// first byte is its seed's low byte: 0 for the warm-up, j mod 255 + 1 for slot j. The
+// slot a destination slot held before the last WR into it is the next source slot
+// (mod src), so even 1-byte messages tell the two apart, as long as the destination's
+// slot count is not a multiple of 255 (bwSlots sees to that).
 func seedOf(c result.Config) uint32 {
-	return uint32(c.MsgSizeBytes)*2654435761 ^ uint32(c.BufOffsetBytes) ^ uint32(c.NumQPs)<<20
+	return (uint32(c.MsgSizeBytes)*2654435761 ^ uint32(c.BufOffsetBytes) ^ uint32(c.NumQPs)<<20) &^ 0xff
 }
 
-func slotSeed(c result.Config, j int) uint32 { return uint32(j+1)*0x9E3779B1 ^ seedOf(c) }
+func slotSeed(c result.Config, j int) uint32 {
+	return (uint32(j+1)*0x9E3779B1^seedOf(c))&^0xff | uint32(j%255+1)
+}
 
 // patterned is a buffer that verification patterns are written to and checked in
 // (a *verbs.Session; tests use a model).

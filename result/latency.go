@@ -70,8 +70,10 @@ func NewLatency(h *hdrhistogram.Histogram, m Moments) (Latency, string, error) {
 		if !Supported(p, m.Count) {
 			return nil
 		}
-		// A percentile is its bucket's upper bound; never report one above the true max.
-		v := min(h.ValueAtQuantile(p*100), m.Max)
+		// A percentile is its bucket's upper bound, and a histogram converted from
+		// another clock's buckets can round either way: keep it within the exact
+		// min and max.
+		v := min(max(h.ValueAtQuantile(p*100), m.Min), m.Max)
 		return &v
 	}
 	l.P50, l.P90, l.P99, l.P99_9, l.P99_99 = at(0.50), at(0.90), at(0.99), at(0.999), at(0.9999)

@@ -204,3 +204,15 @@ func TestSchemaAcceptsAResultAndRefusesDrift(t *testing.T) {
 		}
 	}
 }
+
+func TestNewLatencyKeepsPercentilesAboveTheMin(t *testing.T) {
+	// A histogram converted from another clock's buckets (the loops' ticks scaled to
+	// ns) can put a bucket's upper bound just below the exact min: 30 samples of 2055
+	// ticks halved to 1027.5 ns land in a bucket that ends at 1027, the exact min is 1028.
+	h := NewHistogram()
+	h.RecordValues(1027, 30)
+	l, _, err := NewLatency(h, Moments{Count: 30, Min: 1028, Max: 1028, Mean: 1027.5})
+	if err != nil || *l.P50 != 1028 {
+		t.Fatalf("p50 must not fall below the min: %+v %v", l, err)
+	}
+}

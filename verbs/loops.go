@@ -59,6 +59,9 @@ func (s *Session) xfer(x *C.rb_xfer, size int, laddr, raddr uintptr, inline bool
 	x.stop = s.stop
 	x.timeout_ns = C.int64_t(timeout.Nanoseconds())
 	x.hist = (*C.rb_hist)(C.malloc(C.size_t(unsafe.Sizeof(C.rb_hist{}))))
+	if x.hist == nil {
+		panic("verbs: out of memory for a latency histogram")
+	}
 	C.rb_hist_reset(x.hist)
 }
 
@@ -110,7 +113,7 @@ func (s *Session) Bandwidth(p BWParams) (BWResult, error) {
 	rc := C.rb_bw(&a)
 	runtime.UnlockOSThread()
 	res := BWResult{
-		Completed: uint64(a.completed), Events: uint64(a.events), DurationNS: int64(a.duration_ns),
+		Completed: uint64(a.completed), Events: uint64(a.events), DurationNS: int64(a.x.duration_ns),
 		PerQP: append([]uint64(nil), unsafe.Slice((*uint64)(unsafe.Pointer(a.done)), nqp)...),
 		Lat:   samples(a.x.hist, float64(a.x.ns_per_tick)),
 	}
@@ -143,7 +146,7 @@ func (s *Session) PingPong(p PingPongParams) (LatResult, error) {
 	if p.OneWay {
 		scale /= 2 // exact on every statistic: the conversion is linear
 	}
-	res := LatResult{Done: uint64(a.done), Lat: samples(a.x.hist, scale)}
+	res := LatResult{Done: uint64(a.done), DurationNS: int64(a.x.duration_ns), Lat: samples(a.x.hist, scale)}
 	if rc != 0 {
 		return res, failure(&a.x, "write ping-pong")
 	}
@@ -163,7 +166,7 @@ func (s *Session) ReadLatency(p ReadLatParams) (LatResult, error) {
 	runtime.LockOSThread()
 	rc := C.rb_read_lat(&a)
 	runtime.UnlockOSThread()
-	res := LatResult{Done: uint64(a.done), Lat: samples(a.x.hist, float64(a.x.ns_per_tick))}
+	res := LatResult{Done: uint64(a.done), DurationNS: int64(a.x.duration_ns), Lat: samples(a.x.hist, float64(a.x.ns_per_tick))}
 	if rc != 0 {
 		return res, failure(&a.x, "read latency loop")
 	}
@@ -190,9 +193,7 @@ func samples(h *C.rb_hist, nsPerTick float64) Samples {
 		out.Hist.RecordValues(min(ns(low+(width-1)/2), out.Hist.HighestTrackableValue()), int64(c))
 	}
 	// Variance x n^2 = n*sumsq - sum^2, exactly, in big integers.
-	sum := new(big.Int).SetUint64(uint64(h.sum))
-	sq := new(big.Int).Lsh(new(big.Int).SetUint64(uint64(h.sumsq_hi)), 64)
-	sq.Or(sq, new(big.Int).SetUint64(uint64(h.sumsq_lo)))
+	sum, sq := u128(h.sum_hi, h.sum_lo), u128(h.sumsq_hi, h.sumsq_lo)
 	v := new(big.Int).Mul(sq, new(big.Int).SetUint64(n))
 	v.Sub(v, new(big.Int).Mul(sum, sum))
 	vf, _ := new(big.Float).SetInt(v).Float64()
@@ -203,6 +204,11 @@ func samples(h *C.rb_hist, nsPerTick float64) Samples {
 		Stdev: math.Sqrt(max(vf, 0)) / float64(n) * nsPerTick,
 	}
 	return out
+}
+
+func u128(hi, lo C.uint64_t) *big.Int {
+	v := new(big.Int).Lsh(new(big.Int).SetUint64(uint64(hi)), 64)
+	return v.Or(v, new(big.Int).SetUint64(uint64(lo)))
 }
 
 func failure(x *C.rb_xfer, phase string) error {

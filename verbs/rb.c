@@ -99,7 +99,9 @@ void rb_hist_add(rb_hist *h, int64_t t) {
 		h->min = t;
 	if (t > h->max)
 		h->max = t;
-	h->sum += (uint64_t)t;
+	unsigned __int128 sum = ((unsigned __int128)h->sum_hi << 64 | h->sum_lo) + (uint64_t)t;
+	h->sum_lo = (uint64_t)sum;
+	h->sum_hi = (uint64_t)(sum >> 64);
 	unsigned __int128 sq = ((unsigned __int128)h->sumsq_hi << 64 | h->sumsq_lo) + (unsigned __int128)t * (uint64_t)t;
 	h->sumsq_lo = (uint64_t)sq;
 	h->sumsq_hi = (uint64_t)(sq >> 64);
@@ -118,6 +120,9 @@ static int verb_failed(rb_xfer *x, const char *verb, int err) {
 	x->fail.err = err;
 	return -1;
 }
+
+// poll_failed: ibv_poll_cq returned < 0, which not every provider backs with errno.
+static int poll_failed(rb_xfer *x) { return verb_failed(x, "ibv_poll_cq", errno ? errno : EIO); }
 
 static int wc_failed(rb_xfer *x, const struct ibv_wc *wc) {
 	x->fail.kind = RB_FAIL_WC;
@@ -196,7 +201,7 @@ int rb_bw(rb_bw_args *a) {
 	else
 		rc = bw(a, posted, target, lcur, rcur, pts, wr, sge, &t_start, &t_end);
 	rc = clk_end(&clk, x, rc);
-	a->duration_ns = (int64_t)((double)(t_end - t_start) * x->ns_per_tick + 0.5);
+	x->duration_ns = (int64_t)((double)(t_end - t_start) * x->ns_per_tick + 0.5);
 	a->completed = 0;
 	for (int q = 0; q < nqp; q++)
 		a->completed += a->done[q];
@@ -242,8 +247,20 @@ static int bw(rb_bw_args *a, uint64_t *posted, uint64_t *target, uint32_t *lcur,
 	int stopping = 0;
 	watchdog wd = {0};
 	struct ibv_wc wc[POLL_BATCH];
-	if (a->channel && ibv_req_notify_cq(x->cq, 0))
-		return verb_failed(x, "ibv_req_notify_cq", errno);
+	if (a->channel) {
+		// An event left over from an earlier loop on this CQ (the warm-up's last
+		// arming) is not this loop's: consume it uncounted, then arm.
+		struct ibv_cq *ev_cq;
+		void *ev_ctx;
+		while (rb_wait_fd(a->channel->fd, 0) > 0) {
+			if (ibv_get_cq_event(a->channel, &ev_cq, &ev_ctx))
+				return verb_failed(x, "ibv_get_cq_event", errno);
+			ibv_ack_cq_events(ev_cq, 1);
+		}
+		int err = ibv_req_notify_cq(x->cq, 0);
+		if (err)
+			return verb_failed(x, "ibv_req_notify_cq", err);
+	}
 	*t_start = *t_end = ticks();
 	// Look at the stop flag and the clock every 64 units of work, a unit being a loop
 	// turn or a WR posted: a turn can post a whole queue of WRs, and where the
@@ -298,7 +315,7 @@ static int bw(rb_bw_args *a, uint64_t *posted, uint64_t *target, uint32_t *lcur,
 		}
 		int ne = ibv_poll_cq(x->cq, POLL_BATCH, wc);
 		if (ne < 0)
-			return verb_failed(x, "ibv_poll_cq", errno);
+			return poll_failed(x);
 		if (ne > 0) {
 			int64_t t = ticks();
 			for (int i = 0; i < ne; i++) {
@@ -336,8 +353,9 @@ static int bw(rb_bw_args *a, uint64_t *posted, uint64_t *target, uint32_t *lcur,
 						return verb_failed(x, "ibv_get_cq_event", errno);
 					ibv_ack_cq_events(ev_cq, 1);
 					a->events++;
-					if (ibv_req_notify_cq(x->cq, 0))
-						return verb_failed(x, "ibv_req_notify_cq", errno);
+					int err = ibv_req_notify_cq(x->cq, 0);
+					if (err)
+						return verb_failed(x, "ibv_req_notify_cq", err);
 				}
 				check = 1;
 				wd.spins = 4095; // an idle sleep counts as a watchdog look
@@ -368,7 +386,7 @@ static int bw(rb_bw_args *a, uint64_t *posted, uint64_t *target, uint32_t *lcur,
 static int reap(rb_xfer *x, struct ibv_wc *wc, uint64_t posted, uint64_t *completed) {
 	int ne = ibv_poll_cq(x->cq, POLL_BATCH, wc);
 	if (ne < 0)
-		return verb_failed(x, "ibv_poll_cq", errno);
+		return poll_failed(x);
 	for (int k = 0; k < ne; k++) {
 		if (wc[k].status != IBV_WC_SUCCESS)
 			return wc_failed(x, &wc[k]);
@@ -413,7 +431,16 @@ static int await(rb_pp_args *a, uint8_t v, struct ibv_wc *wc, uint64_t posted, u
 	}
 }
 
-static int pingpong(rb_pp_args *a, struct ibv_send_wr *wrp, volatile uint8_t *tx_last, struct ibv_wc *wc);
+// span is the window a latency loop measured: the first post to the last answer seen.
+typedef struct {
+	int64_t first, last;
+} span;
+
+static void span_end(rb_xfer *x, const span *w) {
+	x->duration_ns = w->last > w->first ? (int64_t)((double)(w->last - w->first) * x->ns_per_tick + 0.5) : 0;
+}
+
+static int pingpong(rb_pp_args *a, struct ibv_send_wr *wrp, volatile uint8_t *tx_last, struct ibv_wc *wc, span *w);
 
 int rb_pingpong(rb_pp_args *a) {
 	rb_xfer *x = &a->x;
@@ -425,12 +452,15 @@ int rb_pingpong(rb_pp_args *a) {
 	struct ibv_wc wc[POLL_BATCH];
 	memset(&x->fail, 0, sizeof(x->fail));
 	rb_clock clk;
+	span w = {0, 0};
 	clk_begin(&clk);
-	int rc = pingpong(a, &wr, tx_last, wc);
-	return clk_end(&clk, x, rc);
+	int rc = pingpong(a, &wr, tx_last, wc, &w);
+	rc = clk_end(&clk, x, rc);
+	span_end(x, &w);
+	return rc;
 }
 
-static int pingpong(rb_pp_args *a, struct ibv_send_wr *wrp, volatile uint8_t *tx_last, struct ibv_wc *wc) {
+static int pingpong(rb_pp_args *a, struct ibv_send_wr *wrp, volatile uint8_t *tx_last, struct ibv_wc *wc, span *w) {
 	rb_xfer *x = &a->x;
 	struct ibv_send_wr wr = *wrp;
 	uint64_t posted = 0, completed = 0;
@@ -460,9 +490,15 @@ static int pingpong(rb_pp_args *a, struct ibv_send_wr *wrp, volatile uint8_t *tx
 		if (a->initiator) {
 			if ((r = await(a, v, wc, posted, &completed)) <= 0)
 				return r;
-			sample(x, ticks() - t0);
+			int64_t t1 = ticks();
+			sample(x, t1 - t0);
+			if (i == 0)
+				w->first = t0;
+			w->last = t1;
 		}
-		// Reap after posting, outside the round trip, as perftest does.
+		// Reap after posting, outside the round trip. (perftest's sample is the time
+		// from one post to the next, so it also holds this reap and the loop's own
+		// work; ours is the post to the answer seen.)
 		if (reap(x, wc, posted, &completed))
 			return -1;
 		a->done = i + 1;
@@ -474,7 +510,7 @@ static int pingpong(rb_pp_args *a, struct ibv_send_wr *wrp, volatile uint8_t *tx
 
 // ---- READ latency ----
 
-static int read_lat(rb_rl_args *a, struct ibv_send_wr *wrp);
+static int read_lat(rb_rl_args *a, struct ibv_send_wr *wrp, span *w);
 
 int rb_read_lat(rb_rl_args *a) {
 	rb_xfer *x = &a->x;
@@ -485,12 +521,15 @@ int rb_read_lat(rb_rl_args *a) {
 	    .wr.rdma.remote_addr = x->raddr, .wr.rdma.rkey = x->rkey};
 	memset(&x->fail, 0, sizeof(x->fail));
 	rb_clock clk;
+	span w = {0, 0};
 	clk_begin(&clk);
-	int rc = read_lat(a, &wr);
-	return clk_end(&clk, x, rc);
+	int rc = read_lat(a, &wr, &w);
+	rc = clk_end(&clk, x, rc);
+	span_end(x, &w);
+	return rc;
 }
 
-static int read_lat(rb_rl_args *a, struct ibv_send_wr *wrp) {
+static int read_lat(rb_rl_args *a, struct ibv_send_wr *wrp, span *w) {
 	rb_xfer *x = &a->x;
 	struct ibv_send_wr wr = *wrp;
 	struct ibv_wc wc;
@@ -512,12 +551,15 @@ static int read_lat(rb_rl_args *a, struct ibv_send_wr *wrp) {
 		}
 		int64_t t1 = ticks();
 		if (ne < 0)
-			return verb_failed(x, "ibv_poll_cq", errno);
+			return poll_failed(x);
 		if (wc.status != IBV_WC_SUCCESS)
 			return wc_failed(x, &wc);
 		if (wc.wr_id != i)
 			return unexpected(x, &wc);
 		sample(x, t1 - t0);
+		if (i == 0)
+			w->first = t0;
+		w->last = t1;
 		a->done = i + 1;
 	}
 	return 0;

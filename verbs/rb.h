@@ -49,8 +49,8 @@ int rb_query_port(struct ibv_context *ctx, uint8_t port, struct ibv_port_attr *a
 typedef struct {
 	uint64_t counts[RB_HIST_LEN];
 	uint64_t n, backwards;
-	int64_t min, max;        // ticks
-	uint64_t sum;            // ticks
+	int64_t min, max;            // ticks
+	uint64_t sum_lo, sum_hi;     // 128-bit sum, ticks
 	uint64_t sumsq_lo, sumsq_hi; // 128-bit sum of squares, ticks^2
 } rb_hist;
 void rb_hist_reset(rb_hist *h);
@@ -93,6 +93,7 @@ typedef struct {
 	rb_hist *hist;        // every sample, in ticks (NULL: none recorded)
 	// out
 	double ns_per_tick;   // the loop's calibration
+	int64_t duration_ns;  // first post to the last completion (or answer) seen
 	rb_fail fail;
 } rb_xfer;
 
@@ -117,7 +118,6 @@ typedef struct {
 	uint64_t *done;       // nqp entries: WRs of each QP known complete
 	uint64_t completed;   // all QPs
 	uint64_t events;      // completion events waited for
-	int64_t duration_ns;  // first post to last completion
 } rb_bw_args;
 int rb_bw(rb_bw_args *a);
 

@@ -16,6 +16,7 @@ import (
 	"net"
 	"os"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"unsafe"
 )
@@ -358,7 +359,7 @@ func (s *Session) Check(seed uint32, off, n int) int64 {
 }
 
 // Stop asks a running loop to finish what is in flight and return; safe from any goroutine.
-func (s *Session) Stop() { *(*int32)(unsafe.Pointer(s.stop)) = 1 }
+func (s *Session) Stop() { atomic.StoreInt32((*int32)(unsafe.Pointer(s.stop)), 1) }
 
 // Close tears down QPs, CQ, MR and buffer in reverse order; nil-safe and idempotent.
 func (s *Session) Close() error {

@@ -38,3 +38,6 @@ func (s *Session) Close() error                                 { return nil }
 func (s *Session) Bandwidth(BWParams) (BWResult, error)         { return BWResult{}, ErrUnsupported }
 func (s *Session) PingPong(PingPongParams) (LatResult, error)   { return LatResult{}, ErrUnsupported }
 func (s *Session) ReadLatency(ReadLatParams) (LatResult, error) { return LatResult{}, ErrUnsupported }
+
+// QShift is rb.h's RB_QSHIFT (the cgo build reads it from there).
+const QShift = 48

@@ -232,6 +232,7 @@ type ReadLatParams struct {
 
 // LatResult is what a latency loop measured.
 type LatResult struct {
-	Done uint64  // rounds completed
-	Lat  Samples // initiator: one per round
+	Done       uint64  // rounds completed
+	DurationNS int64   // initiator: first post to the last answer seen
+	Lat        Samples // initiator: one per round
 }

@@ -176,8 +176,8 @@ func TestPlanFlagErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"-n", "18446744073709551615", "-q", "2"}, "--iters"},
-		{[]string{"-s", "1M", "-n", "18446744073709551615"}, "--size"},
-		{[]string{"-s", "1", "-n", "18446744073709551615", "--warmup", "1"}, "--warmup"},
+		{[]string{"-s", "1G", "-n", "281474976710655", "-q", "1024"}, "--size"},
+		{[]string{"--warmup", "1000000001"}, "--warmup"},
 		{[]string{"-D", "NaN"}, "--duration"},
 		{[]string{"-D", "+Inf"}, "--duration"},
 		{[]string{"-D", "-1"}, "--duration"},

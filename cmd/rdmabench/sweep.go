@@ -188,13 +188,16 @@ func (o *sweepOptions) sweep(ctx context.Context, c *bench.Client) error {
 	outcomes := map[string]sweep.Outcome{}
 	var errs []error
 	for _, op := range o.Ops {
+		// perftest's defaults come from one place (bench.Defaults), as the tests use them.
+		pt := result.Config{Op: op, Test: "bw", CompletionEvents: o.Events.CompletionEvents}
+		bench.Defaults(&pt)
 		base := result.Config{Op: op, Test: "bw", DurationS: dur, WarmupIterations: prof.WarmupIterations, NumQPs: o.QPs,
 			CompletionEvents: o.Events.CompletionEvents, CQModerationCount: o.Events.CQModerationCount, CQModerationUS: o.Events.CQModerationUS}
 		p := sweep.Plan{Op: op, Base: base, Grid: prof.Grid[op], Start: prof.Start[op], Search: o.Search,
 			Objective: obj, Repeat: o.Repeat, Tolerance: o.Tolerance,
 			Baselines: map[string]profiles.Point{
 				"profile start":     prof.Start[op],
-				"perftest defaults": {"msg_size_bytes": 65536, "sq_depth": 128, "buf_offset_bytes": 0, "cq_mod": 100, "post_list": 1},
+				"perftest defaults": {"msg_size_bytes": pt.MsgSizeBytes, "sq_depth": pt.SQDepth, "buf_offset_bytes": 0, "cq_mod": pt.CQMod, "post_list": pt.PostList},
 			}}
 		prog.start(op)
 		out, err := runner.Run(ctx, p)

@@ -120,6 +120,10 @@ func TestHistMoments(t *testing.T) {
 	for range 1000 {
 		vs = append(vs, int64(rng.Uint64N(1<<44)))
 	}
+	// Enough of the largest values to carry the sum past 64 bits.
+	for range 3 {
+		vs = append(vs, math.MaxInt64)
+	}
 	var want Hist
 	want.Min, want.Max = math.MaxInt64, math.MinInt64
 	for _, v := range vs {
@@ -129,9 +133,10 @@ func TestHistMoments(t *testing.T) {
 		}
 		want.N++
 		want.Min, want.Max = min(want.Min, v), max(want.Max, v)
-		want.Sum += uint64(v)
-		hi, lo := bits.Mul64(uint64(v), uint64(v))
 		var c uint64
+		want.SumLo, c = bits.Add64(want.SumLo, uint64(v), 0)
+		want.SumHi += c
+		hi, lo := bits.Mul64(uint64(v), uint64(v))
 		want.SumSqLo, c = bits.Add64(want.SumSqLo, lo, 0)
 		want.SumSqHi += hi + c
 	}

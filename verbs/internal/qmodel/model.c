@@ -384,6 +384,8 @@ int rb_wait_fd(int fd, int timeout_ms) {
 	m->clock += m->cfg.now_ns;
 	if (m->ev_pending)
 		return 1;
+	if (timeout_ms == 0)
+		return 0; // a look, not a sleep: nothing to be armed for
 	if (!m->armed)
 		violation(m, QM_V_SLEEP_UNARMED, "rb_wait_fd with the CQ not armed");
 	if (m->cq_head < m->cq_vis)

@@ -107,7 +107,7 @@ type Record struct {
 type Hist struct {
 	N, Backwards     uint64
 	Min, Max         int64
-	Sum              uint64
+	SumHi, SumLo     uint64
 	SumSqHi, SumSqLo uint64
 }
 
@@ -215,7 +215,7 @@ func goFail(f *C.rb_fail) Fail {
 
 func goHist(h *C.rb_hist) Hist {
 	return Hist{N: uint64(h.n), Backwards: uint64(h.backwards), Min: int64(h.min), Max: int64(h.max),
-		Sum: uint64(h.sum), SumSqHi: uint64(h.sumsq_hi), SumSqLo: uint64(h.sumsq_lo)}
+		SumHi: uint64(h.sum_hi), SumLo: uint64(h.sum_lo), SumSqHi: uint64(h.sumsq_hi), SumSqLo: uint64(h.sumsq_lo)}
 }
 
 func newHist() *C.rb_hist {
@@ -315,7 +315,7 @@ func RunBW(c BWCase) BWOutcome {
 	rc := C.qm_bw(md.m, a)
 	out := BWOutcome{
 		RC: int(rc), Fail: goFail(&a.x.fail), Done: make([]uint64, c.QPs), Completed: uint64(a.completed),
-		Events: uint64(a.events), DurationNS: int64(a.duration_ns), NSPerTick: float64(a.x.ns_per_tick),
+		Events: uint64(a.events), DurationNS: int64(a.x.duration_ns), NSPerTick: float64(a.x.ns_per_tick),
 		Hist: goHist(hist), DeadlineNS: deadline, Stop: int(md.m.stop), LStride: lstride, RStride: rstride,
 		Record: md.record(),
 	}
