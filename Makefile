@@ -12,7 +12,7 @@ PURE    := ./result/... ./oob/... ./report/... ./verbs/... ./sweep/... ./profile
 DEB := gcc libc6-dev pkg-config libibverbs-dev ibverbs-providers rdma-core ibverbs-utils perftest \
        qemu-system-x86 busybox-static cpio kmod iproute2
 
-.PHONY: all build setup test vet unit e2e demo parity clean vm-shell
+.PHONY: all build setup test vet unit fuzz fuzz-short e2e demo parity clean vm-shell
 
 all: build
 
@@ -29,7 +29,7 @@ setup:
 	@test/rxevm/kernel.sh >/dev/null && echo "setup: test-bed kernel in $$(test/rxevm/kernel.sh)"
 	$(GO) mod download
 
-test: vet unit e2e
+test: vet unit fuzz-short e2e
 
 vet:
 	$(GO) vet ./...
@@ -40,6 +40,17 @@ vet:
 unit:
 	$(GO) test -count=1 ./...
 	CGO_ENABLED=0 $(GO) test -count=1 $(PURE) ./cmd/... ./bench/...
+
+# Go native fuzz targets (hostile peers and files), FUZZTIME each; fuzz-short: 20 s each.
+# A failing input is written to PKG/testdata/fuzz/FuzzX/: keep it, it becomes a regression test.
+FUZZTIME ?= 2m
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzRecv$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./oob
+	$(GO) test -run '^$$' -fuzz '^FuzzPlan$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./bench
+	$(GO) test -run '^$$' -fuzz '^FuzzShow$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./report
+
+fuzz-short:
+	$(MAKE) --no-print-directory fuzz FUZZTIME=20s
 
 e2e: build
 	$(GO) test -c -tags e2e -o bin/e2e.test ./test/e2e

@@ -43,23 +43,59 @@ func Dial(ctx context.Context, addr string, local Local, token string, timeout t
 			dev.Close()
 		}
 	}()
-	d := net.Dialer{Timeout: timeout, KeepAlive: 5 * time.Second}
+	d := net.Dialer{Timeout: timeout}
 	nc, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("cannot reach the rdmabench server at %s: %w (is 'rdmabench server' running there?)", addr, err)
 	}
+	oob.Tune(nc, timeout)
 	c := &Client{Addr: addr, conn: oob.NewConn(nc, timeout), dev: dev, me: identity(dev)}
-	if err := c.conn.Send(oob.Msg{Type: oob.THello, Hello: &oob.Hello{Proto: oob.Version, Tool: Version, Host: c.me.Host, Token: token, Device: c.me}}); err != nil {
-		nc.Close()
-		return nil, err
-	}
-	m, err := c.conn.Expect(oob.THello)
+	h, err := handshake(c.conn, c.me, token)
 	if err != nil {
 		nc.Close()
 		return nil, fmt.Errorf("handshake with %s: %w", addr, err)
 	}
-	c.server = m.Hello.Device
+	c.server = h.Device
 	return c, nil
+}
+
+// handshake introduces the client and, when the server asks, proves the token and
+// checks the server's proof: the token itself never crosses the wire. A client with a
+// token refuses a server that does not prove it knows it.
+func handshake(c *oob.Conn, me result.Device, token string) (*oob.Hello, error) {
+	if err := c.Send(oob.Msg{Type: oob.THello, Hello: &oob.Hello{Proto: oob.Version, Tool: Version, Host: me.Host, Device: me}}); err != nil {
+		return nil, err
+	}
+	m, err := c.Recv(c.Timeout)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case m.Type == oob.TChallenge && m.Challenge != nil && len(m.Challenge.Nonce) == oob.NonceBytes:
+	case m.Type == oob.THello && m.Hello != nil:
+		if token != "" {
+			return nil, errors.New("the server requires no token, so it cannot prove it is the server you meant: refusing to run with a token against it (drop --token, or give the server one)")
+		}
+		return m.Hello, nil
+	default:
+		return nil, &oob.ProtocolError{Msg: fmt.Sprintf("expected a hello or a challenge, got %s", oob.Quote(m.Type))}
+	}
+	if token == "" {
+		c.SendError(errors.New("this client has no token"))
+		return nil, errors.New("authentication failed: this server requires a token; pass the server's --token-file, --token or RDMABENCH_TOKEN to the client")
+	}
+	sn, cn := m.Challenge.Nonce, oob.NewNonce()
+	if err := c.Send(oob.Msg{Type: oob.TAuth, Auth: &oob.Auth{Nonce: cn, Proof: oob.Proof(token, "client", sn, cn)}}); err != nil {
+		return nil, err
+	}
+	m, err = c.Expect(oob.THello)
+	if err != nil {
+		return nil, err
+	}
+	if !oob.Verify(m.Hello.Proof, token, "server", sn, cn) {
+		return nil, errors.New("the server did not prove that it knows the token: wrong server, or a different token there")
+	}
+	return m.Hello, nil
 }
 
 // Device is the client's device identity.
@@ -140,7 +176,11 @@ func (c *Client) Run(ctx context.Context, op Op, cfg result.Config) (r result.Re
 	// Ctrl-C stops the loop; the stop must be over before the session is closed.
 	stopping := make(chan struct{})
 	stop := context.AfterFunc(ctx, func() { s.Stop(); close(stopping) })
+	endBeats := c.beat(s)
 	perQP, merr := c.measure(ctx, op, s, cfg, sl, &r)
+	if lost := endBeats(); lost != nil {
+		merr = errors.Join(merr, fmt.Errorf("lost the server during the test: %w", lost))
+	}
 	if !stop() {
 		<-stopping
 	}
@@ -181,6 +221,35 @@ func (c *Client) Run(ctx context.Context, op Op, cfg result.Config) (r result.Re
 		merr = measured(r)
 	}
 	return r, merr
+}
+
+// beat tells the server every oob.BeatInterval that the client is still measuring,
+// while the loop runs in C. A beat that cannot be sent means the server, its host or
+// the network is gone (the connection is tuned to notice within --timeout): the loop
+// is stopped, and the returned function, which ends the beats, says why.
+func (c *Client) beat(s *verbs.Session) func() error {
+	quit, done := make(chan struct{}), make(chan error, 1)
+	go func() {
+		t := time.NewTicker(oob.BeatInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-quit:
+				done <- nil
+				return
+			case <-t.C:
+				if err := c.conn.Send(oob.Msg{Type: oob.TBeat}); err != nil {
+					s.Stop()
+					done <- err
+					return
+				}
+			}
+		}
+	}()
+	return func() error {
+		close(quit)
+		return <-done
+	}
 }
 
 // measured says whether r is a measurement: a run that completed nothing, or took no

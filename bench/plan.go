@@ -268,10 +268,17 @@ func Validate(c result.Config) error {
 }
 
 // ServerBytes is the memory a plan makes the server register.
+//
+// It counts the buffer and the queues: every send-queue entry and completion-queue
+// entry a plan makes the server's device allocate, at wqeBytes and cqeBytes each (about
+// what mlx5 and rxe use), so that --qps and --tx-depth are bounded as the buffer is.
 func ServerBytes(op Op, c result.Config) int64 {
 	s := op.ServerSpec(c)
-	return int64(s.BufSize) + int64(s.Offset)
+	queues := int64(s.NumQP) * int64(s.SQDepth)
+	return int64(s.BufSize) + int64(s.Offset) + queues*wqeBytes + (queues+1)*cqeBytes
 }
+
+const wqeBytes, cqeBytes = 256, 64
 
 // Inline says whether a plan's WRITE messages go inline.
 func Inline(c result.Config) bool { return c.Op == "write" && c.MsgSizeBytes <= c.InlineBytes }

@@ -2,12 +2,12 @@ package bench
 
 import (
 	"context"
-	"crypto/subtle"
 	"errors"
 	"fmt"
 	"io"
 	"log"
 	"net"
+	"sync"
 	"time"
 
 	"github.com/rdmabench/rdmabench/oob"
@@ -15,19 +15,29 @@ import (
 	"github.com/rdmabench/rdmabench/verbs"
 )
 
-// Server follows the plans of one client at a time.
+// Server follows the plans of its clients. Handshakes run concurrently (so that silent
+// or slow connections never hold up a real client), tests one at a time.
 type Server struct {
-	Local     Local
-	Token     string
-	MaxBuffer int64         // most bytes one plan may make the server register
-	Timeout   time.Duration // bound on each handshake step
-	Idle      time.Duration // a client silent for longer between tests is dropped
-	Ops       map[string]Op
-	Log       *log.Logger
+	Local       Local
+	Token       string
+	MaxBuffer   int64         // most bytes (buffer and queues) one plan may make the server allocate
+	MaxTestTime time.Duration // longest test the server follows
+	Timeout     time.Duration // bound on each handshake step and on a client's silence in a test
+	Idle        time.Duration // a client silent for longer between tests is dropped
+	Ops         map[string]Op
+	Log         *log.Logger
 
-	dev *verbs.Device
-	me  result.Device
+	dev  *verbs.Device
+	me   result.Device
+	slot chan struct{} // held by the test in progress
+	auth failures
 }
+
+// Limits on connections that have not authenticated yet.
+const (
+	maxPreAuth     = 16              // handshakes in progress at once; more are closed at once
+	preAuthTimeout = 5 * time.Second // a handshake must finish in this (or --timeout, if shorter)
+)
 
 // Open opens the server's device; call it before Serve so that a wrong device fails
 // at start-up, not at the first client.
@@ -46,51 +56,198 @@ func (sv *Server) Device() result.Device { return sv.me }
 // Close releases the device.
 func (sv *Server) Close() error { return sv.dev.Close() }
 
-// Serve accepts clients on l one after another until ctx is done.
+// Serve accepts clients on l until ctx is done, then waits for the connections it
+// serves to end (a test in progress is stopped and its client told).
 func (sv *Server) Serve(ctx context.Context, l net.Listener) error {
+	sv.slot = make(chan struct{}, 1)
+	if sv.MaxTestTime <= 0 {
+		sv.MaxTestTime = 10 * time.Minute
+	}
 	stop := context.AfterFunc(ctx, func() { l.Close() })
 	defer stop()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	preauth := make(chan struct{}, maxPreAuth)
+	var backoff time.Duration
 	for {
 		nc, err := l.Accept()
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}
-			return err
+			if errors.Is(err, net.ErrClosed) {
+				return err
+			}
+			// EMFILE, ENFILE, ECONNABORTED...: back off and keep serving.
+			backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+			sv.Log.Printf("accept: %v (retrying in %v)", err, backoff)
+			select {
+			case <-time.After(backoff):
+			case <-ctx.Done():
+				return nil
+			}
+			continue
 		}
-		if tc, ok := nc.(*net.TCPConn); ok {
-			tc.SetKeepAlivePeriod(5 * time.Second)
-			tc.SetKeepAlive(true)
+		backoff = 0
+		select {
+		case preauth <- struct{}{}:
+		default:
+			nc.Close() // too many handshakes in progress: a flood, not a client
+			continue
 		}
-		c := oob.NewConn(nc, sv.Timeout)
-		if err := sv.session(ctx, c); err != nil {
-			sv.Log.Printf("client %s: %v", nc.RemoteAddr(), err)
-		}
-		c.Close()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sv.serveConn(ctx, nc, func() { <-preauth })
+		}()
 	}
 }
 
-func (sv *Server) session(ctx context.Context, c *oob.Conn) error {
-	m, err := c.Expect(oob.THello)
-	if errors.Is(err, io.EOF) {
-		return nil // connected and left without a word: a port probe
-	}
+func (sv *Server) serveConn(ctx context.Context, nc net.Conn, authenticated func()) {
+	defer nc.Close()
+	oob.Tune(nc, sv.Timeout)
+	c := oob.NewConn(nc, min(sv.Timeout, preAuthTimeout))
+	// A shutdown interrupts whatever the connection waits for.
+	stop := context.AfterFunc(ctx, c.Interrupt)
+	defer stop()
+	hello, err := sv.handshake(c, nc.RemoteAddr())
+	authenticated()
 	if err != nil {
-		c.SendError(err)
-		return err
+		if !errors.Is(err, io.EOF) { // connected and left without a word: a port probe
+			sv.Log.Printf("client %s: handshake: %v", nc.RemoteAddr(), err)
+		}
+		return
 	}
-	if sv.Token != "" && subtle.ConstantTimeCompare([]byte(m.Hello.Token), []byte(sv.Token)) != 1 {
-		err := errors.New("authentication failed: this server requires a token; pass the server's --token (or RDMABENCH_TOKEN) to the client")
-		c.SendError(err)
-		return err
+	c.SetTimeout(sv.Timeout)
+	sv.Log.Printf("client %s (%s, rdmabench %s, %s) connected", nc.RemoteAddr(), oob.Quote(hello.Host), oob.Quote(hello.Tool), oob.Quote(hello.Device.Name))
+	if err := sv.session(ctx, c); err != nil {
+		sv.Log.Printf("client %s: %v", nc.RemoteAddr(), err)
 	}
-	if err := c.Send(oob.Msg{Type: oob.THello, Hello: &oob.Hello{Proto: oob.Version, Tool: Version, Host: sv.me.Host, Device: sv.me}}); err != nil {
-		return err
+}
+
+// handshake reads the client's hello and, when the server has a token, has the client
+// prove it knows it. Nothing the peer sent is echoed back before it is authenticated.
+func (sv *Server) handshake(c *oob.Conn, from net.Addr) (*oob.Hello, error) {
+	m, err := c.Expect(oob.THello)
+	if err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, io.EOF
+		}
+		c.SendError(preAuthError(err))
+		return nil, err
 	}
-	sv.Log.Printf("client %s (%s, rdmabench %s, %s) connected", c.RemoteAddr(), m.Hello.Host, m.Hello.Tool, m.Hello.Device.Name)
+	me := &oob.Hello{Proto: oob.Version, Tool: Version, Host: sv.me.Host, Device: sv.me}
+	if sv.Token != "" {
+		host := addrHost(from)
+		sv.auth.wait(host)
+		sn := oob.NewNonce()
+		if err := c.Send(oob.Msg{Type: oob.TChallenge, Challenge: &oob.Challenge{Nonce: sn}}); err != nil {
+			return nil, err
+		}
+		a, err := c.Expect(oob.TAuth)
+		if err == nil && !oob.Verify(a.Auth.Proof, sv.Token, "client", sn, a.Auth.Nonce) {
+			err = errors.New("wrong token")
+		}
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil, errors.New("the client left without answering the token challenge (it has no token?)")
+			}
+			delay := sv.auth.failed(host)
+			time.Sleep(delay) // slows down guessing, per source address
+			c.SendError(errors.New("authentication failed: this server requires a token; give the client the server's --token-file, --token or RDMABENCH_TOKEN"))
+			return nil, fmt.Errorf("authentication failed (%v; next attempt from %s delayed %v)", err, host, 2*delay)
+		}
+		sv.auth.succeeded(host)
+		me.Proof = oob.Proof(sv.Token, "server", sn, a.Auth.Nonce)
+	}
+	if err := c.Send(oob.Msg{Type: oob.THello, Hello: me}); err != nil {
+		return nil, err
+	}
+	return m.Hello, nil
+}
+
+// preAuthError is what an unauthenticated peer is told: what this server expects,
+// never what the peer sent.
+func preAuthError(err error) error {
+	var perr *oob.ProtocolError
+	if errors.As(err, &perr) && errors.Is(err, oob.ErrVersion) {
+		return fmt.Errorf("this server speaks rdmabench protocol version %d: run the same rdmabench version on both hosts", oob.Version)
+	}
+	return errors.New("expected an rdmabench hello")
+}
+
+func addrHost(a net.Addr) string {
+	if ta, ok := a.(*net.TCPAddr); ok {
+		return ta.IP.String()
+	}
+	return a.String()
+}
+
+// failures delays authentication attempts from a source address that failed before:
+// 100 ms after the first failure, doubling to 10 s.
+type failures struct {
+	mu    sync.Mutex
+	hosts map[string]*failure
+}
+
+type failure struct {
+	n     int
+	until time.Time
+}
+
+func failDelay(n int) time.Duration { return min(100*time.Millisecond<<min(n-1, 10), 10*time.Second) }
+
+// wait sleeps until host may try again.
+func (f *failures) wait(host string) {
+	f.mu.Lock()
+	var d time.Duration
+	if h := f.hosts[host]; h != nil {
+		d = time.Until(h.until)
+	}
+	f.mu.Unlock()
+	if d > 0 {
+		time.Sleep(min(d, preAuthTimeout))
+	}
+}
+
+// failed records a failure and returns the delay before it is answered.
+func (f *failures) failed(host string) time.Duration {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.hosts == nil {
+		f.hosts = map[string]*failure{}
+	}
+	h := f.hosts[host]
+	if h == nil {
+		if len(f.hosts) > 4096 { // forget old offenders rather than grow without bound
+			for k, v := range f.hosts {
+				if time.Since(v.until) > time.Minute {
+					delete(f.hosts, k)
+				}
+			}
+		}
+		h = &failure{}
+		f.hosts[host] = h
+	}
+	h.n++
+	d := failDelay(h.n)
+	h.until = time.Now().Add(2 * d)
+	return d
+}
+
+func (f *failures) succeeded(host string) {
+	f.mu.Lock()
+	delete(f.hosts, host)
+	f.mu.Unlock()
+}
+
+func (sv *Server) session(ctx context.Context, c *oob.Conn) error {
 	for ctx.Err() == nil {
 		m, err := c.Recv(sv.Idle)
 		if err != nil {
+			if ctx.Err() != nil {
+				break
+			}
 			if errors.Is(err, io.EOF) {
 				return nil
 			}
@@ -109,20 +266,26 @@ func (sv *Server) session(ctx context.Context, c *oob.Conn) error {
 			}
 			if err := sv.test(ctx, c, *m.Plan); err != nil {
 				var perr *oob.ProtocolError
-				if errors.As(err, &perr) || isNetErr(err) {
+				if errors.As(err, &perr) || isNetErr(err) || errors.Is(err, errLost) || ctx.Err() != nil {
 					return err
 				}
 				// The client was told; it may send another plan.
 				sv.Log.Printf("client %s: test failed: %v", c.RemoteAddr(), err)
 			}
 		default:
-			err := &oob.ProtocolError{Msg: fmt.Sprintf("expected a plan or bye, got %q", m.Type)}
+			err := &oob.ProtocolError{Msg: fmt.Sprintf("expected a plan or bye, got %s", oob.Quote(m.Type))}
 			c.SendError(err)
 			return err
 		}
 	}
-	return nil
+	c.SendError(errShutdown)
+	return errShutdown
 }
+
+var (
+	errShutdown = errors.New("the server is shutting down")
+	errLost     = errors.New("lost the client")
+)
 
 func isNetErr(err error) bool {
 	var ne net.Error
@@ -138,10 +301,22 @@ func (sv *Server) test(ctx context.Context, c *oob.Conn, cfg result.Config) erro
 	}
 	op, ok := sv.Ops[cfg.Op]
 	if !ok {
-		return refuse(fmt.Errorf("this server does not serve %q tests", cfg.Op))
+		return refuse(fmt.Errorf("this server does not serve %s tests", oob.Quote(cfg.Op)))
 	}
 	if need := ServerBytes(op, cfg); need > sv.MaxBuffer {
-		return refuse(fmt.Errorf("the plan needs a %d-byte buffer on the server, above its --max-buffer of %d bytes: use a smaller --size/--offset or restart the server with a larger --max-buffer", need, sv.MaxBuffer))
+		return refuse(fmt.Errorf("the plan needs %d bytes of buffer and queues on the server, above its --max-buffer of %d bytes: use a smaller --size/--offset/--qps/--tx-depth or restart the server with a larger --max-buffer", need, sv.MaxBuffer))
+	}
+	if d := time.Duration(cfg.DurationS * float64(time.Second)); d > sv.MaxTestTime {
+		return refuse(fmt.Errorf("--duration %v is above this server's --max-test-time %v", d, sv.MaxTestTime))
+	}
+	// One test at a time: another client's plan waits a while, then is told to retry.
+	select {
+	case sv.slot <- struct{}{}:
+		defer func() { <-sv.slot }()
+	case <-time.After(sv.Timeout / 2):
+		return refuse(errors.New("the server is busy with another client's test: retry later"))
+	case <-ctx.Done():
+		return refuse(errShutdown)
 	}
 	s, err := sv.dev.NewSession(op.ServerSpec(cfg))
 	if err != nil {
@@ -174,10 +349,10 @@ func (sv *Server) test(ctx context.Context, c *oob.Conn, cfg result.Config) erro
 		<-respErr
 		return err
 	}
-	done, err := c.ExpectWithin(oob.TDone, 0) // as long as the client measures; TCP keepalive notices a dead peer
+	done, err := sv.await(ctx, c)
 	s.Stop()
-	if rerr := <-respErr; rerr != nil {
-		err = errors.Join(err, rerr)
+	if rerr := <-respErr; rerr != nil && err == nil {
+		err = rerr
 	}
 	if err != nil {
 		return refuse(err)
@@ -196,4 +371,34 @@ func (sv *Server) test(ctx context.Context, c *oob.Conn, cfg result.Config) erro
 	}
 	sv.Log.Printf("client %s: %s %s %d B %s done (path MTU %d)", c.RemoteAddr(), cfg.Op, cfg.Test, cfg.MsgSizeBytes, length, s.PathMTU())
 	return c.Send(oob.Msg{Type: oob.TReport, Report: &rep})
+}
+
+// await follows a measuring client until it says done: it sends a beat every
+// oob.BeatInterval, and silence for longer than max(--timeout, 3 beats) means the client
+// (or its host, or the network) is gone. The test is also bounded by --max-test-time.
+func (sv *Server) await(ctx context.Context, c *oob.Conn) (oob.Msg, error) {
+	silence := max(sv.Timeout, 3*oob.BeatInterval)
+	end := time.Now().Add(sv.MaxTestTime + silence)
+	for {
+		left := time.Until(end)
+		if left <= 0 {
+			return oob.Msg{}, fmt.Errorf("the test ran past this server's --max-test-time %v", sv.MaxTestTime)
+		}
+		m, err := c.Recv(min(silence, left))
+		switch {
+		case ctx.Err() != nil:
+			return m, errShutdown
+		case err != nil && time.Until(end) <= 0:
+			continue // reported above
+		case err != nil && isNetErr(err):
+			return m, fmt.Errorf("%w: no word from it for %v during the test (%v)", errLost, silence, err)
+		case err != nil:
+			return m, err
+		case m.Type == oob.TBeat:
+			continue
+		case m.Type == oob.TDone:
+			return m, nil
+		}
+		return m, &oob.ProtocolError{Msg: fmt.Sprintf("expected done or a beat during a test, got %s", oob.Quote(m.Type))}
+	}
 }

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"sync"
 	"time"
 
 	"github.com/rdmabench/rdmabench/result"
@@ -31,14 +32,17 @@ var magic = [4]byte{'R', 'D', 'M', 'B'}
 
 // Message types, in the order a session uses them.
 const (
-	THello    = "hello"    // both ways: versions, host, device; client adds the token
-	TPlan     = "plan"     // client: the test to run
-	TEndpoint = "endpoint" // both ways: QPs, GID, buffer, rkey
-	TReady    = "ready"    // server: QPs are in RTS, responder running
-	TDone     = "done"     // client: measurement over (bandwidth: WRs completed per QP)
-	TReport   = "report"   // server: its side of the outcome (verification)
-	TBye      = "bye"      // client: no more plans
-	TError    = "error"    // either: what went wrong; the session ends
+	THello     = "hello"     // both ways: versions, host, device; the server's proves the token
+	TChallenge = "challenge" // server, when it has a token: a nonce to prove it with
+	TAuth      = "auth"      // client: its nonce and its proof
+	TPlan      = "plan"      // client: the test to run
+	TEndpoint  = "endpoint"  // both ways: QPs, GID, buffer, rkey
+	TReady     = "ready"     // server: QPs are in RTS, responder running
+	TBeat      = "beat"      // client, while it measures: still here
+	TDone      = "done"      // client: measurement over (bandwidth: WRs completed per QP)
+	TReport    = "report"    // server: its side of the outcome (verification)
+	TBye       = "bye"       // client: no more plans
+	TError     = "error"     // either: what went wrong; the session ends
 )
 
 // Hello introduces a peer.
@@ -46,8 +50,19 @@ type Hello struct {
 	Proto  int           `json:"proto"`
 	Tool   string        `json:"tool_version"`
 	Host   string        `json:"host"`
-	Token  string        `json:"token,omitempty"`
 	Device result.Device `json:"device"`
+	// Proof (server, when it has a token): HMAC of the token over both nonces.
+	Proof []byte `json:"proof,omitempty"`
+}
+
+// Challenge is the server's nonce; Auth is the client's nonce and proof.
+type Challenge struct {
+	Nonce []byte `json:"nonce"`
+}
+
+type Auth struct {
+	Nonce []byte `json:"nonce"`
+	Proof []byte `json:"proof"`
 }
 
 // Report is the server's side of a finished test.
@@ -63,29 +78,55 @@ type Done struct {
 
 // Msg is one frame's body; Type says which field is set.
 type Msg struct {
-	Type     string          `json:"type"`
-	Hello    *Hello          `json:"hello,omitempty"`
-	Plan     *result.Config  `json:"plan,omitempty"`
-	Endpoint *verbs.Endpoint `json:"endpoint,omitempty"`
-	Done     *Done           `json:"done,omitempty"`
-	Report   *Report         `json:"report,omitempty"`
-	Error    string          `json:"error,omitempty"`
+	Type      string          `json:"type"`
+	Hello     *Hello          `json:"hello,omitempty"`
+	Plan      *result.Config  `json:"plan,omitempty"`
+	Endpoint  *verbs.Endpoint `json:"endpoint,omitempty"`
+	Challenge *Challenge      `json:"challenge,omitempty"`
+	Auth      *Auth           `json:"auth,omitempty"`
+	Done      *Done           `json:"done,omitempty"`
+	Report    *Report         `json:"report,omitempty"`
+	Error     string          `json:"error,omitempty"`
 }
 
 // PeerError is an error message the peer sent.
 type PeerError struct{ Msg string }
 
-func (e *PeerError) Error() string { return "peer: " + e.Msg }
+// Error shows the peer's text with control characters escaped and at most 512 bytes of
+// it: a peer's words never forge a line of this side's output or log.
+func (e *PeerError) Error() string { return "peer: " + Clean(e.Msg, 512) }
 
 // ProtocolError is a frame that is not what the protocol allows.
-type ProtocolError struct{ Msg string }
+type ProtocolError struct {
+	Msg string
+	Err error // a sentinel such as ErrVersion, or nil
+}
 
 func (e *ProtocolError) Error() string { return "protocol error: " + e.Msg }
+func (e *ProtocolError) Unwrap() error { return e.Err }
+
+// ErrVersion is a peer that speaks another protocol version.
+var ErrVersion = errors.New("protocol version mismatch")
 
 // Conn is a framed connection. Every receive has a deadline.
 type Conn struct {
 	c       net.Conn
 	Timeout time.Duration
+
+	mu          sync.Mutex
+	interrupted bool
+}
+
+// ErrInterrupted is a receive cut short by Interrupt.
+var ErrInterrupted = errors.New("interrupted")
+
+// Interrupt makes the receive in progress, and every later one, fail at once with
+// ErrInterrupted (a shutdown); sends still work, so that the peer can be told.
+func (c *Conn) Interrupt() {
+	c.mu.Lock()
+	c.interrupted = true
+	c.c.SetReadDeadline(time.Now())
+	c.mu.Unlock()
 }
 
 // NewConn wraps c; timeout bounds every receive that is not told otherwise.
@@ -117,11 +158,17 @@ func (c *Conn) Send(m Msg) error {
 // Recv reads one message within the timeout (0 = wait forever).
 func (c *Conn) Recv(timeout time.Duration) (Msg, error) {
 	var m Msg
+	c.mu.Lock()
+	if c.interrupted {
+		c.mu.Unlock()
+		return m, ErrInterrupted
+	}
 	if timeout > 0 {
 		c.c.SetReadDeadline(time.Now().Add(timeout))
 	} else {
 		c.c.SetReadDeadline(time.Time{})
 	}
+	c.mu.Unlock()
 	var hdr [10]byte
 	if _, err := io.ReadFull(c.c, hdr[:]); err != nil {
 		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
@@ -130,14 +177,14 @@ func (c *Conn) Recv(timeout time.Duration) (Msg, error) {
 		return m, err
 	}
 	if [4]byte(hdr[:4]) != magic {
-		return m, &ProtocolError{fmt.Sprintf("not an rdmabench peer: frame starts with %q (is a perftest or other client talking to this port?)", hdr[:4])}
+		return m, &ProtocolError{Msg: fmt.Sprintf("not an rdmabench peer: frame starts with %q (is a perftest or other client talking to this port?)", hdr[:4])}
 	}
 	if v := binary.BigEndian.Uint16(hdr[4:]); v != Version {
-		return m, &ProtocolError{fmt.Sprintf("peer speaks protocol version %d, this rdmabench speaks %d: run the same rdmabench version on both hosts", v, Version)}
+		return m, &ProtocolError{Msg: fmt.Sprintf("peer speaks protocol version %d, this rdmabench speaks %d: run the same rdmabench version on both hosts", v, Version), Err: ErrVersion}
 	}
 	n := binary.BigEndian.Uint32(hdr[6:])
 	if n > MaxBody {
-		return m, &ProtocolError{fmt.Sprintf("message of %d bytes exceeds the %d-byte limit", n, MaxBody)}
+		return m, &ProtocolError{Msg: fmt.Sprintf("message of %d bytes exceeds the %d-byte limit", n, MaxBody)}
 	}
 	body := make([]byte, n)
 	if _, err := io.ReadFull(c.c, body); err != nil {
@@ -146,7 +193,7 @@ func (c *Conn) Recv(timeout time.Duration) (Msg, error) {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&m); err != nil {
-		return m, &ProtocolError{fmt.Sprintf("malformed message: %v", err)}
+		return m, &ProtocolError{Msg: "malformed message: " + Clean(err.Error(), 200)}
 	}
 	if m.Type == TError {
 		return m, &PeerError{m.Error}
@@ -164,10 +211,10 @@ func (c *Conn) ExpectWithin(t string, timeout time.Duration) (Msg, error) {
 		return m, err
 	}
 	if m.Type != t {
-		return m, &ProtocolError{fmt.Sprintf("expected a %q message, got %q", t, m.Type)}
+		return m, &ProtocolError{Msg: fmt.Sprintf("expected a %q message, got %s", t, Quote(m.Type))}
 	}
 	if !m.complete() {
-		return m, &ProtocolError{fmt.Sprintf("%q message without its body", t)}
+		return m, &ProtocolError{Msg: fmt.Sprintf("%q message without its body", t)}
 	}
 	return m, nil
 }
@@ -182,6 +229,10 @@ func (m Msg) complete() bool {
 		return m.Endpoint != nil
 	case TReport:
 		return m.Report != nil
+	case TChallenge:
+		return m.Challenge != nil && len(m.Challenge.Nonce) == NonceBytes
+	case TAuth:
+		return m.Auth != nil && len(m.Auth.Nonce) == NonceBytes && len(m.Auth.Proof) > 0
 	}
 	return true
 }

@@ -78,3 +78,36 @@ func TestRecvTimesOutAndSeesPeerGone(t *testing.T) {
 		t.Fatalf("want 'closed by the peer', got %v", err)
 	}
 }
+
+func TestPeerTextCannotForgeALine(t *testing.T) {
+	e := &PeerError{Msg: "refused\nrdmabench server: 2026/11/30 client root logged in\x1b[2J" + strings.Repeat("x", 2000)}
+	got := e.Error()
+	if strings.ContainsAny(got, "\n\r\x1b") || len(got) > 600 || !strings.Contains(got, `refused\nrdmabench`) {
+		t.Fatalf("peer text must be escaped and bounded: %q", got)
+	}
+	if q := Quote("a\"b\n"); q != `"a\"b\n"` {
+		t.Fatalf("Quote: %s", q)
+	}
+	if c := Clean(`device "x" not found`, 100); c != `device "x" not found` {
+		t.Fatalf("Clean must leave printable text alone: %s", c)
+	}
+}
+
+func TestProofsDifferByRoleTokenAndNonce(t *testing.T) {
+	s, c := NewNonce(), NewNonce()
+	p := Proof("tok", "client", s, c)
+	if !Verify(p, "tok", "client", s, c) {
+		t.Fatal("a proof must verify")
+	}
+	for name, ok := range map[string]bool{
+		"other token": Verify(p, "tok2", "client", s, c),
+		"other role":  Verify(p, "tok", "server", s, c),
+		"other nonce": Verify(p, "tok", "client", NewNonce(), c),
+		"swapped":     Verify(p, "tok", "client", c, s),
+		"empty proof": Verify(nil, "tok", "client", s, c),
+	} {
+		if ok {
+			t.Errorf("%s: verified", name)
+		}
+	}
+}

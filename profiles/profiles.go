@@ -20,8 +20,44 @@ var embedded embed.FS
 // Dims are the swept parameters, in the order the search walks them.
 var Dims = []string{"msg_size_bytes", "sq_depth", "buf_offset_bytes", "cq_mod", "post_list"}
 
-// Point is one value per dimension.
-type Point map[string]int
+// Point is one value per dimension: a configuration of the swept parameters. It is a
+// comparable value (a map key, ==), with the same snake_case keys in YAML and JSON.
+type Point struct {
+	MsgSizeBytes   int `yaml:"msg_size_bytes" json:"msg_size_bytes"`
+	SQDepth        int `yaml:"sq_depth" json:"sq_depth"`
+	BufOffsetBytes int `yaml:"buf_offset_bytes" json:"buf_offset_bytes"`
+	CQMod          int `yaml:"cq_mod" json:"cq_mod"`
+	PostList       int `yaml:"post_list" json:"post_list"`
+}
+
+// Get returns the value of dimension d (one of Dims); it panics on an unknown name,
+// which is a programming error (profiles are checked against Dims when parsed).
+func (p Point) Get(d string) int { return *p.field(d) }
+
+// With returns p with dimension d set to v.
+func (p Point) With(d string, v int) Point {
+	*p.field(d) = v
+	return p
+}
+
+func (p *Point) field(d string) *int {
+	switch d {
+	case "msg_size_bytes":
+		return &p.MsgSizeBytes
+	case "sq_depth":
+		return &p.SQDepth
+	case "buf_offset_bytes":
+		return &p.BufOffsetBytes
+	case "cq_mod":
+		return &p.CQMod
+	case "post_list":
+		return &p.PostList
+	}
+	panic("profiles: unknown dimension " + d)
+}
+
+// Valid says whether a point can run: moderation and post list fit in the SQ.
+func (p Point) Valid() bool { return p.CQMod <= p.SQDepth && p.PostList <= p.SQDepth }
 
 // Profile describes one NIC family.
 type Profile struct {
@@ -69,17 +105,21 @@ func (p Profile) check() error {
 			if !sort.IntsAreSorted(g[d]) {
 				return fmt.Errorf("profile %s: %s grid's %s values must be ascending", p.Name, op, d)
 			}
-			s, ok := p.Start[op][d]
-			if !ok {
-				return fmt.Errorf("profile %s: %s start point has no %s", p.Name, op, d)
+			if _, ok := p.Start[op]; !ok {
+				return fmt.Errorf("profile %s: no start point for %s", p.Name, op)
 			}
-			if !slices.Contains(g[d], s) {
+			if s := p.Start[op].Get(d); !slices.Contains(g[d], s) {
 				return fmt.Errorf("profile %s: %s start %s=%d is not on the grid %v", p.Name, op, d, s, g[d])
 			}
 		}
 		for d := range g {
 			if !slices.Contains(Dims, d) {
 				return fmt.Errorf("profile %s: unknown dimension %q (want one of %s)", p.Name, d, strings.Join(Dims, ", "))
+			}
+		}
+		for d, r := range p.Reference[op] {
+			if !slices.Contains(Dims, d) || len(r) != 2 || r[0] > r[1] {
+				return fmt.Errorf("profile %s: %s reference %s=%v: want a dimension and [lo, hi]", p.Name, op, d, r)
 			}
 		}
 	}

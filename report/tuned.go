@@ -1,10 +1,9 @@
 package report
 
 import (
-	"encoding/csv"
 	"fmt"
 	"io"
-	"math"
+	"strings"
 	"time"
 
 	"github.com/rdmabench/rdmabench/profiles"
@@ -12,82 +11,48 @@ import (
 	"github.com/rdmabench/rdmabench/sweep"
 )
 
-// Tuned is the tuned-parameter report: the article's table, measured.
+// TunedSchemaVersion versions tuned.json (3: numbers and points only, no formatted cells).
+const TunedSchemaVersion = 3
+
+// Tuned is the tuned-parameter report: the article's table, measured. It holds numbers
+// and points only; TunedTable and TunedCSV format them.
 type Tuned struct {
-	SchemaVersion int                              `json:"schema_version"`
-	ToolVersion   string                           `json:"tool_version"`
-	Time          time.Time                        `json:"time"`
-	Profile       string                           `json:"profile"`
-	Client        result.Device                    `json:"client"`
-	Server        result.Device                    `json:"server_device"`
-	Objective     string                           `json:"objective"`
-	Ops           map[string]sweep.Outcome         `json:"ops"`
-	Optima        map[string]map[string]sweep.Stat `json:"optima"` // op -> objective -> cheapest within tolerance
-	Reference     map[string]map[string][]int      `json:"reference"`
-	Rows          []TunedRow                       `json:"rows"`
-}
-
-// TunedRow is one line of the table.
-type TunedRow struct {
-	Parameter string `json:"parameter"`
-	Write     string `json:"write"`
-	Read      string `json:"read"`
-	WriteRef  string `json:"write_article"`
-	ReadRef   string `json:"read_article"`
-	Agreement string `json:"agreement"`
-}
-
-var paramNames = map[string]string{
-	"msg_size_bytes": "batch (message) size", "sq_depth": "SQ depth", "buf_offset_bytes": "buffer offset from 4 KiB",
-	"cq_mod": "completion moderation (signal every N)", "post_list": "post-list length",
+	SchemaVersion int                         `json:"schema_version"`
+	ToolVersion   string                      `json:"tool_version"`
+	Time          time.Time                   `json:"time"`
+	Profile       string                      `json:"profile"`
+	Client        result.Device               `json:"client"`
+	Server        result.Device               `json:"server_device"`
+	Objective     string                      `json:"objective"`
+	Ops           map[string]sweep.Outcome    `json:"ops"`
+	Reference     map[string]map[string][]int `json:"reference"` // the article's [lo, hi] per op and dimension
 }
 
 // NewTuned builds the report from the outcomes of a sweep.
-func NewTuned(p profiles.Profile, outcomes map[string]sweep.Outcome, objectives []sweep.Objective, client, server result.Device, version string) Tuned {
-	t := Tuned{SchemaVersion: result.SchemaVersion, ToolVersion: version, Time: time.Now().UTC(), Profile: p.Name,
-		Client: client, Server: server, Ops: outcomes, Reference: p.Reference, Optima: map[string]map[string]sweep.Stat{}}
-	for op, o := range outcomes {
-		t.Objective = o.Objective
-		t.Optima[op] = map[string]sweep.Stat{}
-		for _, obj := range objectives {
-			if _, chosen, _, ok := sweep.Choose(sweep.Rescore(o.All, obj), o.Tolerance, 1); ok {
-				t.Optima[op][obj.String()] = chosen
-			}
-		}
+func NewTuned(p profiles.Profile, outcomes map[string]sweep.Outcome, client, server result.Device, version string) Tuned {
+	t := Tuned{SchemaVersion: TunedSchemaVersion, ToolVersion: version, Time: time.Now().UTC(), Profile: p.Name,
+		Client: client, Server: server, Ops: outcomes, Reference: p.Reference}
+	for _, op := range tunedOps(t) {
+		t.Objective = outcomes[op].Objective
+		break
 	}
-	cell := func(op string, f func(sweep.Outcome) string) string {
-		o, ok := outcomes[op]
-		if !ok || !o.Chosen.Feasible {
-			return "-"
-		}
-		return f(o)
-	}
-	for _, d := range profiles.Dims {
-		row := TunedRow{Parameter: paramNames[d],
-			Write:    cell("write", func(o sweep.Outcome) string { return fmtDim(d, o.Chosen.Point[d]) }),
-			Read:     cell("read", func(o sweep.Outcome) string { return fmtDim(d, o.Chosen.Point[d]) }),
-			WriteRef: fmtRef(d, p.Reference["write"][d]), ReadRef: fmtRef(d, p.Reference["read"][d])}
-		row.Agreement = agreement(d, outcomes, p.Reference)
-		t.Rows = append(t.Rows, row)
-	}
-	score := func(o sweep.Outcome) string { return fmtScore(o.Objective, o.Chosen.Score) }
-	t.Rows = append(t.Rows,
-		TunedRow{Parameter: "objective at the optimum (" + firstObjective(outcomes) + ")", Write: cell("write", score), Read: cell("read", score)},
-		TunedRow{Parameter: "gain over the profile's start point", Write: cell("write", gain("profile start")), Read: cell("read", gain("profile start"))},
-		TunedRow{Parameter: "gain over perftest defaults (64K, depth 128, cq-mod 1)", Write: cell("write", gain("perftest defaults")), Read: cell("read", gain("perftest defaults"))},
-		TunedRow{Parameter: "configurations within tolerance", Write: cell("write", within), Read: cell("read", within)},
-		TunedRow{Parameter: "points measured / grid, time", Write: cell("write", effort), Read: cell("read", effort)},
-	)
 	return t
 }
 
-func firstObjective(outcomes map[string]sweep.Outcome) string {
+// tunedOps lists the swept operations, WRITE first.
+func tunedOps(t Tuned) []string {
+	var ops []string
 	for _, op := range []string{"write", "read"} {
-		if o, ok := outcomes[op]; ok {
-			return o.Objective
+		if _, ok := t.Ops[op]; ok {
+			ops = append(ops, op)
 		}
 	}
-	return ""
+	return ops
+}
+
+var paramNames = map[string]string{
+	"msg_size_bytes": "message size", "sq_depth": "SQ depth", "buf_offset_bytes": "offset from 4 KiB",
+	"cq_mod": "signal every N (cq-mod)", "post_list": "post-list length",
 }
 
 func fmtDim(d string, v int) string {
@@ -107,135 +72,217 @@ func fmtBytes(v int) string {
 	return fmt.Sprint(v)
 }
 
-func fmtRef(d string, r []int) string {
+func fmtRange(d string, r []int) string {
 	switch {
 	case len(r) != 2:
 		return "-"
 	case d == "buf_offset_bytes" && r[0] == 0 && r[1] == 0:
-		return "4 KiB boundary"
+		return "aligned"
 	case r[0] == r[1]:
 		return fmtDim(d, r[0])
 	}
 	return fmtDim(d, r[0]) + "-" + fmtDim(d, r[1])
 }
 
-func agreement(d string, outcomes map[string]sweep.Outcome, ref map[string]map[string][]int) string {
-	s := ""
-	for _, op := range []string{"write", "read"} {
-		o, ok := outcomes[op]
-		r := ref[op][d]
-		if !ok || !o.Chosen.Feasible || len(r) != 2 {
-			continue
-		}
-		v := o.Chosen.Point[d]
-		agree := v >= r[0] && v <= r[1]
-		if d == "buf_offset_bytes" {
-			agree = v%4096 == 0
-		}
-		if s != "" {
-			s += ", "
-		}
-		s += map[bool]string{true: op + " agrees", false: op + " differs"}[agree]
-	}
-	if s == "" {
-		return "-"
-	}
-	return s
+// fmtPoint is a configuration in one short cell: size/depth/offset/cq-mod/post-list.
+func fmtPoint(p profiles.Point) string {
+	return fmt.Sprintf("%s/%d/%d/%d/%d", fmtBytes(p.MsgSizeBytes), p.SQDepth, p.BufOffsetBytes, p.CQMod, p.PostList)
 }
 
-func fmtScore(objective string, v float64) string {
+// fmtValue renders an objective's value in its unit.
+func fmtValue(unit string, v float64) string {
+	switch unit {
+	case "mpps":
+		return fmt.Sprintf("%.4f", v)
+	case "ns":
+		return fmt.Sprintf("%.1f", v/1e3)
+	}
+	return fmt.Sprintf("%.3f", v)
+}
+
+func unitName(unit string) string {
+	return map[string]string{"gbit_per_s": "Gb/s", "mpps": "Mpps", "ns": "p99 us"}[unit]
+}
+
+func fmtInterval(unit string, lo, hi *float64) string {
+	if lo == nil || hi == nil {
+		return "-"
+	}
+	return fmtValue(unit, *lo) + " .. " + fmtValue(unit, *hi)
+}
+
+func pct(v float64) string { return fmt.Sprintf("%+.1f%%", 100*v) }
+
+func fmtGain(g sweep.Gain) string {
 	switch {
-	case math.IsInf(v, -1):
+	case g.Pairs == 0:
 		return "-"
-	case objective == "rate":
-		return fmt.Sprintf("%.4f Mpps", v)
-	case objective == "p99":
-		return fmt.Sprintf("p99 %.1f us", -v/1e3)
+	case g.GainLow == nil || g.GainHigh == nil:
+		return pct(g.GainMedian) + " (1 pair)"
 	}
-	return fmt.Sprintf("%.3f Gb/s", v)
+	return fmt.Sprintf("%s [%s, %s]", pct(g.GainMedian), pct(*g.GainLow), pct(*g.GainHigh))
 }
 
-func gain(name string) func(sweep.Outcome) string {
-	return func(o sweep.Outcome) string {
-		b, ok := o.Baselines[name]
-		if !ok || !b.Feasible || b.Score == 0 {
-			return "-"
-		}
-		return fmt.Sprintf("%+.1f%% (%s)", 100*(o.Chosen.Score-b.Score)/math.Abs(b.Score), fmtScore(o.Objective, b.Score))
+func fmtRatio(r sweep.Ratio) string {
+	if r.N == 0 {
+		return "not measured in the same rounds (budget spent)"
 	}
+	if r.Low == nil || r.High == nil {
+		return fmt.Sprintf("%.3f (%d pair, no interval)", r.Median, r.N)
+	}
+	return fmt.Sprintf("%.3f [%.3f, %.3f] over %d pairs", r.Median, *r.Low, *r.High, r.N)
 }
 
-func within(o sweep.Outcome) string {
-	lo, hi := math.Inf(1), math.Inf(-1)
-	for _, st := range o.Within {
-		lo, hi = math.Min(lo, st.Score), math.Max(hi, st.Score)
-	}
-	return fmt.Sprintf("%d (%s .. %s; tolerance %.1f%%, noise %.1f%%)", len(o.Within), fmtScore(o.Objective, lo), fmtScore(o.Objective, hi), 100*o.Tolerance, 100*o.Noise)
-}
+var verdictWords = map[string]string{sweep.Agrees: "agrees", sweep.Differs: "differs (significant)", sweep.CannotTell: "cannot tell (noise)", "": "-"}
 
-func effort(o sweep.Outcome) string {
-	s := fmt.Sprintf("%d / %d, %d runs, %.0f s (%s)", o.Points, o.GridPoints, o.Runs+o.Reused, o.ElapsedS, o.Search)
-	if o.Interrupted {
-		s += ", interrupted"
-	}
-	return s
-}
-
-// TunedTable writes the report as terminal tables.
+// TunedTable writes the report as terminal tables (within 120 columns), the
+// explanations under them.
 func TunedTable(w io.Writer, t Tuned) error {
-	fmt.Fprintf(w, "Tuned parameters for %s (profile %s), search objective %s\n", t.Client.Model, t.Profile, t.Objective)
+	ops := tunedOps(t)
+	fmt.Fprintf(w, "Tuned parameters for %s (profile %s), objective %s\n", t.Client.Model, t.Profile, t.Objective)
 	tb := NewTable(w)
-	tb.Header("parameter", "WRITE optimum", "READ optimum", "article WRITE", "article READ", "agreement")
-	for _, r := range t.Rows {
-		tb.Append(r.Parameter, r.Write, r.Read, r.WriteRef, r.ReadRef, r.Agreement)
+	head := []any{"parameter"}
+	for _, op := range ops {
+		head = append(head, strings.ToUpper(op), "article", "verdict")
+	}
+	tb.Header(head...)
+	for _, d := range profiles.Dims {
+		row := []any{paramNames[d]}
+		for _, op := range ops {
+			o := t.Ops[op]
+			v, ok := o.Verdicts[d]
+			if !ok {
+				row = append(row, "-", fmtRange(d, t.Reference[op][d]), "-")
+				continue
+			}
+			val := fmtDim(d, v.Chosen)
+			if !v.Decided {
+				val += " ?"
+			}
+			row = append(row, val, fmtRange(d, v.Article), verdictWords[v.Verdict])
+		}
+		tb.Append(row...)
 	}
 	if err := tb.Render(); err != nil {
 		return err
 	}
-	fmt.Fprintln(w, "Optimum per objective (cheapest configuration within tolerance of the best measured):")
-	ob := NewTable(w)
-	ob.Header("op", "objective", "size", "SQ depth", "offset", "cq mod", "post list", "Gb/s", "Mpps", "p99 us", "runs")
-	row := func(op, name string, st sweep.Stat) {
-		p, p99 := st.Point, "-"
-		if st.P99NS != nil {
-			p99 = fmt.Sprintf("%.1f", float64(*st.P99NS)/1e3)
+	fmt.Fprintln(w, "Measured in the same interleaved rounds (median, 95% interval; gain of the chosen configuration):")
+	mb := NewTable(w)
+	mb.Header("op", "configuration", "size/depth/off/mod/pl", "runs", t.unit(), "95% interval", "gain [95% interval]")
+	for _, op := range ops {
+		o := t.Ops[op]
+		mb.Append(op, "chosen", fmtPoint(o.Chosen.Point), o.Chosen.Runs, fmtValue(o.Unit, o.Chosen.Median), fmtInterval(o.Unit, o.Chosen.CILow, o.Chosen.CIHigh), "")
+		for _, name := range []string{"article", "perftest_defaults"} {
+			if r, ok := o.References[name]; ok {
+				mb.Append(op, strings.ReplaceAll(name, "_", " "), fmtPoint(r.Point), r.Runs, fmtValue(o.Unit, r.Median), fmtInterval(o.Unit, r.CILow, r.CIHigh), fmtGain(r.Gain))
+			}
 		}
-		ob.Append(op, name, fmtBytes(p["msg_size_bytes"]), p["sq_depth"], p["buf_offset_bytes"], p["cq_mod"], p["post_list"],
-			fmt.Sprintf("%.3f", st.BWGbps), fmt.Sprintf("%.4f", st.MsgRateMpps), p99, st.Runs)
 	}
-	var noP99 []string
-	for _, op := range []string{"write", "read"} {
-		for _, name := range []string{"bw", "rate", "p99"} {
-			if st, ok := t.Optima[op][name]; ok {
-				row(op, name, st)
-			} else if _, swept := t.Ops[op]; swept && name == "p99" {
-				noP99 = append(noP99, op)
+	if err := mb.Render(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w, "Optimum per objective (the cheapest configuration statistically equal to the best):")
+	ob := NewTable(w)
+	ob.Header("op", "objective", "size/depth/off/mod/pl", "runs", "median", "95% interval", "unit", "decided")
+	var missing []string
+	for _, op := range ops {
+		o := t.Ops[op]
+		for _, name := range objectiveOrder(o) {
+			m, ok := o.Optima[name]
+			if !ok {
+				missing = append(missing, op+" "+name)
+				continue
 			}
-		}
-		for name, st := range t.Optima[op] {
-			if name[0] == 'b' && name != "bw" {
-				row(op, name, st)
-			}
+			ob.Append(op, name, fmtPoint(m.Point), m.Runs, fmtValue(m.Unit, m.Median), fmtInterval(m.Unit, m.CILow, m.CIHigh), unitName(m.Unit), map[bool]string{true: "yes", false: "no"}[m.Decided])
 		}
 	}
 	if err := ob.Render(); err != nil {
 		return err
 	}
-	for _, op := range noP99 {
-		// Said, not left out in silence: the p99 optimum is always expected here.
-		fmt.Fprintf(w, "%s: no p99 optimum: no measured configuration has a p99 its samples support (at least %d signalled completions; a longer --point-duration gives more)\n",
-			op, result.MinSamples(0.99))
+	for _, op := range ops {
+		tunedNotes(w, op, t.Ops[op])
 	}
+	for _, m := range missing {
+		// Said, not left out in silence.
+		why := "no configuration qualifies"
+		if strings.Contains(m, "p99") {
+			why += fmt.Sprintf(" (a p99 needs %d signalled completions: raise --point-duration)", result.MinSamples(0.99))
+		}
+		fmt.Fprintf(w, "%s: no optimum: %s\n", m, why)
+	}
+	fmt.Fprint(w, "verdict: agrees = ours is in the article's range (and decided), or the article's value is within the\n"+
+		"tolerance of ours; differs = ours is significantly better; cannot tell = the 95% intervals did not decide\n"+
+		"within --budget. \"?\": a parameter left undecided. Gains are paired by round: median [95% interval].\n")
 	return nil
 }
 
-// TunedCSV writes the table's rows as CSV.
-func TunedCSV(w io.Writer, t Tuned) error {
-	cw := csv.NewWriter(w)
-	cw.Write([]string{"parameter", "write_optimum", "read_optimum", "write_article", "read_article", "agreement"})
-	for _, r := range t.Rows {
-		cw.Write([]string{r.Parameter, r.Write, r.Read, r.WriteRef, r.ReadRef, r.Agreement})
+func (t Tuned) unit() string {
+	for _, op := range tunedOps(t) {
+		return unitName(t.Ops[op].Unit)
 	}
-	cw.Flush()
-	return cw.Error()
+	return ""
+}
+
+// objectiveOrder lists an outcome's optima: bw, rate, p99, then the rest.
+func objectiveOrder(o sweep.Outcome) []string {
+	names := []string{"bw", "rate", "p99"}
+	for name := range o.Optima {
+		if name != "bw" && name != "rate" && name != "p99" {
+			names = append(names, name)
+		}
+	}
+	if o.Objective != "" && !contains(names, o.Objective) {
+		names = append(names, o.Objective)
+	}
+	return names
+}
+
+func contains(s []string, v string) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// tunedNotes writes what the cells cannot hold: the effort, the noise, and every
+// comparison left open.
+func tunedNotes(w io.Writer, op string, o sweep.Outcome) {
+	budget := "no budget"
+	if o.BudgetS > 0 {
+		budget = fmt.Sprintf("budget %.0f s, %.0f s used", o.BudgetS, o.BudgetSpentS)
+		if o.BudgetExhausted {
+			budget += " (exhausted)"
+		}
+	}
+	state := "decided"
+	if !o.Decided {
+		state = "NOT decided (the chosen point is the best estimate)"
+	}
+	fmt.Fprintf(w, "%s: %s%s; noise %.1f%% per run, tolerance %.1f%%\n", op, state, map[bool]string{true: ", interrupted"}[o.Interrupted], 100*o.Noise, 100*o.Tolerance)
+	fmt.Fprintf(w, "  %s search: %d / %d points, %d runs (%d reused), %d final rounds, %.0f s; %s\n",
+		o.Search, o.Points, o.GridPoints, o.Runs+o.Reused, o.Reused, o.FinalRounds, o.ElapsedS, budget)
+	for _, d := range profiles.Dims {
+		v, ok := o.Verdicts[d]
+		if !ok {
+			continue
+		}
+		if v.Ratio != nil {
+			fmt.Fprintf(w, "  %s %s: ours %s over the article's %s: %s\n", op, paramNames[d], fmtDim(d, v.Chosen), fmtDim(d, v.ArticleValue), fmtRatio(*v.Ratio))
+		}
+		if v.Unresolved != nil {
+			fmt.Fprintf(w, "  %s %s: inconclusive: %s against the best: %s\n", op, paramNames[d], fmtPoint(v.Unresolved.Point), fmtRatio(v.Unresolved.Ratio))
+		}
+	}
+	for _, m := range o.Optima {
+		if m.Objective != o.Objective && !m.Decided {
+			fmt.Fprintf(w, "  %s %s optimum: %d comparisons left open\n", op, m.Objective, len(m.Unresolved))
+		}
+	}
+	for _, ps := range o.All {
+		if ps.Error != "" {
+			fmt.Fprintf(w, "  %s %s failed (not measured again): %s\n", op, fmtPoint(ps.Point), strings.ReplaceAll(ps.Error, "\n", "; "))
+		}
+	}
 }

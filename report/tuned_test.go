@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -10,49 +11,129 @@ import (
 	"github.com/rdmabench/rdmabench/sweep"
 )
 
-func TestTunedTableComparesWithTheArticle(t *testing.T) {
+func fp(v float64) *float64 { return &v }
+
+// tunedFixture is a WRITE and a READ outcome as a sweep writes them: WRITE decided
+// (differs from the article on size), READ left undecided on SQ depth by the budget.
+func tunedFixture(t *testing.T) Tuned {
 	p, err := profiles.Load("cx5")
 	if err != nil {
 		t.Fatal(err)
 	}
 	pt := func(size, depth, off, mod int) profiles.Point {
-		return profiles.Point{"msg_size_bytes": size, "sq_depth": depth, "buf_offset_bytes": off, "cq_mod": mod, "post_list": 1}
+		return profiles.Point{MsgSizeBytes: size, SQDepth: depth, BufOffsetBytes: off, CQMod: mod, PostList: 1}
 	}
-	st := func(pt profiles.Point, bw float64) sweep.Stat {
-		return sweep.Stat{Point: pt, Runs: 3, Score: bw, Feasible: true, BWGbps: bw, MsgRateMpps: bw / 8, P99NS: ptr(9000)}
+	est := func(p profiles.Point, bw float64) sweep.Estimate {
+		return sweep.Estimate{Point: p, Runs: 5, Median: bw, CILow: fp(bw * 0.99), CIHigh: fp(bw * 1.01), BWGbps: bw, MsgRateMpps: bw / 8, P99NS: ptr(9000)}
 	}
-	w := sweep.Outcome{Op: "write", Objective: "bw", Search: "descent", GridPoints: 2520, Points: 40, Tolerance: 0.02,
-		Chosen: st(pt(131072, 512, 0, 16), 95), Best: st(pt(131072, 1024, 0, 32), 96),
-		Baselines: map[string]sweep.Stat{"perftest defaults": st(pt(65536, 128, 0, 100), 80)}}
-	w.All = []sweep.Stat{w.Best, w.Chosen}
-	w.Within = w.All
-	r := sweep.Outcome{Op: "read", Objective: "bw", Chosen: st(pt(262144, 256, 2056, 64), 90), Tolerance: 0.02}
-	r.Chosen.P99NS = nil // timed points too short for 1000 signalled completions
-	r.All = []sweep.Stat{r.Chosen}
-	tuned := NewTuned(p, map[string]sweep.Outcome{"write": w, "read": r}, sweep.Objectives(0), result.Device{Model: "ConnectX-5"}, result.Device{}, "test")
+	gain := func(m, lo, hi float64) sweep.Gain {
+		return sweep.Gain{Pairs: 5, GainMedian: m, GainLow: fp(lo), GainHigh: fp(hi)}
+	}
+	chosen := est(pt(262144, 512, 0, 16), 95)
+	w := sweep.Outcome{Op: "write", Objective: "bw", Unit: "gbit_per_s", Search: "descent", GridPoints: 2520, Points: 40, Runs: 90,
+		Tolerance: 0.02, Repeat: 3, BudgetS: 900, BudgetSpentS: 412, FinalRounds: 5, Noise: 0.011, Decided: true, Chosen: chosen, Best: chosen,
+		References: map[string]sweep.Reference{
+			"article":           {Estimate: est(pt(65536, 512, 0, 8), 90), Gain: gain(0.0556, 0.041, 0.070)},
+			"perftest_defaults": {Estimate: est(pt(65536, 128, 0, 1), 80), Gain: gain(0.1875, 0.17, 0.205)},
+		},
+		Verdicts: map[string]sweep.Verdict{
+			"msg_size_bytes": {Article: []int{65536, 131072}, Chosen: 262144, ArticleValue: 131072, Verdict: sweep.Differs, Decided: true,
+				Ratio: &sweep.Ratio{N: 5, Median: 1.03, Low: fp(1.025), High: fp(1.035)}},
+			"sq_depth":         {Article: []int{512, 512}, Chosen: 512, ArticleValue: 512, Verdict: sweep.Agrees, Decided: true},
+			"buf_offset_bytes": {Article: []int{0, 0}, Chosen: 0, Verdict: sweep.Agrees, Decided: true},
+			"cq_mod":           {Article: []int{8, 16}, Chosen: 16, ArticleValue: 16, Verdict: sweep.Agrees, Decided: true},
+			"post_list":        {Chosen: 1, Decided: true},
+		},
+		Optima: map[string]sweep.Optimum{
+			"bw":  {Objective: "bw", Unit: "gbit_per_s", Estimate: chosen, Decided: true, Gains: map[string]sweep.Gain{"article": gain(0.0556, 0.041, 0.070)}},
+			"p99": {Objective: "p99", Unit: "ns", Estimate: sweep.Estimate{Point: pt(4096, 64, 0, 1), Runs: 3, Median: 9000, CILow: fp(8000), CIHigh: fp(10000)}, Decided: true},
+		},
+		All: []sweep.PointSummary{{Point: pt(4096, 1024, 64, 64), Error: "ibv_create_qp: cannot allocate memory"}},
+	}
+	rc := est(pt(32768, 256, 0, 8), 90)
+	r := sweep.Outcome{Op: "read", Objective: "bw", Unit: "gbit_per_s", Search: "descent", Tolerance: 0.02, BudgetS: 900, BudgetSpentS: 905, BudgetExhausted: true,
+		Chosen: rc, Best: rc,
+		Verdicts: map[string]sweep.Verdict{
+			"sq_depth": {Article: []int{1024, 1024}, Chosen: 256, ArticleValue: 1024, Verdict: sweep.CannotTell,
+				Ratio:      &sweep.Ratio{N: 3, Median: 1.01, Low: fp(0.95), High: fp(1.07)},
+				Unresolved: &sweep.Comparison{Point: pt(32768, 1024, 0, 8), Ratio: sweep.Ratio{N: 3, Median: 0.99, Low: fp(0.93), High: fp(1.05)}}},
+		},
+		Optima: map[string]sweep.Optimum{"bw": {Objective: "bw", Unit: "gbit_per_s", Estimate: rc}},
+	}
+	return NewTuned(p, map[string]sweep.Outcome{"write": w, "read": r}, result.Device{Model: "ConnectX-5"}, result.Device{}, "test")
+}
+
+func TestTunedTableComparesWithTheArticle(t *testing.T) {
+	tuned := tunedFixture(t)
 	var out bytes.Buffer
 	if err := TunedTable(&out, tuned); err != nil {
 		t.Fatal(err)
 	}
 	s := out.String()
 	for _, want := range []string{
-		"batch (message) size", "128K", "64K-128K", "write agrees, read differs", // size: 128K in 64-128K, 256K outside 32-64K
-		"buffer offset from 4 KiB", "4 KiB boundary",
-		"+18.8% (80.000 Gb/s)", // 95 over perftest's 80
-		"40 / 2520",
-		"│ write │ p99 ", "9.0",
-		"read: no p99 optimum: no measured configuration has a p99 its samples support (at least 1000 signalled completions",
+		"message size", "256K", "64K-128K", "differs (significant)", "cannot tell (noise)", "256 ?",
+		"offset from 4 KiB", "aligned",
+		"+18.8% [+17.0%, +20.5%]",  // over perftest's defaults, with its interval
+		"256K/512/0/16/1", "65536", // no: sizes are short
+		"│ write │ p99       │ 4K/64/0/1/1", "9.0",
+		"read rate: no optimum", "read p99: no optimum",
+		"read SQ depth: inconclusive: 32K/1024/0/8/1 against the best: 0.990 [0.930, 1.050] over 3 pairs",
+		"write message size: ours 256K over the article's 128K: 1.030 [1.025, 1.035] over 5 pairs",
+		"budget 900 s, 905 s used (exhausted)",
+		"4K/1024/64/64/1 failed (not measured again): ibv_create_qp",
 	} {
+		if want == "65536" {
+			continue
+		}
 		if !strings.Contains(s, want) {
 			t.Errorf("tuned table lacks %q:\n%s", want, s)
 		}
 	}
-	if strings.Contains(s, "│ read  │ p99 ") {
-		t.Errorf("read has no p99 optimum:\n%s", s)
+	for i, line := range strings.Split(s, "\n") {
+		if n := len([]rune(line)); n > 120 {
+			t.Errorf("line %d is %d columns wide, want <= 120:\n%s", i, n, line)
+		}
 	}
-	var csv bytes.Buffer
-	TunedCSV(&csv, tuned)
-	if !strings.HasPrefix(csv.String(), "parameter,write_optimum,read_optimum,write_article,read_article,agreement\n") {
-		t.Fatalf("csv header: %q", csv.String()[:80])
+}
+
+func TestTunedJSONHoldsNumbersOnly(t *testing.T) {
+	b, err := json.Marshal(tunedFixture(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	json.Unmarshal(b, &doc)
+	w := doc["ops"].(map[string]any)["write"].(map[string]any)
+	for _, k := range []string{"chosen", "references", "noise", "budget_s", "verdicts", "optima"} {
+		if _, ok := w[k]; !ok {
+			t.Errorf("tuned.json write lacks %q", k)
+		}
+	}
+	art := w["references"].(map[string]any)["article"].(map[string]any)
+	for _, k := range []string{"point", "runs", "median", "ci_low", "ci_high", "gain_median", "gain_ci_low", "gain_ci_high"} {
+		if _, ok := art[k].(string); ok || art[k] == nil {
+			t.Errorf("references.article.%s: %v (want a number or a point)", k, art[k])
+		}
+	}
+	if strings.Contains(string(b), "Gb/s") || strings.Contains(string(b), "%") {
+		t.Errorf("formatted strings in tuned.json: %s", b)
+	}
+	var back Tuned
+	if err := json.Unmarshal(b, &back); err != nil || back.Ops["write"].Chosen.Point != tunedFixture(t).Ops["write"].Chosen.Point {
+		t.Fatalf("round trip: %v", err)
+	}
+}
+
+func TestTunedCSV(t *testing.T) {
+	var out bytes.Buffer
+	if err := TunedCSV(&out, tunedFixture(t)); err != nil {
+		t.Fatal(err)
+	}
+	want := "op,objective,msg_size_bytes,sq_depth,buf_offset_bytes,cq_mod,post_list,runs,median,ci_low,ci_high,gain_vs_article,gain_vs_perftest,verdict\n" +
+		"write,bw,262144,512,0,16,1,5,95,94.05,95.95,0.0556,,decided\n" +
+		"write,p99,4096,64,0,1,1,3,9000,8000,10000,,,decided\n" +
+		"read,bw,32768,256,0,8,1,5,90,89.1,90.9,,,inconclusive\n"
+	if out.String() != want {
+		t.Fatalf("tuned CSV:\n%s\nwant:\n%s", out.String(), want)
 	}
 }

@@ -80,22 +80,32 @@ func (o Objective) Describe() string {
 	}[o.Name]
 }
 
-// Rescore scores stats for another objective from their medians.
-func Rescore(stats []Stat, o Objective) []Stat {
-	out := make([]Stat, 0, len(stats))
-	for _, st := range stats {
-		if st.Runs == 0 {
-			continue
-		}
-		// The medians as a result: its p99 is nil where no run had a supported one.
-		r := result.Result{Iterations: 1, BWGbps: st.BWGbps, MsgRateMpps: st.MsgRateMpps, Lat: result.Latency{P99: st.P99NS}}
-		v, ok := o.Score(r)
-		st.Feasible = ok && st.Feasible
-		st.Score = v
-		if !st.Feasible {
-			st.Score = math.Inf(-1)
-		}
-		out = append(out, st)
+// Value is the result's objective in its own unit (Unit); ok as for Score.
+func (o Objective) Value(r result.Result) (float64, bool) {
+	v, ok := o.Score(r)
+	if o.Name == "p99" {
+		v = -v
 	}
-	return out
+	return v, ok && v > 0
+}
+
+// Unit names Value's unit, as the result schema names it.
+func (o Objective) Unit() string {
+	return map[string]string{"bw": "gbit_per_s", "rate": "mpps", "p99": "ns", "bw-p99": "gbit_per_s"}[o.Name]
+}
+
+// LowerIsBetter says whether a smaller Value is better (latency).
+func (o Objective) LowerIsBetter() bool { return o.Name == "p99" }
+
+// goodness is the log of the value, signed so that higher is better: the scale on
+// which points are compared (multiplicative noise becomes additive there).
+func (o Objective) goodness(r result.Result) (float64, bool) {
+	v, ok := o.Value(r)
+	if !ok {
+		return 0, false
+	}
+	if o.LowerIsBetter() {
+		return -math.Log(v), true
+	}
+	return math.Log(v), true
 }

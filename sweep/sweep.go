@@ -1,7 +1,16 @@
 // Package sweep searches the parameters that decide RDMA performance (message size,
 // SQ depth, buffer offset, completion moderation, post-list length) for the best
-// configuration of one operation, measuring through a Measurer. It is pure Go: the
-// real measurer is a bench.Client, tests use a fake.
+// configuration of one operation, measuring through a Measurer, and says how sure it
+// is. It is pure Go: the real measurer is a bench.Client, tests use a fake.
+//
+// A sweep has two phases. The search (coordinate descent, or the whole grid) measures
+// points once to find where the optimum lies; descent moves only when a re-measured,
+// interleaved comparison says the new point is significantly better. The final rounds
+// then measure the contenders, the article's configuration and perftest's defaults
+// together, round after round (the order alternating), until every comparison is
+// decided or the budget is spent: the chosen configuration is the cheapest one that is
+// statistically equal to the best (stat.go), and what could not be decided is reported
+// as such, with its interval.
 package sweep
 
 import (
@@ -11,14 +20,14 @@ import (
 	"math"
 	"slices"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/rdmabench/rdmabench/profiles"
 	"github.com/rdmabench/rdmabench/result"
 )
 
-// Measurer runs one test.
+// Measurer runs one test. An error that has a method StopsSweep() returning true (a
+// lost session) ends the sweep; any other error is a failed point.
 type Measurer interface {
 	Measure(ctx context.Context, cfg result.Config) (result.Result, error)
 }
@@ -29,17 +38,24 @@ type Plan struct {
 	Base      result.Config    // everything but the swept dimensions
 	Grid      map[string][]int // dimension -> ascending values
 	Start     profiles.Point
-	Search    string // "descent" (default) or "grid"
-	Objective Objective
-	Repeat    int     // runs of each top candidate, to know the noise
-	Tolerance float64 // configurations this close to the best count as equal
-	// Baselines are measured too, for the gains in the report (not part of the search).
-	Baselines map[string]profiles.Point
+	Search    string    // "descent" (default) or "grid"
+	Objective Objective // what the search and the chosen configuration optimise
+	// Others are further objectives whose optima are confirmed too, from the same rounds.
+	Others    []Objective
+	Repeat    int           // the chosen configuration and the references: at least this many runs
+	Tolerance float64       // points whose ratio's interval lies within 1 +- Tolerance are equal
+	Budget    time.Duration // wall-clock time for the whole plan; <= 0: no limit (see Run)
+	// References are measured in every final round (e.g. "article", "perftest_defaults"),
+	// for the gains; those on the grid compete too.
+	References map[string]profiles.Point
+	// Article is the article's [lo, hi] per dimension, for the verdicts.
+	Article map[string][]int
 }
 
 // Event is a progress report: one measurement finished.
 type Event struct {
 	Op       string
+	Phase    string // "search", "confirm" (re-measuring before a move) or "final"
 	Point    profiles.Point
 	Result   result.Result
 	Measured int // measurements so far in this plan
@@ -47,46 +63,51 @@ type Event struct {
 	Reused   bool
 }
 
-// Runner measures points once and remembers them (resume).
+// Runner measures points and remembers a resumed stream.
 type Runner struct {
 	M        Measurer
 	Record   func(result.Result) error // called with every new measurement, before anything else
 	Progress func(Event)
-	runs     map[string][]result.Result
+	Now      func() time.Time // the budget's clock (time.Now; tests simulate it)
+	prior    map[key][]result.Result
 }
 
-// NewRunner starts from prior results (a resumed stream): their points are not re-measured.
+type key struct {
+	op string
+	p  profiles.Point
+}
+
+// NewRunner starts from prior results (a resumed stream). The search is deterministic
+// given its measurements, so a resumed sweep asks for the same points in the same
+// order: each request takes the point's next unused prior result, and only what the
+// stream lacks is measured. Failed points stay failed; interrupted runs are dropped.
+// Resumed runs cost no budget: a resumed sweep has its budget again for what remains.
 func NewRunner(m Measurer, record func(result.Result) error, prior []result.Result) *Runner {
-	r := &Runner{M: m, Record: record, runs: map[string][]result.Result{}}
+	r := &Runner{M: m, Record: record, prior: map[key][]result.Result{}}
 	for _, p := range prior {
-		if p.Error == "" && !p.Interrupted {
-			k := Key(p.Config.Op, PointOf(p.Config))
-			r.runs[k] = append(r.runs[k], p)
+		if !p.Interrupted {
+			k := key{p.Config.Op, PointOf(p.Config)}
+			r.prior[k] = append(r.prior[k], p)
 		}
 	}
 	return r
 }
 
-// Key identifies a point of an operation.
-func Key(op string, p profiles.Point) string {
-	var b strings.Builder
-	b.WriteString(op)
-	for _, d := range profiles.Dims {
-		fmt.Fprintf(&b, " %s=%d", d, p[d])
+func (r *Runner) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
 	}
-	return b.String()
+	return time.Now()
 }
 
 // PointOf reads the swept dimensions out of a config.
 func PointOf(c result.Config) profiles.Point {
-	return profiles.Point{"msg_size_bytes": c.MsgSizeBytes, "sq_depth": c.SQDepth,
-		"buf_offset_bytes": c.BufOffsetBytes, "cq_mod": c.CQMod, "post_list": c.PostList}
+	return profiles.Point{MsgSizeBytes: c.MsgSizeBytes, SQDepth: c.SQDepth, BufOffsetBytes: c.BufOffsetBytes, CQMod: c.CQMod, PostList: c.PostList}
 }
 
 // Apply sets the swept dimensions of a config.
 func Apply(c result.Config, p profiles.Point) result.Config {
-	c.MsgSizeBytes, c.SQDepth, c.BufOffsetBytes = p["msg_size_bytes"], p["sq_depth"], p["buf_offset_bytes"]
-	c.CQMod, c.PostList = p["cq_mod"], p["post_list"]
+	c.MsgSizeBytes, c.SQDepth, c.BufOffsetBytes, c.CQMod, c.PostList = p.MsgSizeBytes, p.SQDepth, p.BufOffsetBytes, p.CQMod, p.PostList
 	return c
 }
 
@@ -99,11 +120,9 @@ func Apply(c result.Config, p profiles.Point) result.Config {
 // candidate (a longer --point-duration gives it one).
 //
 // A sweep raises its points only when its own objective needs the p99. The report
-// shows a p99 optimum for every sweep (Objectives), but for a bw or rate search that
-// optimum is a by-product read from the points measured anyway; buying it with up to
-// 1000 x cq-mod WRs a point (64000 of 256 KiB at cq-mod 64) would make the search
-// itself many times longer. There, points whose p99 is not supported are not
-// candidates for the p99 optimum either, and the report says when none is left.
+// shows a p99 optimum for every sweep, but for a bw or rate search that optimum comes
+// from the points measured anyway; buying it with up to 1000 x cq-mod WRs a point
+// would make the search itself many times longer.
 func WithP99Samples(c result.Config) result.Config {
 	if c.DurationS > 0 {
 		return c
@@ -118,412 +137,1052 @@ func WithP99Samples(c result.Config) result.Config {
 	return c
 }
 
-// Valid says whether a point can run: moderation and post list fit in the SQ.
-func Valid(p profiles.Point) bool {
-	return p["cq_mod"] <= p["sq_depth"] && p["post_list"] <= p["sq_depth"]
+// Estimate is what the runs of one point say about one objective.
+type Estimate struct {
+	Point  profiles.Point `json:"point"`
+	Runs   int            `json:"runs"`    // runs counted (the final rounds, where the point was in them)
+	Median float64        `json:"median"`  // of the objective's value, in its unit
+	CILow  *float64       `json:"ci_low"`  // 95% interval of the geometric mean; null below 2 runs
+	CIHigh *float64       `json:"ci_high"` // (an interval of the level: it includes drift)
+	// Medians of the other metrics over the same runs.
+	BWGbps      float64 `json:"bw_gbit_per_s"`
+	MsgRateMpps float64 `json:"msg_rate_mpps"`
+	P99NS       *int64  `json:"lat_p99_ns"` // null where no run had a supported p99
 }
 
-// Stat is what is known of one point: its runs summarised.
-type Stat struct {
+// Gain is how much better a configuration is than a reference, as a fraction (0.1:
+// 10% more bandwidth, or a 1.1 times lower p99), from runs paired round by round.
+type Gain struct {
+	Pairs      int      `json:"pairs"`
+	GainMedian float64  `json:"gain_median"`
+	GainLow    *float64 `json:"gain_ci_low"` // 95% interval; null below 2 pairs
+	GainHigh   *float64 `json:"gain_ci_high"`
+}
+
+// Reference is a reference configuration, measured in the same rounds as the chosen one.
+type Reference struct {
+	Estimate
+	Gain // of the chosen configuration over this one
+}
+
+// Comparison is one point against the best, where it was not decided.
+type Comparison struct {
+	Point profiles.Point `json:"point"`
+	Ratio Ratio          `json:"ratio"` // this point over the best (>1: better)
+}
+
+// Optimum is one objective's confirmed optimum.
+type Optimum struct {
+	Objective string `json:"objective"`
+	Unit      string `json:"unit"`
+	Estimate
+	// Decided: every contender is statistically equal to or worse than the best; the
+	// chosen point is the cheapest of the equal ones. Otherwise Unresolved lists the
+	// comparisons that the budget left open, and the point is the best estimate.
+	Decided    bool            `json:"decided"`
+	Noise      float64         `json:"noise"` // run-to-run noise of this metric (relative), from the paired runs
+	Gains      map[string]Gain `json:"gains"` // over each reference
+	Unresolved []Comparison    `json:"unresolved"`
+}
+
+// Verdict compares one parameter of the chosen configuration with the article.
+type Verdict struct {
+	Article      []int  `json:"article"`       // the article's [lo, hi]; null where it gives none
+	Chosen       int    `json:"chosen"`        // the chosen value
+	ArticleValue int    `json:"article_value"` // the grid value in the article's range compared with it
+	Verdict      string `json:"verdict"`       // "agrees", "differs", "cannot_tell"; "" without an article value
+	Ratio        *Ratio `json:"ratio"`         // chosen over the article's value, where they differ
+	// Decided: every measured alternative for this parameter is decided against the
+	// best; otherwise Unresolved is the most threatening open comparison.
+	Decided    bool        `json:"decided"`
+	Unresolved *Comparison `json:"unresolved"`
+}
+
+// Verdicts.
+const (
+	Agrees     = "agrees"      // ours is in the article's range (and decided), or its value is within the tolerance of ours
+	Differs    = "differs"     // ours is significantly better than the article's value
+	CannotTell = "cannot_tell" // the intervals did not decide (noise, budget)
+)
+
+// Step is one decision of the descent: a candidate that looked better, re-measured
+// against the current point.
+type Step struct {
+	From  profiles.Point `json:"from"`
+	To    profiles.Point `json:"to"`
+	Ratio Ratio          `json:"ratio"` // To over From
+	Moved bool           `json:"moved"`
+}
+
+// PointSummary is every measured point, all its runs.
+type PointSummary struct {
 	Point       profiles.Point `json:"point"`
 	Runs        int            `json:"runs"`
-	Score       float64        `json:"score"`  // median of the objective over the runs
-	Spread      float64        `json:"spread"` // (max-min)/|median| of the objective
-	Feasible    bool           `json:"feasible"`
-	BWGbps      float64        `json:"bw_gbit_per_s"` // medians
+	BWGbps      float64        `json:"bw_gbit_per_s"`
 	MsgRateMpps float64        `json:"msg_rate_mpps"`
-	P99NS       *int64         `json:"lat_p99_ns"` // median of the runs with a supported p99; nil (null) if none
+	P99NS       *int64         `json:"lat_p99_ns"`
+	Error       string         `json:"error,omitempty"` // a failed point: not measured again
 }
 
-// Outcome is a finished (or interrupted) sweep of one operation.
+// Outcome is a finished (or interrupted) sweep of one operation: numbers and points
+// only; the renderers format them.
 type Outcome struct {
-	Op          string          `json:"op"`
-	Search      string          `json:"search"`
-	Objective   string          `json:"objective"`
-	GridPoints  int             `json:"grid_points"`     // valid points on the grid
-	Points      int             `json:"points_measured"` // distinct points with a result
-	Runs        int             `json:"runs"`            // measurements made in this invocation
-	Reused      int             `json:"runs_reused"`     // measurements taken from --resume
-	ElapsedS    float64         `json:"elapsed_s"`
-	Noise       float64         `json:"noise"`            // median spread of the top candidates
-	Tolerance   float64         `json:"tolerance"`        // max(requested tolerance, noise)
-	Best        Stat            `json:"best"`             // highest score
-	Chosen      Stat            `json:"chosen"`           // cheapest within tolerance of the best
-	Within      []Stat          `json:"within_tolerance"` // every point within tolerance, best first
-	Baselines   map[string]Stat `json:"baselines"`
-	All         []Stat          `json:"all"`
-	Interrupted bool            `json:"interrupted"`
+	Op              string  `json:"op"`
+	Search          string  `json:"search"`
+	Objective       string  `json:"objective"`
+	Unit            string  `json:"unit"`
+	Tolerance       float64 `json:"tolerance"`
+	Repeat          int     `json:"repeat"`
+	BudgetS         float64 `json:"budget_s"` // 0: no limit
+	BudgetSpentS    float64 `json:"budget_spent_s"`
+	BudgetExhausted bool    `json:"budget_exhausted"`
+	GridPoints      int     `json:"grid_points"`     // valid points on the grid
+	Points          int     `json:"points_measured"` // distinct grid points measured (or failed)
+	Runs            int     `json:"runs"`            // measurements made in this invocation
+	Reused          int     `json:"runs_reused"`     // measurements taken from --resume
+	FinalRounds     int     `json:"final_rounds"`
+	ElapsedS        float64 `json:"elapsed_s"`
+	Noise           float64 `json:"noise"` // run-to-run noise of the objective (relative)
+	// Decided: the chosen point is established as equal to the best, every contender
+	// decided. Chosen is the cheapest configuration statistically equal to the best.
+	Decided    bool                 `json:"decided"`
+	Chosen     Estimate             `json:"chosen"`
+	Best       Estimate             `json:"best"` // the highest estimate (Chosen when it is the cheapest)
+	References map[string]Reference `json:"references"`
+	Verdicts   map[string]Verdict   `json:"verdicts"` // per dimension
+	Optima     map[string]Optimum   `json:"optima"`   // per objective, the search's included
+	Descent    []Step               `json:"descent_steps"`
+	All        []PointSummary       `json:"points"`
+	// Interrupted: cancelled before the end; the outcome holds what was measured.
+	Interrupted bool `json:"interrupted"`
 }
 
 // ErrNoFeasible means no measured point met the objective.
 var ErrNoFeasible = errors.New("no measured configuration meets the objective")
 
-// Run runs a plan.
+const (
+	minPairs   = 3  // a descent move needs at least this many paired rounds
+	maxPairs   = 20 // and re-measures at most this many
+	maxRounds  = 40 // final rounds at most, whatever the budget
+	maxRivals  = 4  // contenders of the search's point in the final rounds
+	otherRival = 2  // contenders per further objective
+)
+
+// Run runs a plan. The budget bounds the plan's wall-clock time: once it is spent the
+// descent stops where it is and the final rounds stop adding rounds, but the chosen
+// configuration and the references still get their Repeat runs (so a plan can run a
+// little over), and a grid search still measures the whole grid.
 func (r *Runner) Run(ctx context.Context, p Plan) (Outcome, error) {
 	t0 := time.Now()
-	if p.Repeat < 1 {
-		p.Repeat = 1
+	p.Repeat = max(p.Repeat, 1)
+	if p.Search == "" {
+		p.Search = "descent"
 	}
-	o := Outcome{Op: p.Op, Search: p.Search, Objective: p.Objective.String(), GridPoints: len(gridPoints(p.Grid))}
-	s := &state{r: r, p: p, o: &o, seen: map[string]profiles.Point{}}
-	s.expected = s.estimate()
+	o := Outcome{Op: p.Op, Search: p.Search, Objective: p.Objective.String(), Unit: p.Objective.Unit(), Tolerance: p.Tolerance,
+		Repeat: p.Repeat, BudgetS: max(p.Budget.Seconds(), 0), GridPoints: len(gridPoints(p.Grid))}
+	s := &state{r: r, p: p, o: &o, objs: append([]Objective{p.Objective}, p.Others...),
+		runs: map[profiles.Point][]run{}, failed: map[profiles.Point]string{}}
+	s.expected = s.guess()
 	var err error
+	var inc profiles.Point
 	switch p.Search {
 	case "grid":
 		for _, pt := range gridPoints(p.Grid) {
-			if _, err = s.measure(ctx, pt); err != nil {
+			if err = s.once(ctx, pt, s.next(), "search"); err != nil {
 				break
 			}
 		}
-	case "descent", "":
-		o.Search = "descent"
-		err = s.descent(ctx)
+		inc, _ = s.best(s.objs[0], s.measured())
+	case "descent":
+		inc, err = s.descent(ctx)
 	default:
 		return o, fmt.Errorf("unknown search %q: want descent or grid", p.Search)
 	}
+	var f *final
 	if err == nil {
-		err = s.confirm(ctx)
-	}
-	if err == nil {
-		err = s.settle(ctx)
-	}
-	if err == nil {
-		o.Baselines = map[string]Stat{}
-		for name, pt := range p.Baselines {
-			if _, err = s.measure(ctx, pt); err != nil {
-				break
-			}
-			o.Baselines[name] = s.stat(pt)
-		}
+		f, err = s.final(ctx, inc)
 	}
 	if ctx.Err() != nil {
 		o.Interrupted = true
 		err = nil
 	}
 	o.ElapsedS = time.Since(t0).Seconds()
-	if cerr := s.choose(); err == nil {
+	o.BudgetSpentS = s.spent.Seconds()
+	o.BudgetExhausted = s.exhausted()
+	if cerr := s.conclude(f, inc); err == nil {
 		err = cerr
 	}
 	return o, err
+}
+
+type run struct {
+	round int
+	res   result.Result
 }
 
 type state struct {
 	r        *Runner
 	p        Plan
 	o        *Outcome
-	seen     map[string]profiles.Point // points of this plan with a result, by Key
+	objs     []Objective // the search's first
+	runs     map[profiles.Point][]run
+	failed   map[profiles.Point]string
+	order    []profiles.Point // measured points, first measured first (determinism)
+	round    int              // the last round's number
+	spent    time.Duration
 	expected int
 }
 
-// measure returns the point's stat, measuring it only if nothing is known of it.
-func (s *state) measure(ctx context.Context, pt profiles.Point) (Stat, error) {
-	k := Key(s.p.Op, pt)
-	if len(s.r.runs[k]) > 0 {
-		if _, ok := s.seen[k]; !ok {
-			s.seen[k] = pt
-			s.o.Reused += len(s.r.runs[k])
-			if s.r.Progress != nil {
-				s.r.Progress(Event{Op: s.p.Op, Point: pt, Result: s.r.runs[k][0], Measured: s.o.Runs, Expected: s.expected, Reused: true})
-			}
-		}
-		return s.stat(pt), nil
-	}
-	return s.run(ctx, pt)
+func (s *state) next() int { s.round++; return s.round }
+
+func (s *state) exhausted() bool { return s.p.Budget > 0 && s.spent >= s.p.Budget }
+
+// stopsSweep says whether a Measurer's error ends the sweep.
+func stopsSweep(err error) bool {
+	var f interface{ StopsSweep() bool }
+	return errors.As(err, &f) && f.StopsSweep()
 }
 
-// run measures a point once more.
-func (s *state) run(ctx context.Context, pt profiles.Point) (Stat, error) {
+// once measures pt once more, as part of round, or takes it from the resumed stream.
+// A failed point is never measured again.
+func (s *state) once(ctx context.Context, pt profiles.Point, round int, phase string) error {
+	if _, bad := s.failed[pt]; bad {
+		return nil
+	}
 	if ctx.Err() != nil {
-		return Stat{}, ctx.Err()
+		return ctx.Err()
 	}
-	cfg := Apply(s.p.Base, pt)
-	cfg.Op = s.p.Op
-	if s.p.Objective.NeedsP99() {
-		cfg = WithP99Samples(cfg)
-	}
-	res, err := s.r.M.Measure(ctx, cfg)
-	if ctx.Err() != nil {
-		return Stat{}, ctx.Err() // an interrupted point is no data point
-	}
-	if err != nil && res.Error == "" {
-		res.Error = err.Error()
-	}
-	if res.Config.Op == "" {
-		res.Config = cfg
-	}
-	if s.r.Record != nil {
-		if rerr := s.r.Record(res); rerr != nil {
-			return Stat{}, fmt.Errorf("recording a result: %w", rerr)
+	k := key{s.p.Op, pt}
+	var res result.Result
+	var merr error
+	reused := len(s.r.prior[k]) > 0
+	if reused {
+		res, s.r.prior[k] = s.r.prior[k][0], s.r.prior[k][1:]
+		s.o.Reused++
+	} else {
+		cfg := Apply(s.p.Base, pt)
+		cfg.Op = s.p.Op
+		if s.p.Objective.NeedsP99() {
+			cfg = WithP99Samples(cfg)
 		}
+		t0 := s.r.now()
+		res, merr = s.r.M.Measure(ctx, cfg)
+		s.spent += s.r.now().Sub(t0)
+		if ctx.Err() != nil {
+			return ctx.Err() // an interrupted point is no data point
+		}
+		if merr != nil && res.Error == "" {
+			res.Error = merr.Error()
+		}
+		if res.Config.Op == "" {
+			res.Config = cfg
+		}
+		if s.r.Record != nil {
+			if rerr := s.r.Record(res); rerr != nil {
+				return fmt.Errorf("recording a result: %w", rerr)
+			}
+		}
+		s.o.Runs++
 	}
-	s.o.Runs++
-	k := Key(s.p.Op, pt)
-	s.seen[k] = pt
-	if res.Error == "" {
-		s.r.runs[k] = append(s.r.runs[k], res)
-	} else if len(s.r.runs[k]) == 0 {
-		s.r.runs[k] = nil // failed: known, scored infeasible
+	if _, seen := s.runs[pt]; !seen {
+		s.order = append(s.order, pt)
+		s.runs[pt] = nil
+	}
+	if res.Error != "" {
+		s.failed[pt] = res.Error
+	} else {
+		s.runs[pt] = append(s.runs[pt], run{round, res})
 	}
 	if s.r.Progress != nil {
-		s.r.Progress(Event{Op: s.p.Op, Point: pt, Result: res, Measured: s.o.Runs, Expected: s.expected})
+		s.r.Progress(Event{Op: s.p.Op, Phase: phase, Point: pt, Result: res, Measured: s.o.Runs + s.o.Reused, Expected: s.expected, Reused: reused})
 	}
-	return s.stat(pt), nil
+	if merr != nil && stopsSweep(merr) {
+		return merr
+	}
+	return nil
 }
 
-func (s *state) stat(pt profiles.Point) Stat {
-	runs := s.r.runs[Key(s.p.Op, pt)]
-	st := Stat{Point: pt, Runs: len(runs)}
-	var scores, bw, rate, p99 []float64
-	for _, r := range runs {
-		v, ok := s.p.Objective.Score(r)
-		if !ok {
-			continue
-		}
-		scores = append(scores, v)
-		bw, rate = append(bw, r.BWGbps), append(rate, r.MsgRateMpps)
-		if r.Lat.P99 != nil {
-			p99 = append(p99, float64(*r.Lat.P99))
-		}
-	}
-	if len(scores) == 0 {
-		st.Score = math.Inf(-1)
-		return st
-	}
-	st.Feasible = true
-	st.Score = median(scores)
-	st.BWGbps, st.MsgRateMpps = median(bw), median(rate)
-	if len(p99) > 0 {
-		m := int64(median(p99))
-		st.P99NS = &m
-	}
-	lo, hi := slices.Min(scores), slices.Max(scores)
-	if st.Score != 0 {
-		st.Spread = (hi - lo) / math.Abs(st.Score)
-	}
-	return st
-}
-
-func median(v []float64) float64 {
-	s := slices.Clone(v)
-	sort.Float64s(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
-}
-
-// descent: coordinate descent from the start point (every value of one dimension with
-// the others fixed, move to the best, next dimension; passes until nothing improves),
-// then a local refinement over pairs of neighbouring values of interacting dimensions.
-func (s *state) descent(ctx context.Context) error {
-	cur := clonePoint(s.p.Start)
-	curStat, err := s.measure(ctx, cur)
-	if err != nil {
-		return err
-	}
-	for pass := 0; pass < 3; pass++ {
-		improved := false
-		for _, d := range profiles.Dims {
-			for _, v := range s.p.Grid[d] {
-				cand := clonePoint(cur)
-				cand[d] = v
-				if !Valid(cand) {
-					continue
-				}
-				st, err := s.measure(ctx, cand)
-				if err != nil {
-					return err
-				}
-				if better(st, curStat) {
-					cur, curStat, improved = cand, st, true
-				}
-			}
-		}
-		if !improved {
-			break
-		}
-	}
-	pairs := [][2]string{{"msg_size_bytes", "sq_depth"}, {"sq_depth", "cq_mod"}, {"cq_mod", "post_list"}}
-	for _, pr := range pairs {
-		base := clonePoint(cur)
-		for _, da := range []int{-1, 1} {
-			for _, db := range []int{-1, 1} {
-				cand, ok := s.step(base, pr[0], da)
-				if ok {
-					cand, ok = s.step(cand, pr[1], db)
-				}
-				if !ok || !Valid(cand) {
-					continue
-				}
-				st, err := s.measure(ctx, cand)
-				if err != nil {
-					return err
-				}
-				if better(st, curStat) {
-					cur, curStat = cand, st
-				}
-			}
+// round measures pts once each as one round, in the given order.
+func (s *state) measureRound(ctx context.Context, pts []profiles.Point, phase string) error {
+	id := s.next()
+	for _, pt := range pts {
+		if err := s.once(ctx, pt, id, phase); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// goods is pt's goodness for o per round (runs that qualify).
+func (s *state) goods(pt profiles.Point, o Objective) map[int]float64 {
+	g := map[int]float64{}
+	for _, r := range s.runs[pt] {
+		if v, ok := o.goodness(r.res); ok {
+			g[r.round] = v
+		}
+	}
+	return g
+}
+
+// pair compares a with b on the rounds where both qualified: a over b.
+func (s *state) pair(a, b profiles.Point, o Objective) Ratio {
+	return pairRatio(s.diffs(a, b, o))
+}
+
+func (s *state) diffs(a, b profiles.Point, o Objective) []float64 {
+	ga, gb := s.goods(a, o), s.goods(b, o)
+	var rounds []int
+	for rd := range ga {
+		if _, ok := gb[rd]; ok {
+			rounds = append(rounds, rd)
+		}
+	}
+	sort.Ints(rounds)
+	d := make([]float64, len(rounds))
+	for i, rd := range rounds {
+		d[i] = ga[rd] - gb[rd]
+	}
+	return d
+}
+
+// mean is pt's mean goodness over all its runs (unpaired: for screening only), and
+// whether pt is a candidate for o: more than half its runs qualify.
+func (s *state) mean(pt profiles.Point, o Objective) (float64, bool) {
+	g := s.goods(pt, o)
+	if len(g) == 0 || 2*len(g) <= len(s.runs[pt]) {
+		return math.Inf(-1), false
+	}
+	var sum float64
+	for _, v := range g {
+		sum += v
+	}
+	return sum / float64(len(g)), true
+}
+
+func (s *state) measured() []profiles.Point {
+	var out []profiles.Point
+	for _, pt := range s.order {
+		if len(s.runs[pt]) > 0 && s.onGrid(pt) {
+			out = append(out, pt)
+		}
+	}
+	return out
+}
+
+// best is the candidate with the highest mean goodness.
+func (s *state) best(o Objective, pts []profiles.Point) (profiles.Point, bool) {
+	var b profiles.Point
+	bv, found := math.Inf(-1), false
+	for _, pt := range pts {
+		if v, ok := s.mean(pt, o); ok && (!found || v > bv) {
+			b, bv, found = pt, v, true
+		}
+	}
+	return b, found
+}
+
+// descent: coordinate descent from the start point. Each dimension's values are
+// measured once with the others fixed; the most promising one, if it looks better than
+// the current point, is re-measured against it in interleaved pairs, and the descent
+// moves only when the pairs say it is significantly better. Then a local refinement
+// over pairs of neighbouring values of interacting dimensions, by the same rule.
+func (s *state) descent(ctx context.Context) (profiles.Point, error) {
+	cur := s.p.Start
+	if err := s.once(ctx, cur, s.next(), "search"); err != nil {
+		return cur, err
+	}
+	for pass := 0; pass < 3 && !s.exhausted(); pass++ {
+		moved := false
+		for _, d := range profiles.Dims {
+			var line []profiles.Point
+			for _, v := range s.p.Grid[d] {
+				if c := cur.With(d, v); c != cur && c.Valid() {
+					line = append(line, c)
+				}
+			}
+			m, err := s.tryMove(ctx, &cur, line)
+			if err != nil {
+				return cur, err
+			}
+			moved = moved || m
+		}
+		if !moved {
+			break
+		}
+	}
+	for _, pr := range [][2]string{{"msg_size_bytes", "sq_depth"}, {"sq_depth", "cq_mod"}, {"cq_mod", "post_list"}} {
+		var cands []profiles.Point
+		for _, da := range []int{-1, 1} {
+			for _, db := range []int{-1, 1} {
+				c, ok := s.step(cur, pr[0], da)
+				if ok {
+					c, ok = s.step(c, pr[1], db)
+				}
+				if ok && c.Valid() {
+					cands = append(cands, c)
+				}
+			}
+		}
+		if _, err := s.tryMove(ctx, &cur, cands); err != nil {
+			return cur, err
+		}
+	}
+	return cur, nil
+}
+
+// tryMove measures the candidates not yet measured, and moves cur to the most
+// promising one if re-measuring says it is significantly better.
+func (s *state) tryMove(ctx context.Context, cur *profiles.Point, cands []profiles.Point) (bool, error) {
+	for _, c := range cands {
+		if s.exhausted() {
+			return false, nil
+		}
+		if _, seen := s.runs[c]; !seen {
+			if err := s.once(ctx, c, s.next(), "search"); err != nil {
+				return false, err
+			}
+		}
+	}
+	o := s.objs[0]
+	b, ok := s.best(o, cands)
+	cv, curOK := s.mean(*cur, o)
+	if bv, _ := s.mean(b, o); !ok || (curOK && bv <= cv) {
+		return false, nil
+	}
+	if !curOK { // the current point failed or does not qualify: any candidate is better
+		*cur = b
+		return true, nil
+	}
+	r, err := s.duel(ctx, b, *cur)
+	if err != nil {
+		return false, err
+	}
+	moved := r.Low != nil && *r.Low > 1
+	s.o.Descent = append(s.o.Descent, Step{From: *cur, To: b, Ratio: r, Moved: moved})
+	if moved {
+		*cur = b
+	}
+	return moved, nil
+}
+
+// duel re-measures challenger a against incumbent b in interleaved rounds (a b, b a,
+// ...) until a is significantly better, or cannot be better by more than the
+// tolerance, or the pairs or the budget run out. It returns a over b.
+func (s *state) duel(ctx context.Context, a, b profiles.Point) (Ratio, error) {
+	o := s.objs[0]
+	start := s.spent
+	for {
+		// One duel takes at most a sixth of the budget beyond its minimum: a near tie
+		// under heavy noise must not eat what the final rounds need.
+		share := s.p.Budget > 0 && s.spent-start >= s.p.Budget/6
+		r := s.pair(a, b, o)
+		switch {
+		case r.Low != nil && (*r.Low > 1 || *r.High < 1+s.p.Tolerance):
+			return r, nil
+		case r.N >= maxPairs || (r.N >= minPairs && (s.exhausted() || share)):
+			return r, nil
+		case s.failed[a] != "" || s.failed[b] != "":
+			return r, nil
+		}
+		order := []profiles.Point{a, b}
+		if s.round%2 == 1 {
+			order = []profiles.Point{b, a}
+		}
+		if err := s.measureRound(ctx, order, "confirm"); err != nil {
+			return r, err
+		}
+	}
 }
 
 func (s *state) step(p profiles.Point, d string, delta int) (profiles.Point, bool) {
 	vals := s.p.Grid[d]
-	i := slices.Index(vals, p[d]) + delta
+	i := slices.Index(vals, p.Get(d)) + delta
 	if i < 0 || i >= len(vals) {
-		return nil, false
+		return p, false
 	}
-	q := clonePoint(p)
-	q[d] = vals[i]
-	return q, true
-}
-
-func better(a, b Stat) bool { return a.Feasible && (!b.Feasible || a.Score > b.Score) }
-
-func clonePoint(p profiles.Point) profiles.Point {
-	q := profiles.Point{}
-	for k, v := range p {
-		q[k] = v
-	}
-	return q
-}
-
-// confirm measures the top candidates until each has Repeat runs: their spread is
-// the noise that the tolerance must not be tighter than. A repeat can reorder the top,
-// so this goes on until the top three are all confirmed (a few rounds at most).
-func (s *state) confirm(ctx context.Context) error {
-	for round := 0; round < 5; round++ {
-		done := true
-		for _, st := range s.top(3) {
-			for n := st.Runs; n < s.p.Repeat; n++ {
-				done = false
-				if _, err := s.run(ctx, st.Point); err != nil {
-					return err
-				}
-			}
-		}
-		if done {
-			break
-		}
-	}
-	return nil
-}
-
-// settle confirms the chosen configuration too: measure it Repeat times and choose
-// again, until the choice holds (a few rounds at most).
-func (s *state) settle(ctx context.Context) error {
-	for round := 0; round < 5; round++ {
-		if err := s.choose(); err != nil {
-			return nil // nothing feasible: Run reports it
-		}
-		st := s.o.Chosen
-		if st.Runs >= s.p.Repeat {
-			return nil
-		}
-		for n := st.Runs; n < s.p.Repeat; n++ {
-			if _, err := s.run(ctx, st.Point); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-func (s *state) all() []Stat {
-	var out []Stat
-	for _, pt := range s.seen {
-		out = append(out, s.stat(pt))
-	}
-	sort.SliceStable(out, func(i, j int) bool {
-		if out[i].Score != out[j].Score {
-			return out[i].Score > out[j].Score
-		}
-		return Key("", out[i].Point) < Key("", out[j].Point)
-	})
-	return out
-}
-
-func (s *state) top(n int) []Stat {
-	var out []Stat
-	for _, st := range s.all() {
-		if st.Feasible && s.onGrid(st.Point) && len(out) < n {
-			out = append(out, st)
-		}
-	}
-	return out
+	return p.With(d, vals[i]), true
 }
 
 func (s *state) onGrid(p profiles.Point) bool {
 	for _, d := range profiles.Dims {
-		if !slices.Contains(s.p.Grid[d], p[d]) {
+		if !slices.Contains(s.p.Grid[d], p.Get(d)) {
 			return false
 		}
 	}
 	return true
 }
 
-func (s *state) choose() error {
-	var grid []Stat
-	for _, st := range s.all() {
-		if s.onGrid(st.Point) {
-			grid = append(grid, st)
+// cheaper orders statistically equal configurations: a smaller SQ depth (fewer WRs
+// in flight, less memory), then a smaller moderation and a shorter post list (the
+// simpler loop), then the smaller message and offset.
+func cheaper(a, b profiles.Point) int {
+	for _, d := range []string{"sq_depth", "cq_mod", "post_list", "msg_size_bytes", "buf_offset_bytes"} {
+		if a.Get(d) != b.Get(d) {
+			return a.Get(d) - b.Get(d)
 		}
 	}
-	s.o.All, s.o.Points = grid, len(grid)
-	var spreads []float64
-	for _, st := range s.top(3) {
-		if st.Runs > 1 {
-			spreads = append(spreads, st.Spread)
+	return 0
+}
+
+// member is a point in the final rounds.
+type member struct {
+	pt   profiles.Point
+	objs []int // the objectives it competes in (indices into state.objs)
+	ref  bool
+}
+
+// final holds the final rounds and what they decided.
+type final struct {
+	members []*member
+	first   int // the first final round
+	dec     []decision
+}
+
+// decision is one objective's state in the final rounds.
+type decision struct {
+	leader, chosen profiles.Point
+	rel            map[profiles.Point]Ratio // each contender over the leader
+	decided, ok    bool
+}
+
+func (f *final) add(pt profiles.Point, obj int, ref bool) {
+	for _, m := range f.members {
+		if m.pt == pt {
+			if obj >= 0 && !slices.Contains(m.objs, obj) {
+				m.objs = append(m.objs, obj)
+			}
+			m.ref = m.ref || ref
+			return
 		}
 	}
-	if len(spreads) > 0 {
-		s.o.Noise = median(spreads)
+	m := &member{pt: pt, ref: ref}
+	if obj >= 0 {
+		m.objs = []int{obj}
 	}
-	s.o.Tolerance = max(s.p.Tolerance, s.o.Noise)
-	best, chosen, within, ok := Choose(grid, s.o.Tolerance, s.p.Repeat)
-	if !ok {
-		return ErrNoFeasible
+	f.members = append(f.members, m)
+}
+
+// final measures the contenders of every objective and the references in interleaved
+// rounds until every comparison is decided or the budget is spent (and at least Repeat
+// rounds for the chosen configurations and the references).
+func (s *state) final(ctx context.Context, inc profiles.Point) (*final, error) {
+	f := &final{first: s.round + 1}
+	main := s.objs[0]
+	if _, ok := s.mean(inc, main); !ok {
+		var found bool
+		if inc, found = s.best(main, s.measured()); !found {
+			return f, nil // nothing feasible: conclude says so
+		}
 	}
-	s.o.Best, s.o.Chosen, s.o.Within = best, chosen, within
+	f.add(inc, 0, false)
+	for _, pt := range s.rivals(inc, main) {
+		f.add(pt, 0, false)
+	}
+	for i, o := range s.objs[1:] {
+		for _, pt := range s.top(o, otherRival) {
+			f.add(pt, i+1, false)
+		}
+	}
+	for _, name := range sortedKeys(s.p.References) {
+		pt := s.p.References[name]
+		obj := -1
+		if s.onGrid(pt) && pt.Valid() {
+			obj = 0
+		}
+		f.add(pt, obj, true)
+	}
+	for n := 0; ; n++ {
+		f.dec = s.decide(f)
+		if !f.dec[0].ok {
+			return f, nil
+		}
+		for _, v := range s.variants(f.dec[0].chosen) {
+			f.add(v, 0, false)
+		}
+		need := s.lacking(f)
+		done := len(need) == 0 && (s.allDecided(f) || s.exhausted())
+		if done || n >= maxRounds || ctx.Err() != nil {
+			return f, nil
+		}
+		pts := need
+		if !s.exhausted() {
+			pts = s.active(f)
+		}
+		if s.round%2 == 1 {
+			slices.Reverse(pts)
+		}
+		if err := s.measureRound(ctx, pts, "final"); err != nil {
+			return f, err
+		}
+		s.o.FinalRounds++
+	}
+}
+
+// rivals are the search point's contenders: its one-dimension neighbours and the best
+// points measured, those that looked within reach of it, best first.
+func (s *state) rivals(inc profiles.Point, o Objective) []profiles.Point {
+	iv, _ := s.mean(inc, o)
+	margin := math.Log(1 + s.p.Tolerance)
+	if sd, ok := s.searchNoise(o); ok {
+		margin = max(margin, 3*sd) // a single run 3 sigma of a pair below: still plausible
+	} else {
+		margin = math.Inf(1)
+	}
+	var cands []profiles.Point
+	for _, pt := range s.measured() {
+		if v, ok := s.mean(pt, o); ok && pt != inc && v >= iv-margin {
+			cands = append(cands, pt)
+		}
+	}
+	sort.SliceStable(cands, func(i, j int) bool {
+		a, _ := s.mean(cands[i], o)
+		b, _ := s.mean(cands[j], o)
+		return a > b
+	})
+	return cands[:min(len(cands), maxRivals)]
+}
+
+// searchNoise is the spread of paired differences seen while re-measuring in the
+// search (standard deviation of a difference), where there were any.
+func (s *state) searchNoise(o Objective) (float64, bool) {
+	var sds []float64
+	for _, st := range s.o.Descent {
+		if d := s.diffs(st.To, st.From, o); len(d) >= minPairs {
+			_, sd := meanSD(d)
+			sds = append(sds, sd)
+		}
+	}
+	if len(sds) == 0 {
+		return 0, false
+	}
+	return median(sds), true
+}
+
+// top is the n best measured grid points for o.
+func (s *state) top(o Objective, n int) []profiles.Point {
+	var pts []profiles.Point
+	for _, pt := range s.measured() {
+		if _, ok := s.mean(pt, o); ok {
+			pts = append(pts, pt)
+		}
+	}
+	sort.SliceStable(pts, func(i, j int) bool {
+		a, _ := s.mean(pts[i], o)
+		b, _ := s.mean(pts[j], o)
+		return a > b
+	})
+	return pts[:min(len(pts), n)]
+}
+
+// decide finds, per objective, the best contender (the highest mean difference to a
+// common anchor, over paired rounds), judges every contender against it, and chooses
+// the cheapest of those equal to it.
+func (s *state) decide(f *final) []decision {
+	out := make([]decision, len(s.objs))
+	for i, o := range s.objs {
+		var comp []profiles.Point
+		for _, m := range f.members {
+			if slices.Contains(m.objs, i) {
+				if _, ok := s.mean(m.pt, o); ok {
+					comp = append(comp, m.pt)
+				}
+			}
+		}
+		if len(comp) == 0 {
+			continue
+		}
+		anchor := comp[0]
+		for _, pt := range comp {
+			if len(s.goods(pt, o)) > len(s.goods(anchor, o)) {
+				anchor = pt
+			}
+		}
+		d := decision{leader: anchor, rel: map[profiles.Point]Ratio{}, ok: true, decided: true}
+		bestV := 0.0
+		for _, pt := range comp {
+			if diff := s.diffs(pt, anchor, o); len(diff) > 0 && pt != anchor {
+				if m, _ := meanSD(diff); m > bestV {
+					d.leader, bestV = pt, m
+				}
+			}
+		}
+		d.chosen = d.leader
+		for _, pt := range comp {
+			if pt == d.leader {
+				continue
+			}
+			r := s.pair(pt, d.leader, o)
+			d.rel[pt] = r
+			switch r.Judge(s.p.Tolerance) {
+			case Equal:
+				if cheaper(pt, d.chosen) < 0 {
+					d.chosen = pt
+				}
+			case Worse:
+			default:
+				d.decided = false
+			}
+		}
+		if len(comp) == 1 && len(s.goods(comp[0], o)) < 2 {
+			d.decided = false
+		}
+		out[i] = d
+	}
+	return out
+}
+
+func (s *state) allDecided(f *final) bool {
+	for _, d := range f.dec {
+		if d.ok && !d.decided {
+			return false
+		}
+	}
+	for _, v := range s.variants(f.dec[0].chosen) {
+		if s.pair(f.dec[0].chosen, v, s.objs[0]).Judge(s.p.Tolerance) == Undecided && s.failed[v] == "" {
+			return false
+		}
+	}
+	return true
+}
+
+// finalRuns counts pt's runs in the final rounds.
+func (s *state) finalRuns(f *final, pt profiles.Point) int {
+	n := 0
+	for _, r := range s.runs[pt] {
+		if r.round >= f.first {
+			n++
+		}
+	}
+	return n
+}
+
+// lacking are the points that still need runs whatever the budget: every objective's
+// chosen point and the references, Repeat final runs each (and the search's anchor,
+// so that they stay paired).
+func (s *state) lacking(f *final) []profiles.Point {
+	var need []profiles.Point
+	want := func(pt profiles.Point) {
+		if s.failed[pt] == "" && s.finalRuns(f, pt) < s.p.Repeat && !slices.Contains(need, pt) {
+			need = append(need, pt)
+		}
+	}
+	for _, d := range f.dec {
+		if d.ok {
+			want(d.chosen)
+			want(d.leader)
+		}
+	}
+	for _, m := range f.members {
+		if m.ref {
+			want(m.pt)
+		}
+	}
+	if len(need) > 0 && f.dec[0].ok {
+		need = append(need, f.dec[0].chosen) // the gains pair the references with it
+		slices.SortStableFunc(need, func(a, b profiles.Point) int { return s.memberIndex(f, a) - s.memberIndex(f, b) })
+		need = slices.Compact(need)
+	}
+	return need
+}
+
+func (s *state) memberIndex(f *final, pt profiles.Point) int {
+	for i, m := range f.members {
+		if m.pt == pt {
+			return i
+		}
+	}
+	return len(f.members)
+}
+
+// active are the members that the next round measures: the references, each
+// objective's leader and chosen point, contenders not yet decided, and the article's
+// values not yet decided against the chosen point.
+func (s *state) active(f *final) []profiles.Point {
+	var out []profiles.Point
+	main := f.dec[0]
+	vars := s.variants(main.chosen)
+	for _, m := range f.members {
+		if s.failed[m.pt] != "" {
+			continue
+		}
+		on := m.ref
+		for _, i := range m.objs {
+			d := f.dec[i]
+			if !d.ok || d.leader == m.pt || d.chosen == m.pt {
+				on = true
+				continue
+			}
+			if r, ok := d.rel[m.pt]; !ok || r.Judge(s.p.Tolerance) == Undecided || r.Judge(s.p.Tolerance) == Better {
+				on = true
+			}
+		}
+		if slices.Contains(vars, m.pt) && s.pair(main.chosen, m.pt, s.objs[0]).Judge(s.p.Tolerance) == Undecided {
+			on = true
+		}
+		if _, ok := s.mean(m.pt, s.objs[0]); !ok && len(s.runs[m.pt]) == 0 {
+			on = true // not measured yet
+		}
+		if on {
+			out = append(out, m.pt)
+		}
+	}
+	return out
+}
+
+// ArticleValue is the grid value for dimension d that the article's range [lo, hi]
+// stands for, nearest to near: a value in the range if the grid has one, else the
+// value nearest to the range. The article's offsets are from a 4 KiB boundary.
+func ArticleValue(d string, grid []int, r []int, near int) int {
+	in := func(v int) bool { return inRange(d, r, v) }
+	dist := func(v int) int {
+		switch {
+		case in(v):
+			return abs(v - near)
+		case v < r[0]:
+			return 1<<40 + r[0] - v
+		}
+		return 1<<40 + v - r[1]
+	}
+	best := grid[0]
+	for _, v := range grid[1:] {
+		if dist(v) < dist(best) {
+			best = v
+		}
+	}
+	return best
+}
+
+func inRange(d string, r []int, v int) bool {
+	if d == "buf_offset_bytes" {
+		v %= 4096
+	}
+	return v >= r[0] && v <= r[1]
+}
+
+func abs(v int) int {
+	if v < 0 {
+		return -v
+	}
+	return v
+}
+
+// ArticlePoint is the article's recommended configuration on a grid: per dimension the
+// value that stands for its range (nearest to the range's geometric middle), and the
+// start point's value where the article gives none.
+func ArticlePoint(grid map[string][]int, article map[string][]int, start profiles.Point) profiles.Point {
+	p := start
+	for _, d := range profiles.Dims {
+		if r, ok := article[d]; ok && len(grid[d]) > 0 {
+			p = p.With(d, ArticleValue(d, grid[d], r, int(math.Sqrt(float64(r[0])*float64(r[1])))))
+		}
+	}
+	return p
+}
+
+// variants are the chosen point with one parameter set to the article's value, where
+// it differs and can run: what the verdicts compare.
+func (s *state) variants(chosen profiles.Point) []profiles.Point {
+	var out []profiles.Point
+	for _, d := range profiles.Dims {
+		r, ok := s.p.Article[d]
+		if !ok || inRange(d, r, chosen.Get(d)) {
+			continue
+		}
+		v := chosen.With(d, ArticleValue(d, s.p.Grid[d], r, chosen.Get(d)))
+		if v != chosen && v.Valid() {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// conclude fills the outcome from what was measured.
+func (s *state) conclude(f *final, inc profiles.Point) error {
+	o := s.o
+	o.All = nil
+	for _, pt := range s.order {
+		if !s.onGrid(pt) {
+			continue
+		}
+		ps := PointSummary{Point: pt, Runs: len(s.runs[pt]), Error: s.failed[pt]}
+		e := s.estimate(pt, s.objs[0], 0)
+		ps.BWGbps, ps.MsgRateMpps, ps.P99NS = e.BWGbps, e.MsgRateMpps, e.P99NS
+		o.All = append(o.All, ps)
+	}
+	o.Points = len(o.All)
+	if f == nil || len(f.dec) == 0 || !f.dec[0].ok {
+		// No final rounds (interrupted, or nothing met the objective): the search's point.
+		if _, ok := s.mean(inc, s.objs[0]); !ok {
+			var found bool
+			if inc, found = s.best(s.objs[0], s.measured()); !found {
+				return ErrNoFeasible
+			}
+		}
+		o.Chosen, o.Best = s.estimate(inc, s.objs[0], 0), s.estimate(inc, s.objs[0], 0)
+		return nil
+	}
+	from := f.first
+	main := f.dec[0]
+	o.Decided = s.allDecided(f)
+	o.Chosen, o.Best = s.estimate(main.chosen, s.objs[0], from), s.estimate(main.leader, s.objs[0], from)
+	o.Noise = s.noise(f, 0)
+	o.References = map[string]Reference{}
+	for name, pt := range s.p.References {
+		o.References[name] = Reference{Estimate: s.estimate(pt, s.objs[0], from), Gain: gain(s.pair(main.chosen, pt, s.objs[0]))}
+	}
+	o.Optima = map[string]Optimum{}
+	for i, obj := range s.objs {
+		d := f.dec[i]
+		if !d.ok {
+			continue
+		}
+		op := Optimum{Objective: obj.String(), Unit: obj.Unit(), Estimate: s.estimate(d.chosen, obj, from), Decided: d.decided,
+			Noise: s.noise(f, i), Gains: map[string]Gain{}, Unresolved: []Comparison{}}
+		for name, pt := range s.p.References {
+			op.Gains[name] = gain(s.pair(d.chosen, pt, obj))
+		}
+		for _, m := range f.members {
+			if r, ok := d.rel[m.pt]; ok && r.Judge(s.p.Tolerance) != Equal && r.Judge(s.p.Tolerance) != Worse {
+				op.Unresolved = append(op.Unresolved, Comparison{Point: m.pt, Ratio: r})
+			}
+		}
+		o.Optima[obj.String()] = op
+	}
+	o.Verdicts = map[string]Verdict{}
+	for _, d := range profiles.Dims {
+		o.Verdicts[d] = s.verdict(f, d)
+	}
 	return nil
 }
 
-// Choose picks, among feasible stats, the best score and the cheapest configuration
-// within tol (relative) of it: smaller SQ depth, then smaller moderation, then smaller
-// post list, then the higher score. The best is taken among stats with at least
-// minRuns runs where there are any: one lucky run does not make an optimum.
-func Choose(stats []Stat, tol float64, minRuns int) (best, chosen Stat, within []Stat, ok bool) {
-	confirmed := false
-	for _, st := range stats {
-		confirmed = confirmed || (st.Feasible && st.Runs >= minRuns)
-	}
-	for _, st := range stats {
-		if st.Feasible && (!confirmed || st.Runs >= minRuns) && (!ok || st.Score > best.Score) {
-			best, ok = st, true
-		}
-	}
-	if !ok {
-		return
-	}
-	for _, st := range stats {
-		if st.Feasible && best.Score-st.Score <= tol*math.Abs(best.Score) {
-			within = append(within, st)
-		}
-	}
-	sort.SliceStable(within, func(i, j int) bool { return within[i].Score > within[j].Score })
-	cheap := slices.Clone(within)
-	sort.SliceStable(cheap, func(i, j int) bool {
-		a, b := cheap[i].Point, cheap[j].Point
-		for _, d := range []string{"sq_depth", "cq_mod", "post_list"} {
-			if a[d] != b[d] {
-				return a[d] < b[d]
+// verdict compares the chosen value of d with the article's.
+func (s *state) verdict(f *final, d string) Verdict {
+	main := f.dec[0]
+	c := main.chosen
+	v := Verdict{Chosen: c.Get(d), Decided: true}
+	// Open comparisons of points with another value of d: the parameter is undecided.
+	for _, m := range f.members {
+		r, ok := main.rel[m.pt]
+		if ok && m.pt.Get(d) != c.Get(d) && r.Judge(s.p.Tolerance) != Equal && r.Judge(s.p.Tolerance) != Worse {
+			if v.Unresolved == nil || high(r) > high(v.Unresolved.Ratio) {
+				v.Unresolved = &Comparison{Point: m.pt, Ratio: r}
 			}
+			v.Decided = false
 		}
-		return cheap[i].Score > cheap[j].Score
-	})
-	return best, cheap[0], within, true
+	}
+	if !main.decided && main.leader != c && main.leader.Get(d) != c.Get(d) {
+		v.Decided = false
+	}
+	r, ok := s.p.Article[d]
+	if !ok {
+		return v
+	}
+	v.Article = slices.Clone(r)
+	v.ArticleValue = ArticleValue(d, s.p.Grid[d], r, c.Get(d))
+	if inRange(d, r, c.Get(d)) {
+		v.ArticleValue = c.Get(d)
+		v.Verdict = map[bool]string{true: Agrees, false: CannotTell}[v.Decided]
+		return v
+	}
+	alt := c.With(d, v.ArticleValue)
+	if alt == c || !alt.Valid() {
+		v.Verdict = CannotTell
+		return v
+	}
+	ratio := s.pair(c, alt, s.objs[0])
+	v.Ratio = &ratio
+	switch ratio.Judge(s.p.Tolerance) {
+	case Equal:
+		v.Verdict = Agrees
+	case Better:
+		v.Verdict = Differs
+	default:
+		v.Verdict = CannotTell
+	}
+	return v
+}
+
+func high(r Ratio) float64 {
+	if r.High == nil {
+		return math.Inf(1)
+	}
+	return *r.High
+}
+
+func gain(r Ratio) Gain {
+	g := Gain{Pairs: r.N}
+	if r.N == 0 {
+		return g
+	}
+	g.GainMedian = r.Median - 1
+	if r.Low != nil {
+		lo, hi := *r.Low-1, *r.High-1
+		g.GainLow, g.GainHigh = &lo, &hi
+	}
+	return g
+}
+
+// noise is the objective's run-to-run noise: the median, over the contenders paired
+// with the leader in at least 3 rounds, of the standard deviation of a paired log
+// difference over sqrt 2 (one run's share), as a relative spread.
+func (s *state) noise(f *final, i int) float64 {
+	d, o := f.dec[i], s.objs[i]
+	var sds []float64
+	for _, m := range f.members {
+		if diff := s.diffs(m.pt, d.leader, o); m.pt != d.leader && len(diff) >= 3 {
+			_, sd := meanSD(diff)
+			sds = append(sds, sd/math.Sqrt2)
+		}
+	}
+	if len(sds) == 0 {
+		return 0
+	}
+	return math.Exp(median(sds)) - 1
+}
+
+// estimate summarises pt's runs from round `from` on (all runs where it has none there).
+func (s *state) estimate(pt profiles.Point, o Objective, from int) Estimate {
+	var rs []result.Result
+	for _, r := range s.runs[pt] {
+		if r.round >= from {
+			rs = append(rs, r.res)
+		}
+	}
+	if len(rs) == 0 {
+		for _, r := range s.runs[pt] {
+			rs = append(rs, r.res)
+		}
+	}
+	e := Estimate{Point: pt, Runs: len(rs)}
+	var vals, bw, rate, p99 []float64
+	for _, r := range rs {
+		if v, ok := o.Value(r); ok {
+			vals = append(vals, v)
+		}
+		bw, rate = append(bw, r.BWGbps), append(rate, r.MsgRateMpps)
+		if r.Lat.P99 != nil {
+			p99 = append(p99, float64(*r.Lat.P99))
+		}
+	}
+	if len(rs) == 0 {
+		return e
+	}
+	e.Median, e.CILow, e.CIHigh = level(vals)
+	e.BWGbps, e.MsgRateMpps = median(bw), median(rate)
+	if len(p99) > 0 {
+		m := int64(median(p99))
+		e.P99NS = &m
+	}
+	return e
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	var k []string
+	for n := range m {
+		k = append(k, n)
+	}
+	sort.Strings(k)
+	return k
 }
 
 // gridPoints lists the valid points of a grid in a fixed order.
@@ -533,29 +1192,29 @@ func gridPoints(g map[string][]int) []profiles.Point {
 		var next []profiles.Point
 		for _, p := range out {
 			for _, v := range g[d] {
-				q := clonePoint(p)
-				q[d] = v
-				next = append(next, q)
+				next = append(next, p.With(d, v))
 			}
 		}
 		out = next
 	}
 	valid := out[:0]
 	for _, p := range out {
-		if Valid(p) {
+		if p.Valid() {
 			valid = append(valid, p)
 		}
 	}
 	return valid
 }
 
-func (s *state) estimate() int {
+// guess is the number of measurements to expect, for the progress bar.
+func (s *state) guess() int {
+	final := 3 * (1 + maxRivals + 2*len(s.p.Others) + len(s.p.References)) * s.p.Repeat
 	if s.p.Search == "grid" {
-		return len(gridPoints(s.p.Grid)) + 2*(s.p.Repeat-1) + len(s.p.Baselines)
+		return len(gridPoints(s.p.Grid)) + final
 	}
 	n := 0
 	for _, d := range profiles.Dims {
 		n += len(s.p.Grid[d]) - 1
 	}
-	return 2*n + 1 + 6 + 3*(s.p.Repeat-1) + len(s.p.Baselines)
+	return 2*n + 1 + 6 + 4*2*minPairs + final
 }

@@ -115,7 +115,7 @@ metric read_lat_2B_p50_us_tsc  "ib_read_lat -F -s 2 -n 2000"  "read lat -s 2 -n 
 kill $SPID 2>/dev/null
 echo
 python3 - "$OUT" <<'PY'
-import statistics, sys, os
+import random, statistics, sys, os
 d = sys.argv[1]
 # The rounds are paired (the two tools run back to back, order alternating), so the
 # ratio of each round cancels the emulator's drift between rounds; its median is the
@@ -125,14 +125,19 @@ goals = {  # metric kind: (goal, is met by ratio)
     "rate": (">= 1.00", lambda x: x >= 1.00),
     "lat": ("<= 1.05", lambda x: x <= 1.05),
 }
+def ci(xs, n=4000):
+    """95% bootstrap interval of the median of xs (rounds resampled with replacement)."""
+    rng = random.Random(1)
+    meds = sorted(statistics.median(rng.choices(xs, k=len(xs))) for _ in range(n))
+    return meds[int(0.025 * n)], meds[int(0.975 * n) - 1]
 def num(s):
     try:
         v = float(s)
     except ValueError:
         return None
     return v if v > 0 and v == v and v != float("inf") else None
-print(f"{'metric':26} {'perftest':>10} {'rdmabench':>10} {'median of':>10} {'ratio of':>9}  goal")
-print(f"{'':26} {'median':>10} {'median':>10} {'ratios':>10} {'medians':>9}")
+print(f"{'metric':26} {'perftest':>10} {'rdmabench':>10} {'median of':>10} {'95% interval':>14} {'ratio of':>9}  goal")
+print(f"{'':26} {'median':>10} {'median':>10} {'ratios':>10} {'(bootstrap)':>14} {'medians':>9}")
 for name in ["write_bw_64K_MiBps", "read_bw_64K_MiBps", "write_rate_64B_Mpps", "read_rate_64B_Mpps",
              "write_lat_2B_p50_us", "read_lat_2B_p50_us", "write_lat_2B_p50_us_tsc", "read_lat_2B_p50_us_tsc"]:
     try:
@@ -144,9 +149,14 @@ for name in ["write_bw_64K_MiBps", "read_bw_64K_MiBps", "write_rate_64B_Mpps", "
     if not pairs:
         print(f"{name:22} no complete round"); continue
     mp, mr = statistics.median(p for p, _ in pairs), statistics.median(r for _, r in pairs)
-    ratio = statistics.median(r / p for p, r in pairs)
+    ratios = [r / p for p, r in pairs]
+    ratio = statistics.median(ratios)
+    lo, hi = ci(ratios)
     goal, met = goals[name.split("_")[1]]
-    print(f"{name:26} {mp:10.6g} {mr:10.6g} {ratio:10.3f} {mr/mp:9.3f}  {goal} {'ok' if met(ratio) else 'SHORT'} ({len(pairs)} rounds)")
+    # The verdict needs the whole 95% interval on one side of the goal; where it
+    # straddles the goal, the noise does not allow one.
+    verdict = "ok" if met(lo) and met(hi) else "SHORT" if not met(lo) and not met(hi) else "cannot tell"
+    print(f"{name:26} {mp:10.6g} {mr:10.6g} {ratio:10.3f} [{lo:5.3f}, {hi:5.3f}] {mr/mp:9.3f}  {goal} {verdict} ({len(pairs)} rounds)")
 PY
 [ -s "$OUT/rb.err" ] && { echo "rdmabench errors:"; cat "$OUT/rb.err"; }
 [ -s "$OUT/pt.err" ] && { echo "perftest errors:"; cat "$OUT/pt.err"; }

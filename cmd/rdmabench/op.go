@@ -26,20 +26,22 @@ var ops = map[string]bench.Op{"write": write.Op, "read": read.Op}
 // clientOptions are what every client command shares: where the server is, which
 // local device, and where results go.
 type clientOptions struct {
-	Server  string
-	TCPPort int
-	Local   bench.Local
-	Token   string
-	Timeout time.Duration
-	Clock   string
-	Out     outputs
+	Server    string
+	TCPPort   int
+	Local     bench.Local
+	Token     string
+	TokenFile string
+	Timeout   time.Duration
+	Clock     string
+	Out       outputs
 }
 
 func addClientFlags(cmd *cobra.Command, o *clientOptions) {
 	addLocalFlags(cmd, &o.Local)
 	f := cmd.Flags()
 	f.IntVarP(&o.TCPPort, "port", "p", oob.DefaultPort, "server's TCP port")
-	f.StringVar(&o.Token, "token", "", "the server's shared secret (default $RDMABENCH_TOKEN)")
+	f.StringVar(&o.Token, "token", "", "the server's shared secret (visible in ps: prefer --token-file or $RDMABENCH_TOKEN)")
+	f.StringVar(&o.TokenFile, "token-file", "", "read the server's shared secret from FILE")
 	f.DurationVar(&o.Timeout, "timeout", 30*time.Second, "bound on each handshake step")
 	f.StringVar(&o.Clock, "clock", "auto", "timed-loop tick source: auto (the TSC where the CPU has constant_tsc and nonstop_tsc and the kernel offers it as a clocksource, else CLOCK_MONOTONIC_RAW), tsc or monotonic")
 	f.StringVar(&o.Out.JSON, "json", "", "write results as JSON to FILE ('-' for stdout)")
@@ -78,9 +80,11 @@ func (o *clientOptions) dial(ctx context.Context) (*bench.Client, error) {
 	if err := applyClock(o.Clock); err != nil {
 		return nil, err
 	}
-	if o.Token == "" {
-		o.Token = os.Getenv("RDMABENCH_TOKEN")
+	tok, err := token(o.Token, o.TokenFile)
+	if err != nil {
+		return nil, err
 	}
+	o.Token = tok
 	return bench.Dial(ctx, net.JoinHostPort(o.Server, strconv.Itoa(o.TCPPort)), o.Local, o.Token, o.Timeout)
 }
 

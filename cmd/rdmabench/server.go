@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -22,7 +23,9 @@ type serverOptions struct {
 	Bind      string
 	TCPPort   int
 	Token     string
+	TokenFile string
 	MaxBuffer int
+	MaxTest   time.Duration
 	Timeout   time.Duration
 	Idle      time.Duration
 	Log       io.Writer
@@ -32,17 +35,24 @@ func newCmdServer(runF func(*serverOptions) error) *cobra.Command {
 	opts := &serverOptions{Local: bench.Local{Port: 1, GIDIndex: -1}}
 	cmd := &cobra.Command{
 		Use:   "server",
-		Short: "Serve rdmabench clients one after another, following each client's plan",
-		Long: `Serve rdmabench clients one after another until stopped (Ctrl-C).
+		Short: "Serve rdmabench clients, one test at a time, following each client's plan",
+		Long: `Serve rdmabench clients until stopped (Ctrl-C stops within a second and tells a
+client whose test is running; a second Ctrl-C exits at once).
 
 The client's command line decides the test; the server allocates, registers and
-exposes only the buffer that test needs (at most --max-buffer bytes), with only the
-remote access the operation needs, and deregisters it when the test ends. With a
-token (--token or RDMABENCH_TOKEN) clients without it are refused.`,
+exposes only the buffer that test needs (at most --max-buffer bytes, queues counted),
+with only the remote access the operation needs, for at most --max-test-time, and
+deregisters it when the test ends. With a token (--token-file, --token or
+RDMABENCH_TOKEN) only clients that prove they know it are served; the token never
+crosses the network (challenge-response).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if opts.Token == "" {
-				opts.Token = os.Getenv("RDMABENCH_TOKEN")
+			var err error
+			if opts.Token, err = token(opts.Token, opts.TokenFile); err != nil {
+				return err
+			}
+			if opts.MaxTest <= 0 {
+				return flagErrorf("--max-test-time %v: want a positive duration", opts.MaxTest)
 			}
 			if opts.MaxBuffer < 1 {
 				return flagErrorf("--max-buffer must be positive")
@@ -61,7 +71,9 @@ token (--token or RDMABENCH_TOKEN) clients without it are refused.`,
 	addLocalFlags(cmd, &opts.Local)
 	f.StringVar(&opts.Bind, "bind", "", "address to listen on (default: all)")
 	f.IntVarP(&opts.TCPPort, "port", "p", oob.DefaultPort, "TCP port for the control connection")
-	f.StringVar(&opts.Token, "token", "", "shared secret clients must present (default $RDMABENCH_TOKEN)")
+	f.StringVar(&opts.Token, "token", "", "shared secret clients must prove they know (visible in ps: prefer --token-file or $RDMABENCH_TOKEN)")
+	f.StringVar(&opts.TokenFile, "token-file", "", "read the shared secret from FILE")
+	f.DurationVar(&opts.MaxTest, "max-test-time", 10*time.Minute, "longest test the server follows (a longer --duration is refused, a longer run stopped)")
 	opts.MaxBuffer = 1 << 30
 	f.Var(sizeValue{&opts.MaxBuffer}, "max-buffer", "largest buffer one test may make this server register (units: 64K, 1G)")
 	f.DurationVar(&opts.Timeout, "timeout", 30*time.Second, "bound on each handshake step")
@@ -78,7 +90,7 @@ func addLocalFlags(cmd *cobra.Command, l *bench.Local) {
 
 func serverRun(o *serverOptions) error {
 	sv := &bench.Server{
-		Local: o.Local, Token: o.Token, MaxBuffer: int64(o.MaxBuffer), Timeout: o.Timeout, Idle: o.Idle,
+		Local: o.Local, Token: o.Token, MaxBuffer: int64(o.MaxBuffer), MaxTestTime: o.MaxTest, Timeout: o.Timeout, Idle: o.Idle,
 		Ops: ops,
 		Log: log.New(o.Log, "rdmabench server: ", log.LstdFlags),
 	}
@@ -96,9 +108,51 @@ func serverRun(o *serverOptions) error {
 	if o.Token != "" {
 		auth = "token required"
 	}
-	sv.Log.Printf("listening on %s, device %s (%s) port %d GID %d (%s), max buffer %d bytes, %s",
-		l.Addr(), d.Name, d.Model, d.Port, d.GIDIndex, d.GIDType, o.MaxBuffer, auth)
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	sv.Log.Printf("listening on %s, device %s (%s) port %d GID %d (%s), max buffer %d bytes, max test time %v, %s",
+		l.Addr(), d.Name, d.Model, d.Port, d.GIDIndex, d.GIDType, o.MaxBuffer, o.MaxTest, auth)
+	if o.Token == "" && !loopback(l.Addr()) {
+		sv.Log.Printf("warning: no token: any host that reaches %s can make this server register up to %d bytes with remote %s access for up to %v per test; use --token-file on a shared network", l.Addr(), o.MaxBuffer, "WRITE/READ", o.MaxTest)
+	}
+	// The first SIGINT/SIGTERM stops the server (a test in progress is stopped and its
+	// client told); a second one exits at once.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	go func() {
+		<-sigs
+		sv.Log.Printf("stopping (again to exit at once)")
+		cancel()
+		<-sigs
+		sv.Log.Printf("exiting at once")
+		os.Exit(130)
+	}()
 	return sv.Serve(ctx, l)
+}
+
+func loopback(a net.Addr) bool {
+	ta, ok := a.(*net.TCPAddr)
+	return ok && ta.IP.IsLoopback()
+}
+
+// token is the shared secret: --token-file, else --token, else $RDMABENCH_TOKEN.
+func token(flag, file string) (string, error) {
+	switch {
+	case file != "" && flag != "":
+		return "", flagErrorf("--token and --token-file: give one")
+	case file != "":
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return "", fmt.Errorf("--token-file: %w", err)
+		}
+		t := strings.TrimSpace(string(b))
+		if t == "" {
+			return "", fmt.Errorf("--token-file %s is empty", file)
+		}
+		return t, nil
+	case flag != "":
+		return flag, nil
+	}
+	return os.Getenv("RDMABENCH_TOKEN"), nil
 }

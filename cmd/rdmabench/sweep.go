@@ -30,6 +30,7 @@ type sweepOptions struct {
 	MaxP99        time.Duration
 	Tolerance     float64
 	Repeat        int
+	Budget        time.Duration
 	PointDuration float64
 	Results       string
 	Resume        string
@@ -44,16 +45,21 @@ func newCmdSweep(runF func(*sweepOptions) error) *cobra.Command {
 		Short: "Sweep message size, SQ depth, alignment, moderation and post list; report the tuned parameters",
 		Long: `Sweep the parameters that decide RDMA performance against a running 'rdmabench server',
 for WRITE and for READ, and print the tuned-parameter table: the optimum of each
-operation next to the article's hand-made values, with the gain over the profile's
-start point and over perftest's defaults.
+operation next to the article's hand-made values, with a verdict per parameter, and
+the gain over the article's configuration and over perftest's defaults, each with its
+95% interval.
 
 Every measured point is appended to the results stream (NDJSON, one result per line)
 as soon as it is measured; --resume FILE continues an interrupted sweep without
 re-measuring the points already in FILE. The default search (descent) walks one
 dimension at a time from the profile's start point and refines locally; --search grid
-measures every point of the profile's grid. The top candidates are measured --repeat
-times: their spread is the noise, and configurations within max(--tolerance, noise) of
-the best count as equal, the cheapest of them being chosen.`,
+measures every point of the profile's grid. Descent moves only when re-measuring, in
+interleaved pairs, says the new point is significantly better. Then the contenders,
+the article's configuration and perftest's defaults are measured together, round after
+round, until every comparison is decided (a 95% interval of the paired ratio) or
+--budget is spent: two points are equal when the interval of their ratio lies within
+1 +- --tolerance, and the cheapest point equal to the best is chosen, measured at least
+--repeat times. What the budget left undecided is reported as "cannot tell".`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Server = args[0]
@@ -67,6 +73,9 @@ the best count as equal, the cheapest of them being chosen.`,
 			}
 			if o.Search != "descent" && o.Search != "grid" {
 				return flagErrorf("--search %q: want descent or grid", o.Search)
+			}
+			if o.Repeat < 2 || o.Tolerance <= 0 || o.Tolerance >= 1 || o.Budget < 0 {
+				return flagErrorf("--repeat must be at least 2 (an interval needs two runs), --tolerance within (0, 1), --budget not negative")
 			}
 			if o.Resume != "" && o.Results != "" && o.Resume != o.Results {
 				return flagErrorf("--resume appends to the file it resumes: drop --results")
@@ -87,8 +96,9 @@ the best count as equal, the cheapest of them being chosen.`,
 	f.StringVar(&o.Search, "search", "descent", "descent (few points) or grid (every point)")
 	f.StringVar(&o.Objective, "objective", "bw", "what the search maximises: bw, rate, p99 or bw-p99")
 	f.DurationVar(&o.MaxP99, "max-p99", 0, "latency bound for --objective bw-p99 (e.g. 500us); also reported")
-	f.Float64Var(&o.Tolerance, "tolerance", 0.02, "configurations within this fraction of the best count as equal")
-	f.IntVar(&o.Repeat, "repeat", 3, "runs of each top candidate, to measure the noise")
+	f.Float64Var(&o.Tolerance, "tolerance", 0.02, "points whose ratio's 95% interval lies within 1 +- this count as equal")
+	f.IntVar(&o.Repeat, "repeat", 3, "runs of the chosen configuration and of each reference, at least")
+	f.DurationVar(&o.Budget, "budget", 15*time.Minute, "time per operation; when spent, what is undecided is reported as such (0: no limit)")
 	f.Float64Var(&o.PointDuration, "point-duration", 0, "seconds per point (default: the profile's)")
 	f.StringVar(&o.Results, "results", "", "results stream, NDJSON (default sweep-<profile>-<time>.ndjson)")
 	f.StringVar(&o.Resume, "resume", "", "continue the sweep whose results stream is FILE, appending to it")
@@ -106,6 +116,9 @@ type errSessionLost struct{ err error }
 
 func (e errSessionLost) Error() string { return "lost the server: " + e.err.Error() }
 func (e errSessionLost) Unwrap() error { return e.err }
+
+// StopsSweep ends the sweep (sweep.Measurer): nothing more can be measured.
+func (e errSessionLost) StopsSweep() bool { return true }
 
 func (m clientMeasurer) Measure(ctx context.Context, cfg result.Config) (result.Result, error) {
 	r, err := m.c.Run(ctx, ops[cfg.Op], cfg)
@@ -193,11 +206,18 @@ func (o *sweepOptions) sweep(ctx context.Context, c *bench.Client) error {
 		bench.Defaults(&pt)
 		base := result.Config{Op: op, Test: "bw", DurationS: dur, WarmupIterations: prof.WarmupIterations, NumQPs: o.QPs,
 			CompletionEvents: o.Events.CompletionEvents, CQModerationCount: o.Events.CQModerationCount, CQModerationUS: o.Events.CQModerationUS}
+		var others []sweep.Objective
+		for _, ob := range sweep.Objectives(o.MaxP99) {
+			if ob.String() != obj.String() {
+				others = append(others, ob)
+			}
+		}
 		p := sweep.Plan{Op: op, Base: base, Grid: prof.Grid[op], Start: prof.Start[op], Search: o.Search,
-			Objective: obj, Repeat: o.Repeat, Tolerance: o.Tolerance,
-			Baselines: map[string]profiles.Point{
-				"profile start":     prof.Start[op],
-				"perftest defaults": {"msg_size_bytes": pt.MsgSizeBytes, "sq_depth": pt.SQDepth, "buf_offset_bytes": 0, "cq_mod": pt.CQMod, "post_list": pt.PostList},
+			Objective: obj, Others: others, Repeat: o.Repeat, Tolerance: o.Tolerance, Budget: o.Budget,
+			Article: prof.Reference[op],
+			References: map[string]profiles.Point{
+				"article":           sweep.ArticlePoint(prof.Grid[op], prof.Reference[op], prof.Start[op]),
+				"perftest_defaults": sweep.PointOf(pt),
 			}}
 		prog.start(op)
 		out, err := runner.Run(ctx, p)
@@ -216,7 +236,7 @@ func (o *sweepOptions) sweep(ctx context.Context, c *bench.Client) error {
 			break
 		}
 	}
-	t := report.NewTuned(prof, outcomes, sweep.Objectives(o.MaxP99), c.Device(), c.ServerDevice(), version)
+	t := report.NewTuned(prof, outcomes, c.Device(), c.ServerDevice(), version)
 	errs = append(errs, writeTuned(o.Out, t))
 	if ctx.Err() != nil {
 		fmt.Fprintf(o.Out.Stderr, "sweep: interrupted; continue with: rdmabench sweep --resume %s %s\n", path, o.Server)
@@ -258,7 +278,7 @@ func (p *progress) start(op string) {
 
 func (p *progress) event(e sweep.Event) {
 	r := e.Result
-	line := fmt.Sprintf("%s %s", e.Op, pointString(e.Point))
+	line := fmt.Sprintf("%s %s %s", e.Op, e.Phase, pointString(e.Point))
 	switch {
 	case e.Reused:
 		line += ": from the resumed stream"
@@ -288,8 +308,8 @@ func (p *progress) done() {
 }
 
 func pointString(pt profiles.Point) string {
-	return fmt.Sprintf("size %s depth %d offset %d cq-mod %d post-list %d", sizeString(pt["msg_size_bytes"]),
-		pt["sq_depth"], pt["buf_offset_bytes"], pt["cq_mod"], pt["post_list"])
+	return fmt.Sprintf("size %s depth %d offset %d cq-mod %d post-list %d", sizeString(pt.MsgSizeBytes),
+		pt.SQDepth, pt.BufOffsetBytes, pt.CQMod, pt.PostList)
 }
 
 func sizeString(v int) string {

@@ -309,7 +309,7 @@ func TestTokenRequired(t *testing.T) {
 
 func TestMaxBufferRefused(t *testing.T) {
 	needDevice(t)
-	p := startServer(t, "--max-buffer", "64K")
+	p := startServer(t, "--max-buffer", "80K") // 64 KiB and the queues fit, 1 MiB does not
 	out, code := run(t, client("read", "bw", srvDev, p, "-s", "1M", "-n", "10")...)
 	if code != 1 || !strings.Contains(out, "--max-buffer") {
 		t.Fatalf("a plan above --max-buffer must be refused with exit 1, got %d:\n%s", code, out)
@@ -439,16 +439,17 @@ reference:
   read: {msg_size_bytes: [32768, 65536], sq_depth: [1024, 1024], buf_offset_bytes: [0, 0], cq_mod: [4, 8]}
 `), 0o644)
 	stream, tuned := filepath.Join(dir, "s.ndjson"), filepath.Join(dir, "t.json")
-	args := []string{"sweep", "-d", srvDev, "-p", fmt.Sprint(p), srvIP, "--profile", prof, "--ops", "write", "--search", "grid", "--repeat", "1"}
+	args := []string{"sweep", "-d", srvDev, "-p", fmt.Sprint(p), srvIP, "--profile", prof, "--ops", "write", "--search", "grid", "--repeat", "2"}
 	out, code := run(t, append(args, "--results", stream, "--json", tuned)...)
-	if code != 0 || !strings.Contains(out, "batch (message) size") {
+	if code != 0 || !strings.Contains(out, "message size") {
 		t.Fatalf("sweep: exit %d\n%s", code, out)
 	}
 	f, _ := os.Open(stream)
 	rs, err := result.ReadAll(f)
 	f.Close()
-	// 4 grid points + the perftest-defaults baseline (off the grid)
-	if err != nil || len(rs) != 5 {
+	// 4 grid points, then at least 2 final runs of the chosen point and of perftest's
+	// defaults (off the tiny grid); how many more, the statistics decide.
+	if err != nil || len(rs) < 4+2+1 {
 		t.Fatalf("stream: %d results, %v", len(rs), err)
 	}
 	doc, _ := os.ReadFile(tuned)
@@ -456,11 +457,11 @@ reference:
 		t.Fatalf("tuned report:\n%s", doc)
 	}
 	out, code = run(t, append(args, "--resume", stream)...)
-	if code != 0 || !strings.Contains(out, "write: 4 points (0 runs, 5 reused)") {
+	if code != 0 || !strings.Contains(out, fmt.Sprintf("write: 4 points (0 runs, %d reused)", len(rs))) {
 		t.Fatalf("resume must re-measure nothing: exit %d\n%s", code, out)
 	}
 	out, code = run(t, "report", "check", stream, "--min-bw", "1000")
-	if code != 1 || strings.Count(out, "FAIL") != 5 {
+	if code != 1 || strings.Count(out, "FAIL") != len(rs) {
 		t.Fatalf("report check must fail every point below 1000 Gb/s: exit %d\n%s", code, out)
 	}
 }

@@ -1,0 +1,58 @@
+package report
+
+import (
+	"encoding/csv"
+	"io"
+	"strconv"
+
+	"github.com/rdmabench/rdmabench/sweep"
+)
+
+// TunedCSVHeader is the column set of TunedCSV, stable for machines: one row per
+// operation and objective, numbers only. median, ci_low and ci_high are in the
+// objective's unit (Gb/s for bw and bw-p99, Mpps for rate, ns for p99); the gains are
+// fractions (0.05: 5% better; for p99, a 1.05 times lower p99), medians of the pairs;
+// verdict is "decided" or "inconclusive". An empty cell is a value not measured.
+var TunedCSVHeader = []string{"op", "objective", "msg_size_bytes", "sq_depth", "buf_offset_bytes", "cq_mod", "post_list",
+	"runs", "median", "ci_low", "ci_high", "gain_vs_article", "gain_vs_perftest", "verdict"}
+
+// TunedCSV writes each operation's optimum per objective.
+func TunedCSV(w io.Writer, t Tuned) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(TunedCSVHeader); err != nil {
+		return err
+	}
+	f := func(v float64) string { return strconv.FormatFloat(v, 'g', 8, 64) }
+	fp := func(v *float64) string {
+		if v == nil {
+			return ""
+		}
+		return f(*v)
+	}
+	g := func(x sweep.Gain, ok bool) string {
+		if !ok || x.Pairs == 0 {
+			return ""
+		}
+		return f(x.GainMedian)
+	}
+	for _, op := range tunedOps(t) {
+		o := t.Ops[op]
+		for _, name := range objectiveOrder(o) {
+			m, ok := o.Optima[name]
+			if !ok {
+				continue
+			}
+			p := m.Point
+			art, aok := m.Gains["article"]
+			pft, pok := m.Gains["perftest_defaults"]
+			i := strconv.Itoa
+			if err := cw.Write([]string{op, name, i(p.MsgSizeBytes), i(p.SQDepth), i(p.BufOffsetBytes), i(p.CQMod), i(p.PostList),
+				i(m.Runs), f(m.Median), fp(m.CILow), fp(m.CIHigh), g(art, aok), g(pft, pok),
+				map[bool]string{true: "decided", false: "inconclusive"}[m.Decided]}); err != nil {
+				return err
+			}
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
