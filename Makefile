@@ -4,6 +4,8 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 BIN     := bin/rdmabench
 ROUNDS  ?= 5
+SOAK_CLIENTS ?= 200
+SOAK_GARBAGE ?= 20
 # Packages that do not need cgo: they are also tested with CGO_ENABLED=0.
 PURE    := ./result/... ./oob/... ./report/... ./verbs/... ./sweep/... ./profiles/...
 
@@ -12,7 +14,7 @@ PURE    := ./result/... ./oob/... ./report/... ./verbs/... ./sweep/... ./profile
 DEB := gcc libc6-dev pkg-config libibverbs-dev ibverbs-providers rdma-core ibverbs-utils perftest \
        qemu-system-x86 busybox-static cpio kmod iproute2
 
-.PHONY: all build setup test vet unit fuzz fuzz-short e2e demo parity clean vm-shell
+.PHONY: all build setup test vet unit fuzz fuzz-short e2e demo parity soak clean vm-shell
 
 all: build
 
@@ -63,6 +65,11 @@ demo: build
 # rdmabench against perftest, alternating, in one test-bed boot.
 parity: build
 	test/rxevm/run test/parity.sh $(ROUNDS)
+
+# One server, 200 sequential clients and 20 garbage connections at a time, in the test
+# bed: fds and RDMA resources must be back to where they were (minutes).
+soak: build
+	test/rxevm/run test/soak.sh $(SOAK_CLIENTS) $(SOAK_GARBAGE)
 
 vm-shell:
 	test/rxevm/run --shell

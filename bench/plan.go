@@ -95,10 +95,14 @@ const cqModSizeLimit = 8192
 // DefaultWarmup is the warm-up used when the user gives none: a tenth of the run.
 func DefaultWarmup(c result.Config) uint64 {
 	if c.DurationS > 0 {
-		return uint64(max(16, 2*c.SQDepth))
+		return min(uint64(max(16, 2*c.SQDepth)), MaxWarmup)
 	}
-	return max(16, c.Iterations/10)
+	return min(max(16, c.Iterations/10), MaxWarmup)
 }
+
+// MaxSQDepth bounds --tx-depth above every device's max_qp_wr we know (rxe has 2^20,
+// mlx5 2^15), so that the plan's queue memory is always computable.
+const MaxSQDepth = 1 << 20
 
 // InlineAuto is --inline's default: the inline size perftest would use on the device
 // (see ResolveInline). It lives in the plan only until the client has opened its device.
@@ -239,8 +243,8 @@ func Validate(c result.Config) error {
 		return fmt.Errorf("--size %d x --iters %d x --qps %d: the byte count overflows 64 bits", c.MsgSizeBytes, c.Iterations, c.NumQPs)
 	case c.WarmupIterations > MaxWarmup:
 		return fmt.Errorf("--warmup %d: want at most %d iterations", c.WarmupIterations, MaxWarmup)
-	case c.SQDepth < 1:
-		return fmt.Errorf("--tx-depth %d: want at least 1", c.SQDepth)
+	case c.SQDepth < 1 || c.SQDepth > MaxSQDepth:
+		return fmt.Errorf("--tx-depth %d: want 1 to %d", c.SQDepth, MaxSQDepth)
 	case c.PostList > 1 && c.Test == "lat":
 		return fmt.Errorf("--post-list applies to bandwidth tests")
 	case c.PostList < 1 || c.PostList > c.SQDepth:

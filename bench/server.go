@@ -35,7 +35,7 @@ type Server struct {
 
 // Limits on connections that have not authenticated yet.
 const (
-	maxPreAuth     = 16              // handshakes in progress at once; more are closed at once
+	maxPreAuth     = 64              // handshakes in progress at once; more are closed at once
 	preAuthTimeout = 5 * time.Second // a handshake must finish in this (or --timeout, if shorter)
 )
 

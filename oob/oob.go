@@ -186,14 +186,18 @@ func (c *Conn) Recv(timeout time.Duration) (Msg, error) {
 	if n > MaxBody {
 		return m, &ProtocolError{Msg: fmt.Sprintf("message of %d bytes exceeds the %d-byte limit", n, MaxBody)}
 	}
-	body := make([]byte, n)
-	if _, err := io.ReadFull(c.c, body); err != nil {
+	// Memory grows with the bytes that arrive, not with what the header claims.
+	var body bytes.Buffer
+	if _, err := io.CopyN(&body, c.c, int64(n)); err != nil {
 		return m, fmt.Errorf("reading a %d-byte message: %w", n, err)
 	}
-	dec := json.NewDecoder(bytes.NewReader(body))
+	dec := json.NewDecoder(&body)
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&m); err != nil {
 		return m, &ProtocolError{Msg: "malformed message: " + Clean(err.Error(), 200)}
+	}
+	if dec.More() {
+		return m, &ProtocolError{Msg: "malformed message: data after the JSON value"}
 	}
 	if m.Type == TError {
 		return m, &PeerError{m.Error}

@@ -133,7 +133,22 @@ func fmtRatio(r sweep.Ratio) string {
 	return fmt.Sprintf("%.3f [%.3f, %.3f] over %d pairs", r.Median, *r.Low, *r.High, r.N)
 }
 
-var verdictWords = map[string]string{sweep.Agrees: "agrees", sweep.Differs: "differs (significant)", sweep.CannotTell: "cannot tell (noise)", "": "-"}
+var verdictWords = map[string]string{sweep.Agrees: "agrees", sweep.Differs: "differs (significant)",
+	sweep.ArticleBetter: "article's better", sweep.CannotTell: "cannot tell (noise)", sweep.NotApplicable: "n/a", "": "-"}
+
+// optimumState is an optimum's "decided" cell: whether the search decided it, among
+// how many contenders, or that it is only the best of the points measured.
+func optimumState(m sweep.Optimum) string {
+	switch {
+	case m.Basis == sweep.BestMeasured:
+		return fmt.Sprintf("best of %d measured", m.Contenders)
+	case m.Decided:
+		return fmt.Sprintf("yes, of %d", m.Contenders)
+	case m.ContendersCut > 0:
+		return fmt.Sprintf("no, of %d (+%d left out)", m.Contenders, m.ContendersCut)
+	}
+	return fmt.Sprintf("no, of %d", m.Contenders)
+}
 
 // TunedTable writes the report as terminal tables (within 120 columns), the
 // explanations under them.
@@ -181,7 +196,7 @@ func TunedTable(w io.Writer, t Tuned) error {
 	if err := mb.Render(); err != nil {
 		return err
 	}
-	fmt.Fprintln(w, "Optimum per objective (the cheapest configuration statistically equal to the best):")
+	fmt.Fprintln(w, "Optimum per objective (searched: the cheapest configuration statistically equal to the best):")
 	ob := NewTable(w)
 	ob.Header("op", "objective", "size/depth/off/mod/pl", "runs", "median", "95% interval", "unit", "decided")
 	var missing []string
@@ -193,7 +208,7 @@ func TunedTable(w io.Writer, t Tuned) error {
 				missing = append(missing, op+" "+name)
 				continue
 			}
-			ob.Append(op, name, fmtPoint(m.Point), m.Runs, fmtValue(m.Unit, m.Median), fmtInterval(m.Unit, m.CILow, m.CIHigh), unitName(m.Unit), map[bool]string{true: "yes", false: "no"}[m.Decided])
+			ob.Append(op, name, fmtPoint(m.Point), m.Runs, fmtValue(m.Unit, m.Median), fmtInterval(m.Unit, m.CILow, m.CIHigh), unitName(m.Unit), optimumState(m))
 		}
 	}
 	if err := ob.Render(); err != nil {
@@ -211,8 +226,11 @@ func TunedTable(w io.Writer, t Tuned) error {
 		fmt.Fprintf(w, "%s: no optimum: %s\n", m, why)
 	}
 	fmt.Fprint(w, "verdict: agrees = ours is in the article's range (and decided), or the article's value is within the\n"+
-		"tolerance of ours; differs = ours is significantly better; cannot tell = the 95% intervals did not decide\n"+
-		"within --budget. \"?\": a parameter left undecided. Gains are paired by round: median [95% interval].\n")
+		"tolerance of ours; differs = ours is significantly better; article's better = the article's value is\n"+
+		"significantly better; cannot tell = the intervals did not decide within --budget; n/a = no other grid\n"+
+		"value stands for the article's, or it cannot run with the rest. \"?\": a parameter left undecided.\n"+
+		"Gains are paired by round, from rounds measured after the choice: median [95% interval]. An optimum\n"+
+		"\"best of N measured\" is the best of the search's points for an objective the search did not optimise.\n")
 	return nil
 }
 
@@ -275,10 +293,8 @@ func tunedNotes(w io.Writer, op string, o sweep.Outcome) {
 			fmt.Fprintf(w, "  %s %s: inconclusive: %s against the best: %s\n", op, paramNames[d], fmtPoint(v.Unresolved.Point), fmtRatio(v.Unresolved.Ratio))
 		}
 	}
-	for _, m := range o.Optima {
-		if m.Objective != o.Objective && !m.Decided {
-			fmt.Fprintf(w, "  %s %s optimum: %d comparisons left open\n", op, m.Objective, len(m.Unresolved))
-		}
+	if m, ok := o.Optima[o.Objective]; ok && m.ContendersCut > 0 {
+		fmt.Fprintf(w, "  %s: %d more points came within reach of the best than the final rounds measure: not decided\n", op, m.ContendersCut)
 	}
 	for _, ps := range o.All {
 		if ps.Error != "" {

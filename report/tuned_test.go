@@ -45,8 +45,10 @@ func tunedFixture(t *testing.T) Tuned {
 			"post_list":        {Chosen: 1, Decided: true},
 		},
 		Optima: map[string]sweep.Optimum{
-			"bw":  {Objective: "bw", Unit: "gbit_per_s", Estimate: chosen, Decided: true, Gains: map[string]sweep.Gain{"article": gain(0.0556, 0.041, 0.070)}},
-			"p99": {Objective: "p99", Unit: "ns", Estimate: sweep.Estimate{Point: pt(4096, 64, 0, 1), Runs: 3, Median: 9000, CILow: fp(8000), CIHigh: fp(10000)}, Decided: true},
+			"bw": {Objective: "bw", Unit: "gbit_per_s", Estimate: chosen, Basis: sweep.Searched, Contenders: 12, Decided: true,
+				Gains: map[string]sweep.Gain{"article": gain(0.0556, 0.041, 0.070)}},
+			"p99": {Objective: "p99", Unit: "ns", Estimate: sweep.Estimate{Point: pt(4096, 64, 0, 1), Runs: 3, Median: 9000, CILow: fp(8000), CIHigh: fp(10000)},
+				Basis: sweep.BestMeasured, Contenders: 40},
 		},
 		All: []sweep.PointSummary{{Point: pt(4096, 1024, 64, 64), Error: "ibv_create_qp: cannot allocate memory"}},
 	}
@@ -54,11 +56,14 @@ func tunedFixture(t *testing.T) Tuned {
 	r := sweep.Outcome{Op: "read", Objective: "bw", Unit: "gbit_per_s", Search: "descent", Tolerance: 0.02, BudgetS: 900, BudgetSpentS: 905, BudgetExhausted: true,
 		Chosen: rc, Best: rc,
 		Verdicts: map[string]sweep.Verdict{
+			"cq_mod": {Article: []int{4, 8}, Chosen: 1, ArticleValue: 8, Verdict: sweep.ArticleBetter, Decided: false,
+				Ratio: &sweep.Ratio{N: 8, Median: 0.8, Low: fp(0.75), High: fp(0.85)}},
+			"post_list": {Article: []int{1, 1}, Chosen: 4, ArticleValue: 1, Verdict: sweep.NotApplicable},
 			"sq_depth": {Article: []int{1024, 1024}, Chosen: 256, ArticleValue: 1024, Verdict: sweep.CannotTell,
 				Ratio:      &sweep.Ratio{N: 3, Median: 1.01, Low: fp(0.95), High: fp(1.07)},
 				Unresolved: &sweep.Comparison{Point: pt(32768, 1024, 0, 8), Ratio: sweep.Ratio{N: 3, Median: 0.99, Low: fp(0.93), High: fp(1.05)}}},
 		},
-		Optima: map[string]sweep.Optimum{"bw": {Objective: "bw", Unit: "gbit_per_s", Estimate: rc}},
+		Optima: map[string]sweep.Optimum{"bw": {Objective: "bw", Unit: "gbit_per_s", Estimate: rc, Basis: sweep.Searched, Contenders: 7, ContendersCut: 2}},
 	}
 	return NewTuned(p, map[string]sweep.Outcome{"write": w, "read": r}, result.Device{Model: "ConnectX-5"}, result.Device{}, "test")
 }
@@ -75,7 +80,8 @@ func TestTunedTableComparesWithTheArticle(t *testing.T) {
 		"offset from 4 KiB", "aligned",
 		"+18.8% [+17.0%, +20.5%]",  // over perftest's defaults, with its interval
 		"256K/512/0/16/1", "65536", // no: sizes are short
-		"│ write │ p99       │ 4K/64/0/1/1", "9.0",
+		"│ write │ p99       │ 4K/64/0/1/1", "9.0", "best of 40 measured", "yes, of 12", "no, of 7 (+2 left out)",
+		"article's better", "n/a", "read: 2 more points came within reach",
 		"read rate: no optimum", "read p99: no optimum",
 		"read SQ depth: inconclusive: 32K/1024/0/8/1 against the best: 0.990 [0.930, 1.050] over 3 pairs",
 		"write message size: ours 256K over the article's 128K: 1.030 [1.025, 1.035] over 5 pairs",
@@ -131,7 +137,7 @@ func TestTunedCSV(t *testing.T) {
 	}
 	want := "op,objective,msg_size_bytes,sq_depth,buf_offset_bytes,cq_mod,post_list,runs,median,ci_low,ci_high,gain_vs_article,gain_vs_perftest,verdict\n" +
 		"write,bw,262144,512,0,16,1,5,95,94.05,95.95,0.0556,,decided\n" +
-		"write,p99,4096,64,0,1,1,3,9000,8000,10000,,,decided\n" +
+		"write,p99,4096,64,0,1,1,3,9000,8000,10000,,,best_measured\n" +
 		"read,bw,32768,256,0,8,1,5,90,89.1,90.9,,,inconclusive\n"
 	if out.String() != want {
 		t.Fatalf("tuned CSV:\n%s\nwant:\n%s", out.String(), want)

@@ -12,7 +12,9 @@ import (
 // operation and objective, numbers only. median, ci_low and ci_high are in the
 // objective's unit (Gb/s for bw and bw-p99, Mpps for rate, ns for p99); the gains are
 // fractions (0.05: 5% better; for p99, a 1.05 times lower p99), medians of the pairs;
-// verdict is "decided" or "inconclusive". An empty cell is a value not measured.
+// verdict is "decided" or "inconclusive" for the searched objective (the budget left
+// comparisons open), "best_measured" for the others (the best of the points the search
+// measured, not searched for). An empty cell is a value not measured.
 var TunedCSVHeader = []string{"op", "objective", "msg_size_bytes", "sq_depth", "buf_offset_bytes", "cq_mod", "post_list",
 	"runs", "median", "ci_low", "ci_high", "gain_vs_article", "gain_vs_perftest", "verdict"}
 
@@ -48,11 +50,21 @@ func TunedCSV(w io.Writer, t Tuned) error {
 			i := strconv.Itoa
 			if err := cw.Write([]string{op, name, i(p.MsgSizeBytes), i(p.SQDepth), i(p.BufOffsetBytes), i(p.CQMod), i(p.PostList),
 				i(m.Runs), f(m.Median), fp(m.CILow), fp(m.CIHigh), g(art, aok), g(pft, pok),
-				map[bool]string{true: "decided", false: "inconclusive"}[m.Decided]}); err != nil {
+				csvVerdict(m)}); err != nil {
 				return err
 			}
 		}
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+func csvVerdict(m sweep.Optimum) string {
+	switch {
+	case m.Basis == sweep.BestMeasured:
+		return "best_measured"
+	case m.Decided:
+		return "decided"
+	}
+	return "inconclusive"
 }

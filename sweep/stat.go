@@ -3,14 +3,26 @@ package sweep
 import (
 	"math"
 	"slices"
+	"sort"
+	"sync"
 )
 
 // The statistics of a sweep, in one place. Every decision compares two points on
 // runs measured in the same round (interleaved: A B, then B A), so that slow drift of
-// the machine hits both alike. The comparison is a 95% t-interval on the mean of the
+// the machine hits both alike. The comparison is a t-interval on the mean of the
 // paired differences of log goodness (log throughput, or -log p99): under
 // multiplicative noise these differences are close to normal and the interval's
 // coverage holds from 2 pairs up (wide there, as it should be). Ratios are exp of it.
+//
+// Decisions are taken while measuring (stop when decided), so each comparison is
+// looked at several times; and a sweep decides many comparisons at once. The error
+// is spent across both: a stage with L looks judges at level alpha/L (Bonferroni over
+// the looks), and the comparisons of one look are judged with Holm's step-down at
+// that level. What is shown is the plain 95% interval.
+
+// alpha is the error of a sweep's decision: the chance that a stage of the sweep
+// calls two points different (or equal) when they are not.
+const alpha = 0.05
 
 // Ratio is how many times better A is than B (>1: A better), from paired runs.
 type Ratio struct {
@@ -18,6 +30,8 @@ type Ratio struct {
 	Median float64  `json:"median"` // median of the paired ratios
 	Low    *float64 `json:"ci_low"` // 95% interval of the (geometric) mean ratio; null below 2 pairs
 	High   *float64 `json:"ci_high"`
+	mean   float64  // of the log differences
+	se     float64  // its standard error
 }
 
 // Relation is what a comparison decided.
@@ -40,20 +54,35 @@ func pairRatio(d []float64) Ratio {
 	if len(d) < 2 {
 		return r
 	}
-	lo, hi := tInterval(d)
-	lo, hi = math.Exp(lo), math.Exp(hi)
+	m, sd := meanSD(d)
+	r.mean, r.se = m, sd/math.Sqrt(float64(len(d)))
+	lo, hi := r.bounds(alpha)
 	r.Low, r.High = &lo, &hi
 	return r
 }
 
-// Judge decides a ratio against a relative tolerance.
-func (r Ratio) Judge(tol float64) Relation {
-	if r.Low == nil {
+// bounds is the (1-a) interval of the ratio (a = 0: no decision possible, infinite).
+func (r Ratio) bounds(a float64) (lo, hi float64) {
+	if r.N < 2 || a <= 0 {
+		return 0, math.Inf(1)
+	}
+	h := tQuantile(1-a/2, r.N-1) * r.se
+	return math.Exp(r.mean - h), math.Exp(r.mean + h)
+}
+
+// Judge decides a ratio against a relative tolerance with its 95% interval: one
+// comparison, one look.
+func (r Ratio) Judge(tol float64) Relation { return r.JudgeAt(tol, alpha) }
+
+// JudgeAt decides with the (1-a) interval. Equal is the band [1/(1+tol), 1+tol],
+// symmetric on the log scale.
+func (r Ratio) JudgeAt(tol, a float64) Relation {
+	if r.N < 2 || a <= 0 {
 		return Undecided
 	}
-	lo, hi := *r.Low, *r.High
+	lo, hi := r.bounds(a)
 	switch {
-	case lo >= 1-tol && hi <= 1+tol:
+	case lo >= 1/(1+tol) && hi <= 1+tol:
 		return Equal
 	case lo > 1:
 		return Better
@@ -63,12 +92,120 @@ func (r Ratio) Judge(tol float64) Relation {
 	return Undecided
 }
 
+// p is the smallest level a at which JudgeAt decides (1: never).
+func (r Ratio) p(tol float64) float64 {
+	switch {
+	case r.N < 2:
+		return 1
+	case r.se == 0:
+		return 0
+	}
+	m, band := math.Abs(r.mean), math.Log1p(tol)
+	return 2 * (1 - tCDF(max(m, band-m)/r.se, r.N-1))
+}
+
+// holm judges comparisons together at level a (Holm's step-down): the one with the
+// smallest p at a/m, the next at a/(m-1), ..., each only while every one before it
+// was decided; the others stay undecided.
+func holm(rs []Ratio, tol, a float64) []Relation {
+	idx := make([]int, len(rs))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(i, j int) bool { return rs[idx[i]].p(tol) < rs[idx[j]].p(tol) })
+	out := make([]Relation, len(rs))
+	for i := range out {
+		out[i] = Undecided
+	}
+	for k, i := range idx {
+		rel := rs[i].JudgeAt(tol, a/float64(len(rs)-k))
+		out[i] = rel
+		if rel == Undecided {
+			break
+		}
+	}
+	return out
+}
+
 // tInterval is the 95% t-interval of the mean of v (len >= 2).
 func tInterval(v []float64) (lo, hi float64) {
 	m, sd := meanSD(v)
-	h := t975(len(v)-1) * sd / math.Sqrt(float64(len(v)))
+	h := tQuantile(1-alpha/2, len(v)-1) * sd / math.Sqrt(float64(len(v)))
 	return m - h, m + h
 }
+
+// tCDF is Student's t distribution function with df degrees of freedom, exact for
+// integer df (Abramowitz and Stegun 26.7.3-4).
+func tCDF(t float64, df int) float64 {
+	if math.IsInf(t, 1) {
+		return 1
+	}
+	if t < 0 {
+		return 1 - tCDF(-t, df)
+	}
+	th := math.Atan(t / math.Sqrt(float64(df)))
+	c2, sn := math.Cos(th)*math.Cos(th), math.Sin(th)
+	var a float64 // P(|T| < t)
+	if df%2 == 1 {
+		sum, term := 0.0, 1.0
+		if df > 1 {
+			sum = 1
+			for k := 3; k <= df-2; k += 2 {
+				term *= c2 * float64(k-1) / float64(k)
+				sum += term
+			}
+		}
+		a = 2 / math.Pi * (th + sn*math.Cos(th)*sum)
+		if df == 1 {
+			a = 2 / math.Pi * th
+		}
+	} else {
+		sum, term := 1.0, 1.0
+		for k := 2; k <= df-2; k += 2 {
+			term *= c2 * float64(k-1) / float64(k)
+			sum += term
+		}
+		a = sn * sum
+	}
+	return 0.5 + a/2
+}
+
+// tQuantile is the p quantile (p >= 0.5) of Student's t with df degrees of freedom
+// (bisection on tCDF, remembered).
+func tQuantile(p float64, df int) float64 {
+	if df < 1 || p >= 1 {
+		return math.Inf(1)
+	}
+	k := tqKey{p, df}
+	tqMu.Lock()
+	defer tqMu.Unlock()
+	if v, ok := tqCache[k]; ok {
+		return v
+	}
+	lo, hi := 0.0, 1.0
+	for tCDF(hi, df) < p {
+		lo, hi = hi, 2*hi
+	}
+	for range 60 {
+		if mid := (lo + hi) / 2; tCDF(mid, df) < p {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	tqCache[k] = hi
+	return hi
+}
+
+type tqKey struct {
+	p  float64
+	df int
+}
+
+var (
+	tqMu    sync.Mutex
+	tqCache = map[tqKey]float64{}
+)
 
 func meanSD(v []float64) (mean, sd float64) {
 	for _, x := range v {
@@ -83,22 +220,6 @@ func meanSD(v []float64) (mean, sd float64) {
 		ss += (x - mean) * (x - mean)
 	}
 	return mean, math.Sqrt(ss / float64(len(v)-1))
-}
-
-// t975 is Student's t 0.975 quantile with df degrees of freedom: a table to 30, then
-// the Cornish-Fisher expansion (error < 1e-4 there).
-func t975(df int) float64 {
-	table := [...]float64{12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
-		2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
-		2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042}
-	if df < 1 {
-		return math.Inf(1)
-	}
-	if df <= len(table) {
-		return table[df-1]
-	}
-	z, n := 1.959964, float64(df)
-	return z + (z*z*z+z)/(4*n) + (5*math.Pow(z, 5)+16*z*z*z+3*z)/(96*n*n)
 }
 
 func median(v []float64) float64 {

@@ -54,8 +54,10 @@ type Plan struct {
 
 // Event is a progress report: one measurement finished.
 type Event struct {
-	Op       string
-	Phase    string // "search", "confirm" (re-measuring before a move) or "final"
+	Op string
+	// "search", "confirm" (re-measuring before a move), "final" (deciding the
+	// chosen point) or "gains" (the chosen points and the references, measured afresh)
+	Phase    string
 	Point    profiles.Point
 	Result   result.Result
 	Measured int // measurements so far in this plan
@@ -66,28 +68,44 @@ type Event struct {
 // Runner measures points and remembers a resumed stream.
 type Runner struct {
 	M        Measurer
-	Record   func(result.Result) error // called with every new measurement, before anything else
+	Record   func(Recorded) error // called with every new measurement, before anything else
 	Progress func(Event)
-	Now      func() time.Time // the budget's clock (time.Now; tests simulate it)
-	prior    map[key][]result.Result
+	Now      func() time.Time      // the budget's clock (time.Now; tests simulate it)
+	prior    map[string][]Recorded // per operation, in the stream's order
 }
 
-type key struct {
-	op string
-	p  profiles.Point
+// Recorded is one line of a sweep's results stream: the result (its fields at the top
+// level, as the result schema has them) and the wall time the sweep charged to its
+// budget for it, setup included, so that a resumed sweep charges the same.
+type Recorded struct {
+	result.Result
+	WallNS int64 `json:"sweep_wall_ns,omitempty"`
 }
 
-// NewRunner starts from prior results (a resumed stream). The search is deterministic
-// given its measurements, so a resumed sweep asks for the same points in the same
-// order: each request takes the point's next unused prior result, and only what the
-// stream lacks is measured. Failed points stay failed; interrupted runs are dropped.
-// Resumed runs cost no budget: a resumed sweep has its budget again for what remains.
-func NewRunner(m Measurer, record func(result.Result) error, prior []result.Result) *Runner {
-	r := &Runner{M: m, Record: record, prior: map[key][]result.Result{}}
+// charge is what a recorded run costs the budget: its wall time, or for a stream
+// written without one, its duration (a lower bound).
+func (r Recorded) charge() time.Duration {
+	if r.WallNS > 0 {
+		return time.Duration(r.WallNS)
+	}
+	return time.Duration(r.DurationNS)
+}
+
+// ErrStreamMismatch means a resumed stream is not this sweep's: it was written with
+// other options (grid, objective, tolerance, repeat, budget) or another version.
+var ErrStreamMismatch = errors.New("the resumed stream does not match this sweep")
+
+// NewRunner starts from prior runs (a resumed stream). The sweep is deterministic
+// given its measurements and their recorded wall times (the budget is charged with
+// them), so a resumed sweep asks for the same points in the same order: each request
+// takes the operation's next prior run, which must be of the point asked for
+// (ErrStreamMismatch otherwise), and only what the stream lacks is measured. Failed
+// points stay failed; interrupted runs are dropped.
+func NewRunner(m Measurer, record func(Recorded) error, prior []Recorded) *Runner {
+	r := &Runner{M: m, Record: record, prior: map[string][]Recorded{}}
 	for _, p := range prior {
 		if !p.Interrupted {
-			k := key{p.Config.Op, PointOf(p.Config)}
-			r.prior[k] = append(r.prior[k], p)
+			r.prior[p.Config.Op] = append(r.prior[p.Config.Op], p)
 		}
 	}
 	return r
@@ -171,14 +189,24 @@ type Comparison struct {
 	Ratio Ratio          `json:"ratio"` // this point over the best (>1: better)
 }
 
-// Optimum is one objective's confirmed optimum.
+// Optimum is one objective's optimum. Its estimate and gains are from the gains'
+// rounds (measured afresh once the choice was made).
 type Optimum struct {
 	Objective string `json:"objective"`
 	Unit      string `json:"unit"`
 	Estimate
-	// Decided: every contender is statistically equal to or worse than the best; the
-	// chosen point is the cheapest of the equal ones. Otherwise Unresolved lists the
-	// comparisons that the budget left open, and the point is the best estimate.
+	// Basis: "searched" (the search's objective: decided as below) or "best_measured"
+	// (a further objective: the best of the Contenders points measured for the search,
+	// by their runs; not an optimum the sweep looked for, never decided).
+	Basis string `json:"basis"`
+	// Contenders: the points it was chosen among; ContendersCut: points within reach
+	// left out of the final rounds (then it is not decided).
+	Contenders    int `json:"contenders"`
+	ContendersCut int `json:"contenders_cut"`
+	// Decided: every contender, the chosen point's one-parameter neighbours included,
+	// is statistically equal to or worse than the best; the chosen point is the
+	// cheapest of the equal ones. Otherwise Unresolved lists the comparisons that the
+	// budget left open, and the point is the best estimate.
 	Decided    bool            `json:"decided"`
 	Noise      float64         `json:"noise"` // run-to-run noise of this metric (relative), from the paired runs
 	Gains      map[string]Gain `json:"gains"` // over each reference
@@ -190,7 +218,7 @@ type Verdict struct {
 	Article      []int  `json:"article"`       // the article's [lo, hi]; null where it gives none
 	Chosen       int    `json:"chosen"`        // the chosen value
 	ArticleValue int    `json:"article_value"` // the grid value in the article's range compared with it
-	Verdict      string `json:"verdict"`       // "agrees", "differs", "cannot_tell"; "" without an article value
+	Verdict      string `json:"verdict"`       // Agrees, Differs, ArticleBetter, CannotTell, NotApplicable; "" without an article value
 	Ratio        *Ratio `json:"ratio"`         // chosen over the article's value, where they differ
 	// Decided: every measured alternative for this parameter is decided against the
 	// best; otherwise Unresolved is the most threatening open comparison.
@@ -200,9 +228,17 @@ type Verdict struct {
 
 // Verdicts.
 const (
-	Agrees     = "agrees"      // ours is in the article's range (and decided), or its value is within the tolerance of ours
-	Differs    = "differs"     // ours is significantly better than the article's value
-	CannotTell = "cannot_tell" // the intervals did not decide (noise, budget)
+	Agrees        = "agrees"         // ours is in the article's range (and decided), or its value is within the tolerance of ours
+	Differs       = "differs"        // ours is significantly better than the article's value
+	ArticleBetter = "article_better" // the article's value is significantly better than ours (the choice is not decided then)
+	CannotTell    = "cannot_tell"    // the intervals did not decide (noise, budget)
+	NotApplicable = "not_applicable" // no other grid value stands for the article's range, or it cannot run with the rest of ours
+)
+
+// Bases of an optimum.
+const (
+	Searched     = "searched"
+	BestMeasured = "best_measured"
 )
 
 // Step is one decision of the descent: a candidate that looked better, re-measured
@@ -261,11 +297,17 @@ type Outcome struct {
 var ErrNoFeasible = errors.New("no measured configuration meets the objective")
 
 const (
-	minPairs   = 3  // a descent move needs at least this many paired rounds
-	maxPairs   = 20 // and re-measures at most this many
-	maxRounds  = 40 // final rounds at most, whatever the budget
-	maxRivals  = 4  // contenders of the search's point in the final rounds
-	otherRival = 2  // contenders per further objective
+	minPairs  = 3  // a descent move needs at least this many paired rounds
+	maxPairs  = 20 // and re-measures at most this many
+	maxRivals = 6  // contenders of the search's point in the final rounds (more: not decided)
+)
+
+// The looks: a descent duel is judged at these numbers of pairs, the final rounds
+// after these numbers of rounds (the last: the most final rounds, whatever the
+// budget). Each look judges at alpha over the number of looks.
+var (
+	duelLooks  = []int{3, 5, 8, 12, maxPairs}
+	finalLooks = []int{0, 3, 6, 10, 16, 24, 32, 40}
 )
 
 // Run runs a plan. The budget bounds the plan's wall-clock time: once it is spent the
@@ -302,9 +344,15 @@ func (r *Runner) Run(ctx context.Context, p Plan) (Outcome, error) {
 	if err == nil {
 		f, err = s.final(ctx, inc)
 	}
+	if err == nil {
+		err = s.gains(ctx, f)
+	}
 	if ctx.Err() != nil {
 		o.Interrupted = true
 		err = nil
+	}
+	if n := len(r.prior[p.Op]); err == nil && !o.Interrupted && n > 0 {
+		err = fmt.Errorf("%w: it holds %d more %s runs than this sweep asks for", ErrStreamMismatch, n, p.Op)
 	}
 	o.ElapsedS = time.Since(t0).Seconds()
 	o.BudgetSpentS = s.spent.Seconds()
@@ -318,6 +366,8 @@ func (r *Runner) Run(ctx context.Context, p Plan) (Outcome, error) {
 type run struct {
 	round int
 	res   result.Result
+	good  []float64 // per objective (state.objs): goodness, and whether the run qualifies
+	ok    []bool
 }
 
 type state struct {
@@ -352,12 +402,16 @@ func (s *state) once(ctx context.Context, pt profiles.Point, round int, phase st
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	k := key{s.p.Op, pt}
 	var res result.Result
 	var merr error
-	reused := len(s.r.prior[k]) > 0
+	queue := s.r.prior[s.p.Op]
+	reused := len(queue) > 0
 	if reused {
-		res, s.r.prior[k] = s.r.prior[k][0], s.r.prior[k][1:]
+		if got := PointOf(queue[0].Config); got != pt {
+			return fmt.Errorf("%w: its next %s run is of %v, this sweep asks for %v (%d runs in)", ErrStreamMismatch, s.p.Op, got, pt, s.o.Reused)
+		}
+		res, s.r.prior[s.p.Op] = queue[0].Result, queue[1:]
+		s.spent += queue[0].charge()
 		s.o.Reused++
 	} else {
 		cfg := Apply(s.p.Base, pt)
@@ -367,7 +421,8 @@ func (s *state) once(ctx context.Context, pt profiles.Point, round int, phase st
 		}
 		t0 := s.r.now()
 		res, merr = s.r.M.Measure(ctx, cfg)
-		s.spent += s.r.now().Sub(t0)
+		wall := s.r.now().Sub(t0)
+		s.spent += wall
 		if ctx.Err() != nil {
 			return ctx.Err() // an interrupted point is no data point
 		}
@@ -378,7 +433,7 @@ func (s *state) once(ctx context.Context, pt profiles.Point, round int, phase st
 			res.Config = cfg
 		}
 		if s.r.Record != nil {
-			if rerr := s.r.Record(res); rerr != nil {
+			if rerr := s.r.Record(Recorded{Result: res, WallNS: wall.Nanoseconds()}); rerr != nil {
 				return fmt.Errorf("recording a result: %w", rerr)
 			}
 		}
@@ -391,7 +446,12 @@ func (s *state) once(ctx context.Context, pt profiles.Point, round int, phase st
 	if res.Error != "" {
 		s.failed[pt] = res.Error
 	} else {
-		s.runs[pt] = append(s.runs[pt], run{round, res})
+		rn := run{round: round, res: res}
+		for _, o := range s.objs {
+			g, ok := o.goodness(res)
+			rn.good, rn.ok = append(rn.good, g), append(rn.ok, ok)
+		}
+		s.runs[pt] = append(s.runs[pt], rn)
 	}
 	if s.r.Progress != nil {
 		s.r.Progress(Event{Op: s.p.Op, Phase: phase, Point: pt, Result: res, Measured: s.o.Runs + s.o.Reused, Expected: s.expected, Reused: reused})
@@ -413,34 +473,49 @@ func (s *state) measureRound(ctx context.Context, pts []profiles.Point, phase st
 	return nil
 }
 
-// goods is pt's goodness for o per round (runs that qualify).
-func (s *state) goods(pt profiles.Point, o Objective) map[int]float64 {
-	g := map[int]float64{}
+// goodness is a run's goodness for o (computed once, when the run is taken).
+func (s *state) goodness(r run, o Objective) (float64, bool) {
+	if i := slices.Index(s.objs, o); i >= 0 {
+		return r.good[i], r.ok[i]
+	}
+	return o.goodness(r.res)
+}
+
+// count is how many of pt's runs qualify for o.
+func (s *state) count(pt profiles.Point, o Objective) int {
+	n := 0
 	for _, r := range s.runs[pt] {
-		if v, ok := o.goodness(r.res); ok {
-			g[r.round] = v
+		if _, ok := s.goodness(r, o); ok {
+			n++
 		}
 	}
-	return g
+	return n
 }
 
 // pair compares a with b on the rounds where both qualified: a over b.
 func (s *state) pair(a, b profiles.Point, o Objective) Ratio {
-	return pairRatio(s.diffs(a, b, o))
+	return pairRatio(s.diffs(a, b, o, 0))
 }
 
-func (s *state) diffs(a, b profiles.Point, o Objective) []float64 {
-	ga, gb := s.goods(a, o), s.goods(b, o)
-	var rounds []int
-	for rd := range ga {
-		if _, ok := gb[rd]; ok {
-			rounds = append(rounds, rd)
+// diffs are a's goodness minus b's, per round from round `from` on where both
+// qualified (runs are kept in round order: a merge).
+func (s *state) diffs(a, b profiles.Point, o Objective, from int) []float64 {
+	ra, rb := s.runs[a], s.runs[b]
+	var d []float64
+	for i, j := 0, 0; i < len(ra) && j < len(rb); {
+		switch x, y := ra[i], rb[j]; {
+		case x.round < y.round:
+			i++
+		case x.round > y.round:
+			j++
+		default:
+			ga, oka := s.goodness(x, o)
+			gb, okb := s.goodness(y, o)
+			if oka && okb && x.round >= from {
+				d = append(d, ga-gb)
+			}
+			i, j = i+1, j+1
 		}
-	}
-	sort.Ints(rounds)
-	d := make([]float64, len(rounds))
-	for i, rd := range rounds {
-		d[i] = ga[rd] - gb[rd]
 	}
 	return d
 }
@@ -448,15 +523,17 @@ func (s *state) diffs(a, b profiles.Point, o Objective) []float64 {
 // mean is pt's mean goodness over all its runs (unpaired: for screening only), and
 // whether pt is a candidate for o: more than half its runs qualify.
 func (s *state) mean(pt profiles.Point, o Objective) (float64, bool) {
-	g := s.goods(pt, o)
-	if len(g) == 0 || 2*len(g) <= len(s.runs[pt]) {
+	var sum float64
+	n := 0
+	for _, r := range s.runs[pt] {
+		if g, ok := s.goodness(r, o); ok {
+			sum, n = sum+g, n+1
+		}
+	}
+	if n == 0 || 2*n <= len(s.runs[pt]) {
 		return math.Inf(-1), false
 	}
-	var sum float64
-	for _, v := range g {
-		sum += v
-	}
-	return sum / float64(len(g)), true
+	return sum / float64(n), true
 }
 
 func (s *state) measured() []profiles.Point {
@@ -531,7 +608,11 @@ func (s *state) descent(ctx context.Context) (profiles.Point, error) {
 }
 
 // tryMove measures the candidates not yet measured, and moves cur to the most
-// promising one if re-measuring says it is significantly better.
+// promising one if re-measuring says it is significantly better. The most promising
+// one is re-measured whenever it is within reach of the current point (a single run
+// can be unlucky, and so can the current point's first run): within the tolerance or
+// two standard deviations of a single-run difference, or always while the noise is
+// not known yet.
 func (s *state) tryMove(ctx context.Context, cur *profiles.Point, cands []profiles.Point) (bool, error) {
 	for _, c := range cands {
 		if s.exhausted() {
@@ -545,19 +626,21 @@ func (s *state) tryMove(ctx context.Context, cur *profiles.Point, cands []profil
 	}
 	o := s.objs[0]
 	b, ok := s.best(o, cands)
-	cv, curOK := s.mean(*cur, o)
-	if bv, _ := s.mean(b, o); !ok || (curOK && bv <= cv) {
+	if !ok {
 		return false, nil
 	}
+	cv, curOK := s.mean(*cur, o)
 	if !curOK { // the current point failed or does not qualify: any candidate is better
 		*cur = b
 		return true, nil
 	}
-	r, err := s.duel(ctx, b, *cur)
+	if bv, _ := s.mean(b, o); bv < cv-s.reach(o, 2) || s.exhausted() {
+		return false, nil
+	}
+	r, moved, err := s.duel(ctx, b, *cur)
 	if err != nil {
 		return false, err
 	}
-	moved := r.Low != nil && *r.Low > 1
 	s.o.Descent = append(s.o.Descent, Step{From: *cur, To: b, Ratio: r, Moved: moved})
 	if moved {
 		*cur = b
@@ -565,31 +648,46 @@ func (s *state) tryMove(ctx context.Context, cur *profiles.Point, cands []profil
 	return moved, nil
 }
 
+// reach is how far below a point's mean another point's runs may lie and still be
+// plausibly as good: k standard deviations of a single-run difference (from the
+// duels so far; unbounded before there is one), at least the tolerance.
+func (s *state) reach(o Objective, k float64) float64 {
+	sd, ok := s.searchNoise(o)
+	if !ok {
+		return math.Inf(1)
+	}
+	return max(math.Log1p(s.p.Tolerance), k*sd)
+}
+
 // duel re-measures challenger a against incumbent b in interleaved rounds (a b, b a,
-// ...) until a is significantly better, or cannot be better by more than the
-// tolerance, or the pairs or the budget run out. It returns a over b.
-func (s *state) duel(ctx context.Context, a, b profiles.Point) (Ratio, error) {
+// ...), judging at duelLooks pairs only, each look at alpha / len(duelLooks): a
+// moves when it is significantly better; the duel ends when a cannot be better by
+// more than the tolerance, or the pairs or the budget run out. It returns a over b.
+func (s *state) duel(ctx context.Context, a, b profiles.Point) (Ratio, bool, error) {
 	o := s.objs[0]
 	start := s.spent
+	lvl := alpha / float64(len(duelLooks))
 	for {
 		// One duel takes at most a sixth of the budget beyond its minimum: a near tie
 		// under heavy noise must not eat what the final rounds need.
 		share := s.p.Budget > 0 && s.spent-start >= s.p.Budget/6
 		r := s.pair(a, b, o)
-		switch {
-		case r.Low != nil && (*r.Low > 1 || *r.High < 1+s.p.Tolerance):
-			return r, nil
-		case r.N >= maxPairs || (r.N >= minPairs && (s.exhausted() || share)):
-			return r, nil
-		case s.failed[a] != "" || s.failed[b] != "":
-			return r, nil
+		last := r.N >= maxPairs || (r.N >= minPairs && (s.exhausted() || share)) || s.failed[a] != "" || s.failed[b] != ""
+		if slices.Contains(duelLooks, r.N) || last {
+			lo, hi := r.bounds(lvl)
+			if lo > 1 {
+				return r, true, nil
+			}
+			if hi < 1+s.p.Tolerance || last {
+				return r, false, nil
+			}
 		}
 		order := []profiles.Point{a, b}
 		if s.round%2 == 1 {
 			order = []profiles.Point{b, a}
 		}
 		if err := s.measureRound(ctx, order, "confirm"); err != nil {
-			return r, err
+			return r, false, err
 		}
 	}
 }
@@ -626,47 +724,51 @@ func cheaper(a, b profiles.Point) int {
 
 // member is a point in the final rounds.
 type member struct {
-	pt   profiles.Point
-	objs []int // the objectives it competes in (indices into state.objs)
-	ref  bool
+	pt      profiles.Point
+	compete bool // a contender for the chosen point (not only a reference)
 }
 
 // final holds the final rounds and what they decided.
 type final struct {
 	members []*member
 	first   int // the first final round
-	dec     []decision
+	cut     int // contenders of the search's point left out (maxRivals): not decided
+	lvl     float64
+	dec     decision
+	// The gains' rounds: the chosen points (per objective) and the references,
+	// measured afresh once the choice is made.
+	gains  int              // the first of them (0: none)
+	others []profiles.Point // per further objective, its best measured point
 }
 
-// decision is one objective's state in the final rounds.
+// decision is the search objective's state in the final rounds.
 type decision struct {
 	leader, chosen profiles.Point
-	rel            map[profiles.Point]Ratio // each contender over the leader
+	rel            map[profiles.Point]Ratio    // each contender over the leader (95% interval)
+	judged         map[profiles.Point]Relation // what the look decided (Holm, at the look's level)
+	contenders     int
 	decided, ok    bool
 }
 
-func (f *final) add(pt profiles.Point, obj int, ref bool) {
+func (f *final) add(pt profiles.Point, compete bool) {
 	for _, m := range f.members {
 		if m.pt == pt {
-			if obj >= 0 && !slices.Contains(m.objs, obj) {
-				m.objs = append(m.objs, obj)
-			}
-			m.ref = m.ref || ref
+			m.compete = m.compete || compete
 			return
 		}
 	}
-	m := &member{pt: pt, ref: ref}
-	if obj >= 0 {
-		m.objs = []int{obj}
-	}
-	f.members = append(f.members, m)
+	f.members = append(f.members, &member{pt: pt, compete: compete})
 }
 
-// final measures the contenders of every objective and the references in interleaved
-// rounds until every comparison is decided or the budget is spent (and at least Repeat
-// rounds for the chosen configurations and the references).
+// final measures the contenders of the search's point in interleaved rounds, judged
+// at finalLooks rounds (each look at alpha / len(finalLooks), Holm across the
+// contenders), until the choice is decided or the budget or the looks are spent. The
+// contenders: the search's point and the best points measured that came within reach
+// of it, the chosen point's neighbours (one parameter one grid step away: a decided
+// choice is at least a local optimum) and its variants with the article's values,
+// and the references on the grid.
 func (s *state) final(ctx context.Context, inc profiles.Point) (*final, error) {
-	f := &final{first: s.round + 1}
+	f := &final{first: s.round + 1, lvl: alpha / float64(len(finalLooks))}
 	main := s.objs[0]
 	if _, ok := s.mean(inc, main); !ok {
 		var found bool
@@ -674,60 +776,89 @@ func (s *state) final(ctx context.Context, inc profiles.Point) (*final, error) {
 			return f, nil // nothing feasible: conclude says so
 		}
 	}
-	f.add(inc, 0, false)
-	for _, pt := range s.rivals(inc, main) {
-		f.add(pt, 0, false)
-	}
-	for i, o := range s.objs[1:] {
-		for _, pt := range s.top(o, otherRival) {
-			f.add(pt, i+1, false)
-		}
+	f.add(inc, true)
+	rivals, cut := s.rivals(inc, main)
+	f.cut = cut
+	for _, pt := range rivals {
+		f.add(pt, true)
 	}
 	for _, name := range sortedKeys(s.p.References) {
 		pt := s.p.References[name]
-		obj := -1
 		if s.onGrid(pt) && pt.Valid() {
-			obj = 0
+			f.add(pt, true)
 		}
-		f.add(pt, obj, true)
 	}
-	for n := 0; ; n++ {
-		f.dec = s.decide(f)
-		if !f.dec[0].ok {
+	for look := 0; ; look++ {
+		for { // a new chosen point brings new neighbours: judge them in the same look
+			f.dec = s.decide(f)
+			if !f.dec.ok {
+				return f, nil
+			}
+			n := len(f.members)
+			for _, v := range append(s.variants(f.dec.chosen), s.neighbours(f.dec.chosen)...) {
+				f.add(v, true)
+			}
+			if len(f.members) == n {
+				break
+			}
+		}
+		if look == len(finalLooks)-1 || s.settled(f) || s.exhausted() || ctx.Err() != nil {
 			return f, nil
 		}
-		for _, v := range s.variants(f.dec[0].chosen) {
-			f.add(v, 0, false)
+		pts := s.active(f)
+		for s.o.FinalRounds < finalLooks[look+1] && !s.exhausted() {
+			if s.round%2 == 1 {
+				slices.Reverse(pts)
+			}
+			if err := s.measureRound(ctx, pts, "final"); err != nil {
+				return f, err
+			}
+			s.o.FinalRounds++
 		}
-		need := s.lacking(f)
-		done := len(need) == 0 && (s.allDecided(f) || s.exhausted())
-		if done || n >= maxRounds || ctx.Err() != nil {
-			return f, nil
-		}
-		pts := need
-		if !s.exhausted() {
-			pts = s.active(f)
-		}
-		if s.round%2 == 1 {
-			slices.Reverse(pts)
-		}
-		if err := s.measureRound(ctx, pts, "final"); err != nil {
-			return f, err
-		}
-		s.o.FinalRounds++
 	}
 }
 
-// rivals are the search point's contenders: its one-dimension neighbours and the best
-// points measured, those that looked within reach of it, best first.
-func (s *state) rivals(inc profiles.Point, o Objective) []profiles.Point {
-	iv, _ := s.mean(inc, o)
-	margin := math.Log(1 + s.p.Tolerance)
-	if sd, ok := s.searchNoise(o); ok {
-		margin = max(margin, 3*sd) // a single run 3 sigma of a pair below: still plausible
-	} else {
-		margin = math.Inf(1)
+// gains measures, once the choice is made, every objective's chosen point and the
+// references afresh: Repeat interleaved rounds (made even) whatever the budget. The estimates and
+// gains are computed from these rounds only, so that the luck that made a point win
+// does not inflate its gain.
+func (s *state) gains(ctx context.Context, f *final) error {
+	if !f.dec.ok {
+		return nil
 	}
+	pts := []profiles.Point{f.dec.chosen}
+	for _, o := range s.objs[1:] {
+		b, _ := s.best(o, s.measured())
+		f.others = append(f.others, b)
+		pts = append(pts, b)
+	}
+	for _, name := range sortedKeys(s.p.References) {
+		pts = append(pts, s.p.References[name])
+	}
+	var uniq []profiles.Point
+	for _, pt := range pts {
+		if pt != (profiles.Point{}) && !slices.Contains(uniq, pt) && s.failed[pt] == "" {
+			uniq = append(uniq, pt)
+		}
+	}
+	f.gains = s.round + 1
+	for range s.p.Repeat + s.p.Repeat%2 { // even: the alternating order cancels a linear drift
+		if s.round%2 == 1 {
+			slices.Reverse(uniq)
+		}
+		if err := s.measureRound(ctx, uniq, "gains"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// rivals are the search point's contenders: the best points measured that looked
+// within reach of it (three standard deviations of a single-run difference), best
+// first, at most maxRivals; cut is how many within reach were left out.
+func (s *state) rivals(inc profiles.Point, o Objective) (rivals []profiles.Point, cut int) {
+	iv, _ := s.mean(inc, o)
+	margin := s.reach(o, 3)
 	var cands []profiles.Point
 	for _, pt := range s.measured() {
 		if v, ok := s.mean(pt, o); ok && pt != inc && v >= iv-margin {
@@ -739,7 +870,22 @@ func (s *state) rivals(inc profiles.Point, o Objective) []profiles.Point {
 		b, _ := s.mean(cands[j], o)
 		return a > b
 	})
-	return cands[:min(len(cands), maxRivals)]
+	n := min(len(cands), maxRivals)
+	return cands[:n], len(cands) - n
+}
+
+// neighbours are pt's one-parameter neighbours on the grid (one step either way)
+// that can run.
+func (s *state) neighbours(pt profiles.Point) []profiles.Point {
+	var out []profiles.Point
+	for _, d := range profiles.Dims {
+		for _, delta := range []int{-1, 1} {
+			if n, ok := s.step(pt, d, delta); ok && n.Valid() {
+				out = append(out, n)
+			}
+		}
+	}
+	return out
 }
 
 // searchNoise is the spread of paired differences seen while re-measuring in the
@@ -747,7 +893,7 @@ func (s *state) rivals(inc profiles.Point, o Objective) []profiles.Point {
 func (s *state) searchNoise(o Objective) (float64, bool) {
 	var sds []float64
 	for _, st := range s.o.Descent {
-		if d := s.diffs(st.To, st.From, o); len(d) >= minPairs {
+		if d := s.diffs(st.To, st.From, o, 0); len(d) >= minPairs {
 			_, sd := meanSD(d)
 			sds = append(sds, sd)
 		}
@@ -758,169 +904,100 @@ func (s *state) searchNoise(o Objective) (float64, bool) {
 	return median(sds), true
 }
 
-// top is the n best measured grid points for o.
-func (s *state) top(o Objective, n int) []profiles.Point {
-	var pts []profiles.Point
-	for _, pt := range s.measured() {
-		if _, ok := s.mean(pt, o); ok {
-			pts = append(pts, pt)
-		}
-	}
-	sort.SliceStable(pts, func(i, j int) bool {
-		a, _ := s.mean(pts[i], o)
-		b, _ := s.mean(pts[j], o)
-		return a > b
-	})
-	return pts[:min(len(pts), n)]
-}
-
-// decide finds, per objective, the best contender (the highest mean difference to a
-// common anchor, over paired rounds), judges every contender against it, and chooses
-// the cheapest of those equal to it.
-func (s *state) decide(f *final) []decision {
-	out := make([]decision, len(s.objs))
-	for i, o := range s.objs {
-		var comp []profiles.Point
-		for _, m := range f.members {
-			if slices.Contains(m.objs, i) {
-				if _, ok := s.mean(m.pt, o); ok {
-					comp = append(comp, m.pt)
-				}
-			}
-		}
-		if len(comp) == 0 {
+// decide finds the best contender (the highest mean difference to a common anchor,
+// over paired rounds), judges every contender against it (Holm at the look's level),
+// and chooses the cheapest of those equal to it. It is decided when every contender
+// is equal or worse, every contender has been measured, and none was left out.
+func (s *state) decide(f *final) decision {
+	o := s.objs[0]
+	var comp []profiles.Point
+	measuredAll := true
+	for _, m := range f.members {
+		if !m.compete || s.failed[m.pt] != "" {
 			continue
 		}
-		anchor := comp[0]
-		for _, pt := range comp {
-			if len(s.goods(pt, o)) > len(s.goods(anchor, o)) {
-				anchor = pt
+		if _, ok := s.mean(m.pt, o); ok {
+			comp = append(comp, m.pt)
+		} else if len(s.runs[m.pt]) == 0 {
+			measuredAll = false
+		}
+	}
+	if len(comp) == 0 {
+		return decision{}
+	}
+	anchor := comp[0]
+	for _, pt := range comp {
+		if s.count(pt, o) > s.count(anchor, o) {
+			anchor = pt
+		}
+	}
+	d := decision{leader: anchor, rel: map[profiles.Point]Ratio{}, judged: map[profiles.Point]Relation{}, ok: true, contenders: len(comp)}
+	bestV := 0.0
+	for _, pt := range comp {
+		if diff := s.diffs(pt, anchor, o, 0); len(diff) > 0 && pt != anchor {
+			if m, _ := meanSD(diff); m > bestV {
+				d.leader, bestV = pt, m
 			}
 		}
-		d := decision{leader: anchor, rel: map[profiles.Point]Ratio{}, ok: true, decided: true}
-		bestV := 0.0
-		for _, pt := range comp {
-			if diff := s.diffs(pt, anchor, o); len(diff) > 0 && pt != anchor {
-				if m, _ := meanSD(diff); m > bestV {
-					d.leader, bestV = pt, m
-				}
-			}
+	}
+	d.chosen = d.leader
+	var rs []Ratio
+	var others []profiles.Point
+	for _, pt := range comp {
+		if pt != d.leader {
+			others = append(others, pt)
+			rs = append(rs, s.pair(pt, d.leader, o))
 		}
-		d.chosen = d.leader
-		for _, pt := range comp {
-			if pt == d.leader {
-				continue
+	}
+	d.decided = measuredAll && f.cut == 0 && (len(comp) > 1 || s.count(comp[0], o) >= 2)
+	for i, rel := range holm(rs, s.p.Tolerance, f.lvl) {
+		pt := others[i]
+		d.rel[pt], d.judged[pt] = rs[i], rel
+		switch rel {
+		case Equal:
+			if cheaper(pt, d.chosen) < 0 {
+				d.chosen = pt
 			}
-			r := s.pair(pt, d.leader, o)
-			d.rel[pt] = r
-			switch r.Judge(s.p.Tolerance) {
-			case Equal:
-				if cheaper(pt, d.chosen) < 0 {
-					d.chosen = pt
-				}
-			case Worse:
-			default:
-				d.decided = false
-			}
-		}
-		if len(comp) == 1 && len(s.goods(comp[0], o)) < 2 {
+		case Worse:
+		default:
 			d.decided = false
 		}
-		out[i] = d
 	}
-	return out
+	return d
 }
 
-func (s *state) allDecided(f *final) bool {
-	for _, d := range f.dec {
-		if d.ok && !d.decided {
-			return false
-		}
+// settled: the choice is decided and so is every comparison with the article's values.
+func (s *state) settled(f *final) bool {
+	if !f.dec.decided {
+		return false
 	}
-	for _, v := range s.variants(f.dec[0].chosen) {
-		if s.pair(f.dec[0].chosen, v, s.objs[0]).Judge(s.p.Tolerance) == Undecided && s.failed[v] == "" {
+	for _, v := range s.variants(f.dec.chosen) {
+		if s.failed[v] == "" && s.pair(f.dec.chosen, v, s.objs[0]).JudgeAt(s.p.Tolerance, f.lvl) == Undecided {
 			return false
 		}
 	}
 	return true
 }
 
-// finalRuns counts pt's runs in the final rounds.
-func (s *state) finalRuns(f *final, pt profiles.Point) int {
-	n := 0
-	for _, r := range s.runs[pt] {
-		if r.round >= f.first {
-			n++
-		}
-	}
-	return n
-}
-
-// lacking are the points that still need runs whatever the budget: every objective's
-// chosen point and the references, Repeat final runs each (and the search's anchor,
-// so that they stay paired).
-func (s *state) lacking(f *final) []profiles.Point {
-	var need []profiles.Point
-	want := func(pt profiles.Point) {
-		if s.failed[pt] == "" && s.finalRuns(f, pt) < s.p.Repeat && !slices.Contains(need, pt) {
-			need = append(need, pt)
-		}
-	}
-	for _, d := range f.dec {
-		if d.ok {
-			want(d.chosen)
-			want(d.leader)
-		}
-	}
-	for _, m := range f.members {
-		if m.ref {
-			want(m.pt)
-		}
-	}
-	if len(need) > 0 && f.dec[0].ok {
-		need = append(need, f.dec[0].chosen) // the gains pair the references with it
-		slices.SortStableFunc(need, func(a, b profiles.Point) int { return s.memberIndex(f, a) - s.memberIndex(f, b) })
-		need = slices.Compact(need)
-	}
-	return need
-}
-
-func (s *state) memberIndex(f *final, pt profiles.Point) int {
-	for i, m := range f.members {
-		if m.pt == pt {
-			return i
-		}
-	}
-	return len(f.members)
-}
-
-// active are the members that the next round measures: the references, each
-// objective's leader and chosen point, contenders not yet decided, and the article's
-// values not yet decided against the chosen point.
+// active are the members that the next rounds measure: the leader and the chosen
+// point, contenders not yet decided or not measured, and the article's values not yet
+// decided against the chosen point.
 func (s *state) active(f *final) []profiles.Point {
 	var out []profiles.Point
-	main := f.dec[0]
-	vars := s.variants(main.chosen)
+	d, o := f.dec, s.objs[0]
+	vars := s.variants(d.chosen)
 	for _, m := range f.members {
 		if s.failed[m.pt] != "" {
 			continue
 		}
-		on := m.ref
-		for _, i := range m.objs {
-			d := f.dec[i]
-			if !d.ok || d.leader == m.pt || d.chosen == m.pt {
-				on = true
-				continue
-			}
-			if r, ok := d.rel[m.pt]; !ok || r.Judge(s.p.Tolerance) == Undecided || r.Judge(s.p.Tolerance) == Better {
+		on := m.pt == d.leader || m.pt == d.chosen || len(s.runs[m.pt]) == 0
+		if _, ok := s.mean(m.pt, o); ok && m.compete {
+			if j := d.judged[m.pt]; m.pt != d.leader && j != Equal && j != Worse {
 				on = true
 			}
 		}
-		if slices.Contains(vars, m.pt) && s.pair(main.chosen, m.pt, s.objs[0]).Judge(s.p.Tolerance) == Undecided {
+		if slices.Contains(vars, m.pt) && s.pair(d.chosen, m.pt, o).JudgeAt(s.p.Tolerance, f.lvl) == Undecided {
 			on = true
-		}
-		if _, ok := s.mean(m.pt, s.objs[0]); !ok && len(s.runs[m.pt]) == 0 {
-			on = true // not measured yet
 		}
 		if on {
 			out = append(out, m.pt)
@@ -1010,7 +1087,7 @@ func (s *state) conclude(f *final, inc profiles.Point) error {
 		o.All = append(o.All, ps)
 	}
 	o.Points = len(o.All)
-	if f == nil || len(f.dec) == 0 || !f.dec[0].ok {
+	if f == nil || !f.dec.ok {
 		// No final rounds (interrupted, or nothing met the objective): the search's point.
 		if _, ok := s.mean(inc, s.objs[0]); !ok {
 			var found bool
@@ -1021,49 +1098,72 @@ func (s *state) conclude(f *final, inc profiles.Point) error {
 		o.Chosen, o.Best = s.estimate(inc, s.objs[0], 0), s.estimate(inc, s.objs[0], 0)
 		return nil
 	}
-	from := f.first
-	main := f.dec[0]
-	o.Decided = s.allDecided(f)
-	o.Chosen, o.Best = s.estimate(main.chosen, s.objs[0], from), s.estimate(main.leader, s.objs[0], from)
-	o.Noise = s.noise(f, 0)
+	d, main := f.dec, s.objs[0]
+	gainsFrom := f.gains
+	if gainsFrom == 0 { // interrupted before the gains' rounds
+		gainsFrom = f.first
+	}
+	o.Decided = d.decided
+	o.Chosen, o.Best = s.estimate(d.chosen, main, gainsFrom), s.estimate(d.leader, main, f.first)
+	o.Noise = s.noise(d.leader, f.members, main, 0)
 	o.References = map[string]Reference{}
 	for name, pt := range s.p.References {
-		o.References[name] = Reference{Estimate: s.estimate(pt, s.objs[0], from), Gain: gain(s.pair(main.chosen, pt, s.objs[0]))}
+		o.References[name] = Reference{Estimate: s.estimate(pt, main, gainsFrom), Gain: gain(pairRatio(s.diffs(d.chosen, pt, main, gainsFrom)))}
 	}
 	o.Optima = map[string]Optimum{}
 	for i, obj := range s.objs {
-		d := f.dec[i]
-		if !d.ok {
-			continue
-		}
-		op := Optimum{Objective: obj.String(), Unit: obj.Unit(), Estimate: s.estimate(d.chosen, obj, from), Decided: d.decided,
-			Noise: s.noise(f, i), Gains: map[string]Gain{}, Unresolved: []Comparison{}}
-		for name, pt := range s.p.References {
-			op.Gains[name] = gain(s.pair(d.chosen, pt, obj))
-		}
-		for _, m := range f.members {
-			if r, ok := d.rel[m.pt]; ok && r.Judge(s.p.Tolerance) != Equal && r.Judge(s.p.Tolerance) != Worse {
-				op.Unresolved = append(op.Unresolved, Comparison{Point: m.pt, Ratio: r})
+		op := Optimum{Objective: obj.String(), Unit: obj.Unit(), Gains: map[string]Gain{}, Unresolved: []Comparison{}}
+		if i == 0 {
+			op.Basis, op.Decided, op.Contenders, op.ContendersCut = Searched, d.decided, d.contenders, f.cut
+			op.Estimate = s.estimate(d.chosen, obj, gainsFrom)
+			op.Noise = o.Noise
+			for _, m := range f.members {
+				if j, ok := d.judged[m.pt]; ok && j != Equal && j != Worse {
+					op.Unresolved = append(op.Unresolved, Comparison{Point: m.pt, Ratio: d.rel[m.pt]})
+				}
 			}
+		} else {
+			if i > len(f.others) {
+				continue
+			}
+			pt := f.others[i-1]
+			if _, ok := s.mean(pt, obj); !ok {
+				continue // no measured point qualifies
+			}
+			op.Basis, op.Estimate = BestMeasured, s.estimate(pt, obj, gainsFrom)
+			for _, q := range s.measured() {
+				if _, ok := s.mean(q, obj); ok {
+					op.Contenders++
+				}
+			}
+			var refs []*member
+			for _, name := range sortedKeys(s.p.References) {
+				refs = append(refs, &member{pt: s.p.References[name]})
+			}
+			op.Noise = s.noise(pt, refs, obj, gainsFrom)
+		}
+		for name, ref := range s.p.References {
+			op.Gains[name] = gain(pairRatio(s.diffs(op.Point, ref, obj, gainsFrom)))
 		}
 		o.Optima[obj.String()] = op
 	}
 	o.Verdicts = map[string]Verdict{}
-	for _, d := range profiles.Dims {
-		o.Verdicts[d] = s.verdict(f, d)
+	for _, dim := range profiles.Dims {
+		o.Verdicts[dim] = s.verdict(f, dim)
 	}
 	return nil
 }
 
 // verdict compares the chosen value of d with the article's.
 func (s *state) verdict(f *final, d string) Verdict {
-	main := f.dec[0]
+	main := f.dec
 	c := main.chosen
 	v := Verdict{Chosen: c.Get(d), Decided: true}
 	// Open comparisons of points with another value of d: the parameter is undecided.
 	for _, m := range f.members {
-		r, ok := main.rel[m.pt]
-		if ok && m.pt.Get(d) != c.Get(d) && r.Judge(s.p.Tolerance) != Equal && r.Judge(s.p.Tolerance) != Worse {
+		j, ok := main.judged[m.pt]
+		if ok && m.pt.Get(d) != c.Get(d) && j != Equal && j != Worse {
+			r := main.rel[m.pt]
 			if v.Unresolved == nil || high(r) > high(v.Unresolved.Ratio) {
 				v.Unresolved = &Comparison{Point: m.pt, Ratio: r}
 			}
@@ -1072,6 +1172,14 @@ func (s *state) verdict(f *final, d string) Verdict {
 	}
 	if !main.decided && main.leader != c && main.leader.Get(d) != c.Get(d) {
 		v.Decided = false
+	}
+	for _, m := range f.members {
+		if m.compete && len(s.runs[m.pt]) == 0 && s.failed[m.pt] == "" && m.pt.Get(d) != c.Get(d) {
+			v.Decided = false // a contender never measured (the budget)
+		}
+	}
+	if f.cut > 0 {
+		v.Decided = false // contenders left out: any parameter may be wrong
 	}
 	r, ok := s.p.Article[d]
 	if !ok {
@@ -1085,20 +1193,13 @@ func (s *state) verdict(f *final, d string) Verdict {
 		return v
 	}
 	alt := c.With(d, v.ArticleValue)
-	if alt == c || !alt.Valid() {
-		v.Verdict = CannotTell
+	if alt == c || !alt.Valid() || s.failed[alt] != "" {
+		v.Verdict = NotApplicable
 		return v
 	}
 	ratio := s.pair(c, alt, s.objs[0])
 	v.Ratio = &ratio
-	switch ratio.Judge(s.p.Tolerance) {
-	case Equal:
-		v.Verdict = Agrees
-	case Better:
-		v.Verdict = Differs
-	default:
-		v.Verdict = CannotTell
-	}
+	v.Verdict = map[Relation]string{Equal: Agrees, Better: Differs, Worse: ArticleBetter, Undecided: CannotTell}[ratio.JudgeAt(s.p.Tolerance, f.lvl)]
 	return v
 }
 
@@ -1122,14 +1223,13 @@ func gain(r Ratio) Gain {
 	return g
 }
 
-// noise is the objective's run-to-run noise: the median, over the contenders paired
-// with the leader in at least 3 rounds, of the standard deviation of a paired log
-// difference over sqrt 2 (one run's share), as a relative spread.
-func (s *state) noise(f *final, i int) float64 {
-	d, o := f.dec[i], s.objs[i]
+// noise is an objective's run-to-run noise: the median, over the points paired with
+// pt in at least 3 rounds from round `from` on, of the standard deviation of a paired
+// log difference over sqrt 2 (one run's share), as a relative spread.
+func (s *state) noise(pt profiles.Point, with []*member, o Objective, from int) float64 {
 	var sds []float64
-	for _, m := range f.members {
-		if diff := s.diffs(m.pt, d.leader, o); m.pt != d.leader && len(diff) >= 3 {
+	for _, m := range with {
+		if diff := s.diffs(m.pt, pt, o, from); m.pt != pt && len(diff) >= 3 {
 			_, sd := meanSD(diff)
 			sds = append(sds, sd/math.Sqrt2)
 		}
@@ -1208,7 +1308,7 @@ func gridPoints(g map[string][]int) []profiles.Point {
 
 // guess is the number of measurements to expect, for the progress bar.
 func (s *state) guess() int {
-	final := 3 * (1 + maxRivals + 2*len(s.p.Others) + len(s.p.References)) * s.p.Repeat
+	final := 3*(1+maxRivals+10)*s.p.Repeat + (1+len(s.p.Others)+len(s.p.References))*s.p.Repeat
 	if s.p.Search == "grid" {
 		return len(gridPoints(s.p.Grid)) + final
 	}

@@ -9,10 +9,14 @@
 # default here, 150 s per operation, keeps the demo near 6 minutes in the test bed).
 set -euo pipefail
 [ -n "${RXE_VM:-}" ] || cd "$(dirname "$0")/.."  # in the guest, cwd already is the repository
-OUT=$(mkdir -p "${DEMO_OUT:-out/demo}" && cd "${DEMO_OUT:-out/demo}" && pwd)
-rm -f "$OUT"/sweep.ndjson "$OUT"/tuned.*
-if [ -z "${RXE_VM:-}" ] && [ -z "${RDMABENCH_DEV:-}" ]; then
-  exec env VM_RW="$OUT" VM_TIMEOUT=${VM_TIMEOUT:-1500} test/rxevm/run test/demo.sh "$@"
+if [ -n "${RXE_VM:-}" ]; then
+  OUT=$1; shift  # the host passes its output directory, shared read-write (VM_RW)
+else
+  OUT=$(mkdir -p "${DEMO_OUT:-out/demo}" && cd "${DEMO_OUT:-out/demo}" && pwd)
+  rm -f "$OUT"/sweep.ndjson "$OUT"/tuned.*
+  if [ -z "${RDMABENCH_DEV:-}" ]; then
+    exec env VM_RW="$OUT" VM_TIMEOUT=${VM_TIMEOUT:-1500} test/rxevm/run test/demo.sh "$OUT" "$@"
+  fi
 fi
 B=$PWD/bin/rdmabench
 if [ -n "${RXE_VM:-}" ]; then

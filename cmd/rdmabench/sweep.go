@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -54,12 +55,17 @@ as soon as it is measured; --resume FILE continues an interrupted sweep without
 re-measuring the points already in FILE. The default search (descent) walks one
 dimension at a time from the profile's start point and refines locally; --search grid
 measures every point of the profile's grid. Descent moves only when re-measuring, in
-interleaved pairs, says the new point is significantly better. Then the contenders,
-the article's configuration and perftest's defaults are measured together, round after
-round, until every comparison is decided (a 95% interval of the paired ratio) or
+interleaved pairs, says the new point is significantly better. Then the contenders
+(the best points, the chosen point's one-parameter neighbours, the article's values)
+are measured together, round after round, until every comparison is decided (an
+interval of the paired ratio, its error spent over the looks and the contenders) or
 --budget is spent: two points are equal when the interval of their ratio lies within
-1 +- --tolerance, and the cheapest point equal to the best is chosen, measured at least
---repeat times. What the budget left undecided is reported as "cannot tell".`,
+1 +- --tolerance, and the cheapest point equal to the best is chosen. The chosen point,
+the article's configuration and perftest's defaults are then measured afresh, --repeat
+rounds at least, for the gains (median, 95% interval). What the budget left undecided
+is reported as "cannot tell". A resumed sweep charges the budget with the recorded
+runs' time, so it takes the same decisions; a stream that does not match the sweep
+is an error.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Server = args[0]
@@ -134,6 +140,41 @@ func (m clientMeasurer) Measure(ctx context.Context, cfg result.Config) (result.
 
 func sweepRun(o *sweepOptions) error { return o.session(o.sweep) }
 
+// readStream reads a sweep's results stream: results (checked as the result schema's
+// readers check them), each with the wall time the sweep charged for it.
+func readStream(path string) ([]sweep.Recorded, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := result.ReadAll(bytes.NewReader(b)); err != nil {
+		return nil, err
+	}
+	var out []sweep.Recorded
+	dec := json.NewDecoder(bytes.NewReader(b))
+	for {
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err == io.EOF {
+			return out, nil
+		} else if err != nil {
+			return nil, err
+		}
+		if len(raw) > 0 && raw[0] == '[' {
+			var many []sweep.Recorded
+			if err := json.Unmarshal(raw, &many); err != nil {
+				return nil, err
+			}
+			out = append(out, many...)
+			continue
+		}
+		var one sweep.Recorded
+		if err := json.Unmarshal(raw, &one); err != nil {
+			return nil, err
+		}
+		out = append(out, one)
+	}
+}
+
 func (o *sweepOptions) sweep(ctx context.Context, c *bench.Client) error {
 	var prof profiles.Profile
 	var err error
@@ -146,17 +187,11 @@ func (o *sweepOptions) sweep(ctx context.Context, c *bench.Client) error {
 	if err != nil {
 		return err
 	}
-	var prior []result.Result
+	var prior []sweep.Recorded
 	path := o.Results
 	if o.Resume != "" {
 		path = o.Resume
-		f, err := os.Open(path)
-		if err != nil {
-			return fmt.Errorf("--resume: %w", err)
-		}
-		prior, err = result.ReadAll(f)
-		f.Close()
-		if err != nil {
+		if prior, err = readStream(path); err != nil {
 			return fmt.Errorf("--resume %s: %w (a line cut short by a crash can be deleted)", path, err)
 		}
 	}
@@ -168,7 +203,7 @@ func (o *sweepOptions) sweep(ctx context.Context, c *bench.Client) error {
 		return fmt.Errorf("cannot open the results stream: %w", err)
 	}
 	defer stream.Close()
-	record := func(r result.Result) error {
+	record := func(r sweep.Recorded) error {
 		b, err := json.Marshal(r)
 		if err != nil {
 			return err
