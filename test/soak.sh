@@ -1,7 +1,7 @@
 #!/bin/bash
 # test/soak.sh [CLIENTS] [GARBAGE]: one rdmabench server on Soft-RoCE, CLIENTS (200)
-# sequential clients cycling through the four tests, and GARBAGE (20) connections at a
-# time hammering the port with junk all along. At the end the server must hold the fds
+# sequential clients cycling through the four tests, and GARBAGE (20) garbage
+# connections open at a time all along. At the end the server must hold the fds
 # it held after start-up and `rdma resource show` must count what it counted then; every
 # client must have succeeded. Runs in the test bed (`make soak`); traffic stays on the
 # bed's own addresses.
@@ -19,14 +19,33 @@ fds() { ls /proc/$SPID/fd | wc -l; }
 res() { rdma resource show | sed 's/^[0-9]*: //'; }
 base_fds=$(fds) base_res=$(res)
 echo "soak: server $SPID: $base_fds fds; resources: $(echo $base_res)"
-junk=$(printf 'GET / HTTP/1.0\r\n\r\n\x00\xffRDMB\x00\x02\x7f\xff\xff\xff')
-for g in $(seq "$GARBAGE"); do
-  ( n=0
-    while [ ! -e "$T/stop" ] && [ $n -lt 100000 ]; do
-      { exec 3<>"/dev/tcp/$SRV_IP/18690"; } 2>/dev/null && { printf '%s' "$junk" >&3 2>/dev/null; exec 3>&-; }
-      n=$((n + 1)); sleep 0.02
-    done; echo $n > "$T/g$g" ) &
-done
+# GARBAGE connections open at any time: each sends junk, waits for the server to answer
+# or close, and is replaced after a pause (one small process, so that the bed's two
+# CPUs stay with the clients and the server).
+python3 - "$SRV_IP" 18690 "$GARBAGE" "$T/stop" > "$T/garbage" 2>&1 <<'PY' &
+import os, socket, sys, time
+host, port, n, stop = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+junk = [b"GET / HTTP/1.0\r\n\r\n", b"\xff" * 64, b"RDMB\x00\x02\x7f\xff\xff\xff", b"RDMB\x00\x02\x00\x00\x00\x10{\"type\":\"error\"}"]
+count, k = 0, 0
+while not os.path.exists(stop) and count < 100000:
+    socks = []
+    for i in range(n):
+        try:
+            s = socket.create_connection((host, port), timeout=5)
+            s.sendall(junk[k % len(junk)]); k += 1
+            socks.append(s)
+        except OSError:
+            pass
+    for s in socks:
+        try:
+            s.settimeout(6); s.recv(4096)
+        except OSError:
+            pass
+        s.close(); count += 1
+    time.sleep(0.5)
+print(count)
+PY
+GPID=$!
 start=$(date +%s) fails=0
 for i in $(seq "$CLIENTS"); do
   case $((i % 4)) in
@@ -35,11 +54,12 @@ for i in $(seq "$CLIENTS"); do
   esac
   if ! $B $a -d "$CLI_DEV" -p 18690 "$SRV_IP" --json /dev/null > "$T/c.out" 2>&1; then
     fails=$((fails + 1)); echo "soak: client $i ($a) failed:"; tail -3 "$T/c.out"
+    echo "soak: the server's last words:"; grep -v 'handshake' "$T/server.log" | tail -4
   fi
 done
-touch "$T/stop"; wait $(jobs -p | grep -v "^$SPID$") 2>/dev/null
+touch "$T/stop"; wait $GPID
 sleep 1
-garbage=$(cat "$T"/g* | awk '{s += $1} END {print s}')
+garbage=$(tail -1 "$T/garbage")
 end_fds=$(fds) end_res=$(res)
 echo "soak: $CLIENTS clients ($fails failed) and $garbage garbage connections in $(( $(date +%s) - start )) s"
 echo "soak: server fds $base_fds -> $end_fds; resources: $(echo $end_res)"
