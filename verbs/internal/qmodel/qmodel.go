@@ -218,6 +218,19 @@ func goHist(h *C.rb_hist) Hist {
 		SumHi: uint64(h.sum_hi), SumLo: uint64(h.sum_lo), SumSqHi: uint64(h.sumsq_hi), SumSqLo: uint64(h.sumsq_lo)}
 }
 
+// xfer fills the fields every loop shares, over the model's buffers and CQ.
+func (md *model) xfer(x *C.rb_xfer, laddr uintptr, size uint32, timeoutNS int64, hist *C.rb_hist) {
+	x.cq = &md.m.cq
+	x.laddr = C.uint64_t(laddr)
+	x.lkey = 0x11
+	x.raddr = C.uint64_t(uintptr(md.rbuf))
+	x.rkey = 0x22
+	x.size = C.uint32_t(size)
+	x.stop = C.qm_stop(md.m)
+	x.timeout_ns = C.int64_t(timeoutNS)
+	x.hist = hist
+}
+
 func newHist() *C.rb_hist {
 	h := (*C.rb_hist)(C.malloc(C.size_t(unsafe.Sizeof(C.rb_hist{}))))
 	if h == nil {
@@ -283,15 +296,7 @@ func RunBW(c BWCase) BWOutcome {
 
 	a := (*C.rb_bw_args)(C.calloc(1, C.size_t(unsafe.Sizeof(C.rb_bw_args{}))))
 	defer C.free(unsafe.Pointer(a))
-	a.x.cq = &md.m.cq
-	a.x.laddr = C.uint64_t(uintptr(md.lbuf))
-	a.x.lkey = 0x11
-	a.x.raddr = C.uint64_t(uintptr(md.rbuf))
-	a.x.rkey = 0x22
-	a.x.size = C.uint32_t(c.Size)
-	a.x.stop = C.qm_stop(md.m)
-	a.x.timeout_ns = C.int64_t(c.TimeoutNS)
-	a.x.hist = hist
+	md.xfer(&a.x, uintptr(md.lbuf), c.Size, c.TimeoutNS, hist)
 	a.qps = md.m.qpp
 	a.nqp = C.int(c.QPs)
 	a.opcode = C.IBV_WR_RDMA_WRITE
@@ -387,15 +392,7 @@ func RunPingPong(c PPCase) PPOutcome {
 	defer C.free(unsafe.Pointer(hist))
 	a := (*C.rb_pp_args)(C.calloc(1, C.size_t(unsafe.Sizeof(C.rb_pp_args{}))))
 	defer C.free(unsafe.Pointer(a))
-	a.x.cq = &md.m.cq
-	a.x.laddr = C.uint64_t(uintptr(md.lbuf) + uintptr(c.Size))
-	a.x.lkey = 0x11
-	a.x.raddr = C.uint64_t(uintptr(md.rbuf))
-	a.x.rkey = 0x22
-	a.x.size = C.uint32_t(c.Size)
-	a.x.stop = C.qm_stop(md.m)
-	a.x.timeout_ns = C.int64_t(c.TimeoutNS)
-	a.x.hist = hist
+	md.xfer(&a.x, uintptr(md.lbuf)+uintptr(c.Size), c.Size, c.TimeoutNS, hist)
 	a.qp = *md.m.qpp
 	a.rx_last = (*C.uint8_t)(unsafe.Add(md.lbuf, c.Size-1))
 	a.first = C.uint64_t(c.First)
@@ -451,15 +448,7 @@ func RunReadLat(c RLCase) RLOutcome {
 	defer C.free(unsafe.Pointer(hist))
 	a := (*C.rb_rl_args)(C.calloc(1, C.size_t(unsafe.Sizeof(C.rb_rl_args{}))))
 	defer C.free(unsafe.Pointer(a))
-	a.x.cq = &md.m.cq
-	a.x.laddr = C.uint64_t(uintptr(md.lbuf))
-	a.x.lkey = 0x11
-	a.x.raddr = C.uint64_t(uintptr(md.rbuf))
-	a.x.rkey = 0x22
-	a.x.size = C.uint32_t(c.Size)
-	a.x.stop = C.qm_stop(md.m)
-	a.x.timeout_ns = C.int64_t(c.TimeoutNS)
-	a.x.hist = hist
+	md.xfer(&a.x, uintptr(md.lbuf), c.Size, c.TimeoutNS, hist)
 	a.qp = *md.m.qpp
 	a.iters = C.uint64_t(c.Iters)
 	runs.Add(1)
