@@ -208,6 +208,9 @@ func (c *Client) Run(ctx context.Context, op Op, cfg result.Config) (r result.Re
 			r.Verify = &result.Verify{FirstBadOffset: -1, Detail: "not verified: nothing was measured"}
 		case op.ToServer:
 			r.Verify = rep.Report.Verify
+			if v := r.Verify; v != nil { // the server's words, shown to this side's user
+				v.Side, v.Detail = oob.Clean(v.Side, 16), oob.Clean(v.Detail, 300)
+			}
 		default:
 			r.Verify = checkDest(s, cfg, sl, perQP, "client")
 		}

@@ -27,16 +27,19 @@ type Server struct {
 	Ops         map[string]Op
 	Log         *log.Logger
 
-	dev  *verbs.Device
-	me   result.Device
-	slot chan struct{} // held by the test in progress
-	auth failures
+	dev   *verbs.Device
+	me    result.Device
+	slot  chan struct{} // held by the test in progress
+	auth  failures
+	admit admission
+	logs  logLimit
 }
 
 // Limits on connections that have not authenticated yet.
 const (
-	maxPreAuth     = 64              // handshakes in progress at once; more are closed at once
-	preAuthTimeout = 5 * time.Second // a handshake must finish in this (or --timeout, if shorter)
+	maxPreAuth     = 64              // handshakes in progress at once; the oldest is cut for a newcomer
+	preAuthTimeout = 5 * time.Second // each handshake step must finish in this (or --timeout, if shorter)
+	preAuthLimit   = 16 << 10        // the largest frame before authentication
 )
 
 // Open opens the server's device; call it before Serve so that a wrong device fails
@@ -63,11 +66,16 @@ func (sv *Server) Serve(ctx context.Context, l net.Listener) error {
 	if sv.MaxTestTime <= 0 {
 		sv.MaxTestTime = 10 * time.Minute
 	}
+	if sv.Timeout <= 0 {
+		sv.Timeout = 30 * time.Second
+	}
+	if sv.Idle <= 0 {
+		sv.Idle = 10 * time.Minute
+	}
 	stop := context.AfterFunc(ctx, func() { l.Close() })
 	defer stop()
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	preauth := make(chan struct{}, maxPreAuth)
 	var backoff time.Duration
 	for {
 		nc, err := l.Accept()
@@ -89,16 +97,11 @@ func (sv *Server) Serve(ctx context.Context, l net.Listener) error {
 			continue
 		}
 		backoff = 0
-		select {
-		case preauth <- struct{}{}:
-		default:
-			nc.Close() // too many handshakes in progress: a flood, not a client
-			continue
-		}
+		done := sv.admit.handshake(nc)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			sv.serveConn(ctx, nc, func() { <-preauth })
+			sv.serveConn(ctx, nc, done)
 		}()
 	}
 }
@@ -107,18 +110,31 @@ func (sv *Server) serveConn(ctx context.Context, nc net.Conn, authenticated func
 	defer nc.Close()
 	oob.Tune(nc, sv.Timeout)
 	c := oob.NewConn(nc, min(sv.Timeout, preAuthTimeout))
+	c.Limit = preAuthLimit
 	// A shutdown interrupts whatever the connection waits for.
 	stop := context.AfterFunc(ctx, c.Interrupt)
 	defer stop()
-	hello, err := sv.handshake(c, nc.RemoteAddr())
+	hello, err := sv.handshake(ctx, c, nc.RemoteAddr())
 	authenticated()
 	if err != nil {
-		if !errors.Is(err, io.EOF) { // connected and left without a word: a port probe
-			sv.Log.Printf("client %s: handshake: %v", nc.RemoteAddr(), err)
+		if !errors.Is(err, io.EOF) && ctx.Err() == nil { // EOF: connected and left without a word, a port probe
+			if ok, dropped := sv.logs.allow(); ok {
+				if dropped > 0 {
+					sv.Log.Printf("(%d more failed handshakes not logged)", dropped)
+				}
+				sv.Log.Printf("client %s: handshake: %v", nc.RemoteAddr(), err)
+			}
 		}
 		return
 	}
+	release, ok := sv.admit.session(sourceOf(nc.RemoteAddr()))
+	if !ok {
+		c.SendError(errors.New("the server has too many sessions open: retry later"))
+		return
+	}
+	defer release()
 	c.SetTimeout(sv.Timeout)
+	c.Limit = 0
 	sv.Log.Printf("client %s (%s, rdmabench %s, %s) connected", nc.RemoteAddr(), oob.Quote(hello.Host), oob.Quote(hello.Tool), oob.Quote(hello.Device.Name))
 	if err := sv.session(ctx, c); err != nil {
 		sv.Log.Printf("client %s: %v", nc.RemoteAddr(), err)
@@ -127,7 +143,7 @@ func (sv *Server) serveConn(ctx context.Context, nc net.Conn, authenticated func
 
 // handshake reads the client's hello and, when the server has a token, has the client
 // prove it knows it. Nothing the peer sent is echoed back before it is authenticated.
-func (sv *Server) handshake(c *oob.Conn, from net.Addr) (*oob.Hello, error) {
+func (sv *Server) handshake(ctx context.Context, c *oob.Conn, from net.Addr) (*oob.Hello, error) {
 	m, err := c.Expect(oob.THello)
 	if err != nil {
 		if errors.Is(err, io.EOF) {
@@ -138,8 +154,11 @@ func (sv *Server) handshake(c *oob.Conn, from net.Addr) (*oob.Hello, error) {
 	}
 	me := &oob.Hello{Proto: oob.Version, Tool: Version, Host: sv.me.Host, Device: sv.me}
 	if sv.Token != "" {
-		host := addrHost(from)
-		sv.auth.wait(host)
+		host := sourceOf(from)
+		if wait := sv.auth.wait(host); wait > 0 {
+			c.SendError(fmt.Errorf("too many failed attempts from your address: retry in %v", wait.Round(time.Second)))
+			return nil, fmt.Errorf("refused: %s is waiting %v after failed attempts", host, wait.Round(time.Second))
+		}
 		sn := oob.NewNonce()
 		if err := c.Send(oob.Msg{Type: oob.TChallenge, Challenge: &oob.Challenge{Nonce: sn}}); err != nil {
 			return nil, err
@@ -149,11 +168,18 @@ func (sv *Server) handshake(c *oob.Conn, from net.Addr) (*oob.Hello, error) {
 			err = errors.New("wrong token")
 		}
 		if err != nil {
+			if ctx.Err() != nil {
+				return nil, errShutdown // not the client's failure
+			}
 			if errors.Is(err, io.EOF) {
 				return nil, errors.New("the client left without answering the token challenge (it has no token?)")
 			}
 			delay := sv.auth.failed(host)
-			time.Sleep(delay) // slows down guessing, per source address
+			select { // slows down guessing, per source address
+			case <-time.After(delay):
+			case <-ctx.Done():
+				return nil, errShutdown
+			}
 			c.SendError(errors.New("authentication failed: this server requires a token; give the client the server's --token-file, --token or RDMABENCH_TOKEN"))
 			return nil, fmt.Errorf("authentication failed (%v; next attempt from %s delayed %v)", err, host, 2*delay)
 		}
@@ -176,13 +202,6 @@ func preAuthError(err error) error {
 	return errors.New("expected an rdmabench hello")
 }
 
-func addrHost(a net.Addr) string {
-	if ta, ok := a.(*net.TCPAddr); ok {
-		return ta.IP.String()
-	}
-	return a.String()
-}
-
 // failures delays authentication attempts from a source address that failed before:
 // 100 ms after the first failure, doubling to 10 s.
 type failures struct {
@@ -197,17 +216,14 @@ type failure struct {
 
 func failDelay(n int) time.Duration { return min(100*time.Millisecond<<min(n-1, 10), 10*time.Second) }
 
-// wait sleeps until host may try again.
-func (f *failures) wait(host string) {
+// wait says how long host must still wait before it may try again.
+func (f *failures) wait(host string) time.Duration {
 	f.mu.Lock()
-	var d time.Duration
+	defer f.mu.Unlock()
 	if h := f.hosts[host]; h != nil {
-		d = time.Until(h.until)
+		return max(time.Until(h.until), 0)
 	}
-	f.mu.Unlock()
-	if d > 0 {
-		time.Sleep(min(d, preAuthTimeout))
-	}
+	return 0
 }
 
 // failed records a failure and returns the delay before it is answered.

@@ -61,7 +61,7 @@ func Quote(s string) string { return strconv.Quote(truncate(s, 80)) }
 func Clean(s string, n int) string {
 	var b strings.Builder
 	for _, r := range truncate(s, n) {
-		if unicode.IsControl(r) || r == '\u2028' || r == '\u2029' {
+		if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || r == '\u2028' || r == '\u2029' {
 			q := strconv.QuoteRune(r)
 			b.WriteString(q[1 : len(q)-1])
 			continue

@@ -112,10 +112,17 @@ var ErrVersion = errors.New("protocol version mismatch")
 type Conn struct {
 	c       net.Conn
 	Timeout time.Duration
+	// Limit bounds a received body below MaxBody (0: MaxBody); a server keeps it small
+	// until the peer has authenticated.
+	Limit int
 
 	mu          sync.Mutex
 	interrupted bool
 }
+
+// interruptedWrite bounds each send after Interrupt: a peer that does not read must not
+// hold up a shutdown.
+const interruptedWrite = 500 * time.Millisecond
 
 // ErrInterrupted is a receive cut short by Interrupt.
 var ErrInterrupted = errors.New("interrupted")
@@ -126,6 +133,7 @@ func (c *Conn) Interrupt() {
 	c.mu.Lock()
 	c.interrupted = true
 	c.c.SetReadDeadline(time.Now())
+	c.c.SetWriteDeadline(time.Now().Add(interruptedWrite))
 	c.mu.Unlock()
 }
 
@@ -150,7 +158,13 @@ func (c *Conn) Send(m Msg) error {
 	binary.BigEndian.PutUint16(frame[4:], Version)
 	binary.BigEndian.PutUint32(frame[6:], uint32(len(body)))
 	copy(frame[10:], body)
-	c.c.SetWriteDeadline(time.Now().Add(c.Timeout))
+	c.mu.Lock()
+	d := c.Timeout
+	if c.interrupted {
+		d = min(d, interruptedWrite)
+	}
+	c.c.SetWriteDeadline(time.Now().Add(d))
+	c.mu.Unlock()
 	_, err = c.c.Write(frame)
 	return err
 }
@@ -183,8 +197,12 @@ func (c *Conn) Recv(timeout time.Duration) (Msg, error) {
 		return m, &ProtocolError{Msg: fmt.Sprintf("peer speaks protocol version %d, this rdmabench speaks %d: run the same rdmabench version on both hosts", v, Version), Err: ErrVersion}
 	}
 	n := binary.BigEndian.Uint32(hdr[6:])
-	if n > MaxBody {
-		return m, &ProtocolError{Msg: fmt.Sprintf("message of %d bytes exceeds the %d-byte limit", n, MaxBody)}
+	limit := MaxBody
+	if c.Limit > 0 {
+		limit = min(c.Limit, MaxBody)
+	}
+	if n > uint32(limit) {
+		return m, &ProtocolError{Msg: fmt.Sprintf("message of %d bytes exceeds the %d-byte limit", n, limit)}
 	}
 	// Memory grows with the bytes that arrive, not with what the header claims.
 	var body bytes.Buffer

@@ -280,10 +280,10 @@ func (s *Session) Connect(r Endpoint, mtu int) error {
 		return fmt.Errorf("peer offers %d QPs, this side has %d", len(r.QPNs), len(s.qps))
 	}
 	if r.LinkLayer != s.dev.Port.LinkLayer {
-		return fmt.Errorf("link layer mismatch: this side is %s, the peer is %s", s.dev.Port.LinkLayer, r.LinkLayer)
+		return fmt.Errorf("link layer mismatch: this side is %s, the peer is %q", s.dev.Port.LinkLayer, r.LinkLayer)
 	}
 	if s.dev.Port.LinkLayer == "Ethernet" && r.GIDType != s.dev.GID.Type {
-		return fmt.Errorf("GID type mismatch: this side uses %s (GID index %d), the peer %s (GID index %d): pick matching GIDs with -x on both sides", s.dev.GID.Type, s.dev.GID.Index, r.GIDType, r.GIDIndex)
+		return fmt.Errorf("GID type mismatch: this side uses %s (GID index %d), the peer %q (GID index %d): pick matching GIDs with -x on both sides", s.dev.GID.Type, s.dev.GID.Index, r.GIDType, r.GIDIndex)
 	}
 	rgid := net.ParseIP(r.GID).To16()
 	if rgid == nil {

@@ -197,6 +197,8 @@ func testRun(o *testOptions) error {
 func (o *clientOptions) session(fn func(context.Context, *bench.Client) error) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// After the first signal, a second one ends the process at once (the default).
+	context.AfterFunc(ctx, stop)
 	c, err := o.dial(ctx)
 	if err != nil {
 		return err

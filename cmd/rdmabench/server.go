@@ -51,6 +51,9 @@ crosses the network (challenge-response).`,
 			if opts.Token, err = token(opts.Token, opts.TokenFile); err != nil {
 				return err
 			}
+			if opts.Idle <= 0 {
+				return flagErrorf("--idle %v: want a positive duration", opts.Idle)
+			}
 			if opts.MaxTest <= 0 {
 				return flagErrorf("--max-test-time %v: want a positive duration", opts.MaxTest)
 			}
@@ -154,5 +157,5 @@ func token(flag, file string) (string, error) {
 	case flag != "":
 		return flag, nil
 	}
-	return os.Getenv("RDMABENCH_TOKEN"), nil
+	return strings.TrimSpace(os.Getenv("RDMABENCH_TOKEN")), nil
 }
