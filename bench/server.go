@@ -156,8 +156,9 @@ func (sv *Server) handshake(ctx context.Context, c *oob.Conn, from net.Addr) (*o
 	if sv.Token != "" {
 		host := sourceOf(from)
 		if wait := sv.auth.wait(host); wait > 0 {
-			c.SendError(fmt.Errorf("too many failed attempts from your address: retry in %v", wait.Round(time.Second)))
-			return nil, fmt.Errorf("refused: %s is waiting %v after failed attempts", host, wait.Round(time.Second))
+			wait = wait.Truncate(100*time.Millisecond) + 100*time.Millisecond
+			c.SendError(fmt.Errorf("authentication failed just before from your address: retry in %v", wait))
+			return nil, fmt.Errorf("refused: %s is held back %v after a failed attempt", host, wait)
 		}
 		sn := oob.NewNonce()
 		if err := c.Send(oob.Msg{Type: oob.TChallenge, Challenge: &oob.Challenge{Nonce: sn}}); err != nil {
@@ -171,8 +172,11 @@ func (sv *Server) handshake(ctx context.Context, c *oob.Conn, from net.Addr) (*o
 			if ctx.Err() != nil {
 				return nil, errShutdown // not the client's failure
 			}
-			if errors.Is(err, io.EOF) {
-				return nil, errors.New("the client left without answering the token challenge (it has no token?)")
+			var peer *oob.PeerError
+			if errors.Is(err, io.EOF) || errors.As(err, &peer) {
+				// A client without a token says so (or leaves): no guess was made.
+				c.SendError(errors.New("authentication failed: this server requires a token; give the client the server's --token-file, --token or RDMABENCH_TOKEN"))
+				return nil, fmt.Errorf("authentication failed: the client has no token (%v)", err)
 			}
 			delay := sv.auth.failed(host)
 			select { // slows down guessing, per source address
@@ -181,7 +185,7 @@ func (sv *Server) handshake(ctx context.Context, c *oob.Conn, from net.Addr) (*o
 				return nil, errShutdown
 			}
 			c.SendError(errors.New("authentication failed: this server requires a token; give the client the server's --token-file, --token or RDMABENCH_TOKEN"))
-			return nil, fmt.Errorf("authentication failed (%v; next attempt from %s delayed %v)", err, host, 2*delay)
+			return nil, fmt.Errorf("authentication failed (%v; answered after %v, and %s held back as long)", err, delay, host)
 		}
 		sv.auth.succeeded(host)
 		me.Proof = oob.Proof(sv.Token, "server", sn, a.Auth.Nonce)
@@ -247,7 +251,9 @@ func (f *failures) failed(host string) time.Duration {
 	}
 	h.n++
 	d := failDelay(h.n)
-	h.until = time.Now().Add(2 * d)
+	// The failed attempt is answered after d; until then a new attempt from the same
+	// address is refused, so guesses from one address go one at a time, each slower.
+	h.until = time.Now().Add(d)
 	return d
 }
 
