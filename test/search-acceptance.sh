@@ -1,12 +1,13 @@
-# test/search-acceptance.sh OP: in one test-bed boot, the full grid and the default
+# test/search-acceptance.sh OP [BUDGET]: in one test-bed boot, the full grid and the default
 # (descent) search of the rxe profile for OP, against the same server, both without a
 # budget (the grid is measured whole; descent re-measures until its comparisons decide).
 # Prints both outcomes and the acceptance: descent's best (its median over the final
 # rounds) within 5% of the grid's best (likewise), with at most 25% of the grid's
 # points; and, for information, descent's point as the grid's own run valued it.
-# Run: mkdir -p out/acc && VM_RW=$PWD/out/acc VM_TIMEOUT=3600 test/rxevm/run test/search-acceptance.sh write
+# Run: mkdir -p out/acc && VM_RW=$PWD/out/acc VM_TIMEOUT=3600 test/rxevm/run test/search-acceptance.sh write [8m]
 set -u
 OP=${1:-write}
+BUDGET=${2:-0}  # per search; 0: none (the grid's final rounds then run until they decide or reach their round limit)
 OUT=${OUT_DIR:-$PWD/out/acc}
 . "$VM_TOOL_DIR/guest-lib.sh"
 rxe_setup_pair || exit 1
@@ -18,7 +19,7 @@ for i in $(seq 100); do (exec 3<>/dev/tcp/10.0.0.1/18690) 2>/dev/null && break; 
 for search in grid descent; do
   rm -f "$OUT/$search.ndjson"
   s=$(date +%s)
-  $B sweep -d rxe1 -p 18690 10.0.0.1 --ops "$OP" --search $search --budget 0 \
+  $B sweep -d rxe1 -p 18690 10.0.0.1 --ops "$OP" --search $search --budget "$BUDGET" \
     --results "$OUT/$search.ndjson" --json "$OUT/$search.json" 2>"$OUT/$search.log" > "$OUT/$search.txt"
   echo "$search: exit $? in $(( $(date +%s) - s )) s"
   grep -E "^sweep: $OP" "$OUT/$search.log"
