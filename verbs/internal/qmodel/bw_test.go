@@ -51,16 +51,23 @@ func (c BWCase) String() string {
 	return b.String()
 }
 
+// cleanRun returns what is wrong with a run that should have ended well: a failure or a
+// violation of the queue model.
+func cleanRun(rc int, fail Fail, violations map[string]uint64, first map[string]string) []string {
+	var bad []string
+	if rc != 0 || fail.Kind != FailNone {
+		bad = append(bad, fmt.Sprintf("rc %d, fail %+v", rc, fail))
+	}
+	if len(violations) > 0 {
+		bad = append(bad, fmt.Sprintf("violations %v: %v", violations, first))
+	}
+	return bad
+}
+
 // checkHealthy returns what is wrong with the outcome of a run against a healthy peer.
 func checkHealthy(c BWCase, o BWOutcome) []string {
-	var bad []string
+	bad := cleanRun(o.RC, o.Fail, o.Violations, o.FirstViolation)
 	f := func(format string, args ...any) { bad = append(bad, fmt.Sprintf(format, args...)) }
-	if o.RC != 0 || o.Fail.Kind != FailNone {
-		f("rc %d, fail %+v", o.RC, o.Fail)
-	}
-	if len(o.Violations) > 0 {
-		f("violations %v: %v", o.Violations, o.FirstViolation)
-	}
 	stopped := c.DeadlineNS > 0 || c.StopAfterPolls > 0
 	var sum uint64
 	for q := range c.QPs {

@@ -39,14 +39,8 @@ func ppShapes() [][2]int {
 }
 
 func checkPP(c PPCase, o PPOutcome) []string {
-	var bad []string
+	bad := cleanRun(o.RC, o.Fail, o.Violations, o.FirstViolation)
 	f := func(format string, args ...any) { bad = append(bad, fmt.Sprintf(format, args...)) }
-	if o.RC != 0 || o.Fail.Kind != FailNone {
-		f("rc %d, fail %+v", o.RC, o.Fail)
-	}
-	if len(o.Violations) > 0 {
-		f("violations %v: %v", o.Violations, o.FirstViolation)
-	}
 	if o.Done != c.Iters || o.PeerRounds != c.Iters || o.Posted[0] != c.Iters || o.Executed[0] != c.Iters {
 		f("done %d, the model saw %d rounds, %d WRs posted, %d executed; want %d", o.Done, o.PeerRounds,
 			o.Posted[0], o.Executed[0], c.Iters)
