@@ -287,8 +287,7 @@ func (sv *Server) session(ctx context.Context, c *oob.Conn) error {
 				return err
 			}
 			if err := sv.test(ctx, c, *m.Plan); err != nil {
-				var perr *oob.ProtocolError
-				if errors.As(err, &perr) || isNetErr(err) || errors.Is(err, errLost) || ctx.Err() != nil {
+				if oob.Lost(err) || errors.Is(err, errLost) || ctx.Err() != nil {
 					return err
 				}
 				// The client was told; it may send another plan.

@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/result"
-	"github.com/rdmabench/rdmabench/verbs"
 )
 
 // Version is the protocol version; peers must agree on it exactly.
@@ -76,17 +75,33 @@ type Done struct {
 	Completed []uint64 `json:"completed_per_qp"`
 }
 
+// Endpoint is what one side tells the other, in an endpoint message, to connect QPs and address its buffer.
+type Endpoint struct {
+	QPNs      []uint32 `json:"qpns"`
+	PSNs      []uint32 `json:"psns"`
+	LID       uint16   `json:"lid"`
+	GID       string   `json:"gid"`
+	GIDIndex  int      `json:"gid_index"`
+	GIDType   string   `json:"gid_type"`
+	LinkLayer string   `json:"link_layer"`
+	MTU       int      `json:"mtu_bytes"`
+	RdAtom    int      `json:"max_rd_atom"`
+	Addr      uint64   `json:"addr"`
+	RKey      uint32   `json:"rkey"`
+	Len       uint64   `json:"len"`
+}
+
 // Msg is one frame's body; Type says which field is set.
 type Msg struct {
-	Type      string          `json:"type"`
-	Hello     *Hello          `json:"hello,omitempty"`
-	Plan      *result.Config  `json:"plan,omitempty"`
-	Endpoint  *verbs.Endpoint `json:"endpoint,omitempty"`
-	Challenge *Challenge      `json:"challenge,omitempty"`
-	Auth      *Auth           `json:"auth,omitempty"`
-	Done      *Done           `json:"done,omitempty"`
-	Report    *Report         `json:"report,omitempty"`
-	Error     string          `json:"error,omitempty"`
+	Type      string         `json:"type"`
+	Hello     *Hello         `json:"hello,omitempty"`
+	Plan      *result.Config `json:"plan,omitempty"`
+	Endpoint  *Endpoint      `json:"endpoint,omitempty"`
+	Challenge *Challenge     `json:"challenge,omitempty"`
+	Auth      *Auth          `json:"auth,omitempty"`
+	Done      *Done          `json:"done,omitempty"`
+	Report    *Report        `json:"report,omitempty"`
+	Error     string         `json:"error,omitempty"`
 }
 
 // PeerError is an error message the peer sent.
@@ -104,6 +119,20 @@ type ProtocolError struct {
 
 func (e *ProtocolError) Error() string { return "protocol error: " + e.Msg }
 func (e *ProtocolError) Unwrap() error { return e.Err }
+
+// Lost says whether err means the session cannot carry another message: the
+// connection broke or timed out, or the peer broke the protocol. An error the peer sent
+// (PeerError) is not a loss: the peer said what went wrong and may take another plan.
+// Servers and sweeps use it alike to decide whether to go on.
+func Lost(err error) bool {
+	var pe *PeerError
+	if err == nil || errors.As(err, &pe) {
+		return false
+	}
+	var ne net.Error
+	var proto *ProtocolError
+	return errors.As(err, &ne) || errors.As(err, &proto) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
+}
 
 // ErrVersion is a peer that speaks another protocol version.
 var ErrVersion = errors.New("protocol version mismatch")

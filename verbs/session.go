@@ -19,6 +19,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"unsafe"
+
+	"github.com/rdmabench/rdmabench/oob"
 )
 
 // Now is the clock the loops use (CLOCK_MONOTONIC_RAW, ns).
@@ -259,8 +261,8 @@ func (s *Session) modify(qp *C.struct_ibv_qp, phase string, set func(*C.struct_i
 }
 
 // Local is what the peer needs to connect to this side.
-func (s *Session) Local() Endpoint {
-	e := Endpoint{
+func (s *Session) Local() oob.Endpoint {
+	e := oob.Endpoint{
 		PSNs: s.psns, LID: s.dev.Port.LID, GID: s.dev.GID.GID, GIDIndex: s.dev.GID.Index,
 		GIDType: s.dev.GID.Type, LinkLayer: s.dev.Port.LinkLayer, MTU: s.dev.Port.ActiveMTU,
 		RdAtom: s.dev.Info.MaxQPRdAtom, Addr: uint64(uintptr(s.buf)), RKey: uint32(s.mr.rkey),
@@ -275,7 +277,7 @@ func (s *Session) Local() Endpoint {
 // Connect takes the QPs to RTR and RTS against the peer's endpoint. The path MTU is
 // the smaller active MTU of the two sides (and of mtu, when mtu > 0); outstanding
 // READs are the smaller max_qp_rd_atom of the two devices.
-func (s *Session) Connect(r Endpoint, mtu int) error {
+func (s *Session) Connect(r oob.Endpoint, mtu int) error {
 	if len(r.QPNs) != len(s.qps) || len(r.PSNs) != len(s.qps) {
 		return fmt.Errorf("peer offers %d QPs, this side has %d", len(r.QPNs), len(s.qps))
 	}

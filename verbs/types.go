@@ -155,22 +155,6 @@ type Spec struct {
 	ModPeriodUS int  // ... or after this many microseconds
 }
 
-// Endpoint is what one side tells the other to connect QPs and address its buffer.
-type Endpoint struct {
-	QPNs      []uint32 `json:"qpns"`
-	PSNs      []uint32 `json:"psns"`
-	LID       uint16   `json:"lid"`
-	GID       string   `json:"gid"`
-	GIDIndex  int      `json:"gid_index"`
-	GIDType   string   `json:"gid_type"`
-	LinkLayer string   `json:"link_layer"`
-	MTU       int      `json:"mtu_bytes"`
-	RdAtom    int      `json:"max_rd_atom"`
-	Addr      uint64   `json:"addr"`
-	RKey      uint32   `json:"rkey"`
-	Len       uint64   `json:"len"`
-}
-
 // Layout is where a bandwidth loop's messages go: each QP has its own region in each
 // buffer, LSlots (local) and RSlots (remote) message slots Stride bytes apart, and WR
 // number i of a QP moves slot i % LSlots to slot i % RSlots (or back, for READ).

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"time"
 
@@ -128,11 +127,7 @@ func (e errSessionLost) StopsSweep() bool { return true }
 
 func (m clientMeasurer) Measure(ctx context.Context, cfg result.Config) (result.Result, error) {
 	r, err := m.c.Run(ctx, ops[cfg.Op], cfg)
-	var pe *oob.PeerError
-	var ne net.Error
-	var proto *oob.ProtocolError
-	if err != nil && !errors.As(err, &pe) &&
-		(errors.As(err, &ne) || errors.As(err, &proto) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)) {
+	if oob.Lost(err) {
 		return r, errSessionLost{err}
 	}
 	return r, err
