@@ -50,7 +50,7 @@ func Dial(ctx context.Context, addr string, local Local, token string, timeout t
 	}
 	oob.Tune(nc, timeout)
 	c := &Client{Addr: addr, conn: oob.NewConn(nc, timeout), dev: dev, me: identity(dev)}
-	h, err := handshake(c.conn, c.me, token)
+	h, err := Handshake(c.conn, c.me, token)
 	if err != nil {
 		nc.Close()
 		return nil, fmt.Errorf("handshake with %s: %w", addr, err)
@@ -59,10 +59,10 @@ func Dial(ctx context.Context, addr string, local Local, token string, timeout t
 	return c, nil
 }
 
-// handshake introduces the client and, when the server asks, proves the token and
+// Handshake introduces a client and, when the server asks, proves the token and
 // checks the server's proof: the token itself never crosses the wire. A client with a
 // token refuses a server that does not prove it knows it.
-func handshake(c *oob.Conn, me result.Device, token string) (*oob.Hello, error) {
+func Handshake(c *oob.Conn, me result.Device, token string) (*oob.Hello, error) {
 	if err := c.Send(oob.Msg{Type: oob.THello, Hello: &oob.Hello{Proto: oob.Version, Tool: Version, Host: me.Host, Device: me}}); err != nil {
 		return nil, err
 	}
