@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"time"
 
 	"github.com/rdmabench/rdmabench/oob"
@@ -27,32 +26,37 @@ type Local struct {
 type Client struct {
 	Addr   string
 	conn   *oob.Conn
-	dev    *verbs.Device
+	dev    Device
 	me     result.Device
 	server result.Device
+	broken bool // the connection can carry no more plans
 }
 
-// Dial opens the local device, connects to the server and exchanges hellos.
-func Dial(ctx context.Context, addr string, local Local, token string, timeout time.Duration) (_ *Client, err error) {
-	dev, err := verbs.Open(local.Device, local.Port, local.GIDIndex)
+// Dial opens the local device on the verbs engine, connects to the server and
+// exchanges hellos.
+func Dial(ctx context.Context, addr string, local Local, token string, timeout time.Duration) (*Client, error) {
+	dev, err := Verbs.Open(local)
 	if err != nil {
 		return nil, err
 	}
-	defer func() {
-		if err != nil {
-			dev.Close()
-		}
-	}()
 	d := net.Dialer{Timeout: timeout}
 	nc, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
+		dev.Close()
 		return nil, fmt.Errorf("cannot reach the rdmabench server at %s: %w (is 'rdmabench server' running there?)", addr, err)
 	}
 	oob.Tune(nc, timeout)
-	c := &Client{Addr: addr, conn: oob.NewConn(nc, timeout), dev: dev, me: identity(dev)}
+	return NewClient(nc, dev, addr, token, timeout)
+}
+
+// NewClient runs the handshake on a connection to the server at addr and returns a
+// client that measures with dev. It owns nc and dev from then on, also on error.
+func NewClient(nc net.Conn, dev Device, addr, token string, timeout time.Duration) (*Client, error) {
+	c := &Client{Addr: addr, conn: oob.NewConn(nc, timeout), dev: dev, me: dev.Identity()}
 	h, err := Handshake(c.conn, c.me, token)
 	if err != nil {
 		nc.Close()
+		dev.Close()
 		return nil, fmt.Errorf("handshake with %s: %w", addr, err)
 	}
 	c.server = h.Device
@@ -109,18 +113,10 @@ func (c *Client) Close() error {
 	if c == nil {
 		return nil
 	}
-	_ = c.conn.Send(oob.Msg{Type: oob.TBye})
-	return errors.Join(c.conn.Close(), c.dev.Close())
-}
-
-func identity(d *verbs.Device) result.Device {
-	host, _ := os.Hostname()
-	return result.Device{
-		Name: d.Info.Name, Driver: d.Info.Driver, Model: d.Info.Model, VendorID: d.Info.VendorID,
-		VendorPartID: d.Info.VendorPartID, FirmwareVer: d.Info.FirmwareVer, NodeGUID: d.Info.NodeGUID,
-		Port: d.Port.Port, LinkLayer: d.Port.LinkLayer, RateGbps: d.Port.RateGbps, ActiveMTU: d.Port.ActiveMTU,
-		GIDIndex: d.GID.Index, GIDType: d.GID.Type, Host: host,
+	if !c.broken {
+		_ = c.conn.Send(oob.Msg{Type: oob.TBye})
 	}
+	return errors.Join(c.conn.Close(), c.dev.Close())
 }
 
 // Run runs one test. Cancelling ctx stops the measurement early; the result then has
@@ -142,6 +138,9 @@ func (c *Client) Run(ctx context.Context, op Op, cfg result.Config) (r result.Re
 	}()
 	if err := Validate(cfg); err != nil {
 		return r, err
+	}
+	if c.broken {
+		return r, fmt.Errorf("the connection to the server was lost in an earlier test: %w", net.ErrClosed)
 	}
 	if err := c.conn.Send(oob.Msg{Type: oob.TPlan, Plan: &cfg}); err != nil {
 		return r, err
@@ -171,21 +170,36 @@ func (c *Client) Run(ctx context.Context, op Op, cfg result.Config) (r result.Re
 	if _, err := c.conn.Expect(oob.TReady); err != nil {
 		return r, err
 	}
-	r.Clock, r.ClockNote = verbs.Clock(), verbs.ClockNote()
+	r.Clock, r.ClockNote = c.dev.Clock()
 	sl := bwSlots(cfg)
 	// Ctrl-C stops the loop; the stop must be over before the session is closed.
 	stopping := make(chan struct{})
 	stop := context.AfterFunc(ctx, func() { s.Stop(); close(stopping) })
 	endBeats := c.beat(s)
+	reply := c.listen(s)
 	perQP, merr := c.measure(ctx, op, s, cfg, sl, &r)
-	if lost := endBeats(); lost != nil {
-		merr = errors.Join(merr, fmt.Errorf("lost the server during the test: %w", lost))
-	}
+	lost := endBeats()
 	if !stop() {
 		<-stopping
 	}
 	if ctx.Err() != nil {
 		r.Interrupted = true
+	}
+	select {
+	case m := <-reply: // the server spoke during the test: it can only be to end it
+		if m.err == nil {
+			m.err = &oob.ProtocolError{Msg: fmt.Sprintf("expected nothing during a test, got %s", oob.Quote(m.Type))}
+		}
+		c.broken = true
+		if oob.Lost(m.err) {
+			return r, errors.Join(merr, fmt.Errorf("lost the server during the test: %w", m.err))
+		}
+		return r, errors.Join(merr, fmt.Errorf("the server ended the test: %w", m.err))
+	default:
+	}
+	if lost != nil {
+		c.broken = true
+		return r, errors.Join(merr, fmt.Errorf("lost the server during the test: %w", lost))
 	}
 	// The server's side: stop its responder, verify, report.
 	done := oob.Msg{Type: oob.TDone}
@@ -196,7 +210,7 @@ func (c *Client) Run(ctx context.Context, op Op, cfg result.Config) (r result.Re
 		return r, errors.Join(merr, err)
 	}
 	check := time.Duration(DestBytes(cfg)/(16<<20)) * time.Second // checking runs at >= 16 MiB/s
-	rep, err := c.conn.ExpectWithin(oob.TReport, c.conn.Timeout+check)
+	rep, err := c.awaitReport(reply, c.conn.Timeout+check)
 	if err != nil {
 		return r, errors.Join(merr, err)
 	}
@@ -230,7 +244,7 @@ func (c *Client) Run(ctx context.Context, op Op, cfg result.Config) (r result.Re
 // while the loop runs in C. A beat that cannot be sent means the server, its host or
 // the network is gone (the connection is tuned to notice within --timeout): the loop
 // is stopped, and the returned function, which ends the beats, says why.
-func (c *Client) beat(s *verbs.Session) func() error {
+func (c *Client) beat(s Session) func() error {
 	quit, done := make(chan struct{}), make(chan error, 1)
 	go func() {
 		t := time.NewTicker(oob.BeatInterval)
@@ -255,6 +269,52 @@ func (c *Client) beat(s *verbs.Session) func() error {
 	}
 }
 
+type received struct {
+	oob.Msg
+	err error
+}
+
+// listen reads the one message the server sends after ready: its report once the
+// client is done, or, during the test, an error that ends it (a shutdown, its
+// --max-test-time). Such an error stops the loop at once, so that the client reports
+// the server's reason rather than finding a broken connection later.
+func (c *Client) listen(s Session) <-chan received {
+	reply := make(chan received, 1)
+	go func() {
+		m, err := c.conn.Recv(0) // bounded by awaitReport, which closes the connection
+		if err != nil || m.Type != oob.TReport {
+			s.Stop()
+		}
+		reply <- received{m, err}
+	}()
+	return reply
+}
+
+// awaitReport waits for the server's report; a server that sends none within timeout
+// is gone, and the connection is closed.
+func (c *Client) awaitReport(reply <-chan received, timeout time.Duration) (oob.Msg, error) {
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case m := <-reply:
+		switch {
+		case m.err != nil:
+			if oob.Lost(m.err) {
+				c.broken = true
+			}
+			return m.Msg, m.err
+		case m.Type != oob.TReport || m.Report == nil:
+			c.broken = true
+			return m.Msg, &oob.ProtocolError{Msg: fmt.Sprintf("expected a report, got %s", oob.Quote(m.Type))}
+		}
+		return m.Msg, nil
+	case <-t.C:
+		c.broken = true
+		c.conn.Close()
+		return oob.Msg{}, fmt.Errorf("lost the server: no report within %v of the end of the test", timeout)
+	}
+}
+
 // measured says whether r is a measurement: a run that completed nothing, or took no
 // time, is an error and never a row of zeros.
 func measured(r result.Result) error {
@@ -274,7 +334,7 @@ func measured(r result.Result) error {
 
 // measure runs the warm-up and the measured run, and returns the WRs each QP completed
 // in the measured run (bandwidth tests).
-func (c *Client) measure(ctx context.Context, op Op, s *verbs.Session, cfg result.Config, sl slots, r *result.Result) ([]uint64, error) {
+func (c *Client) measure(ctx context.Context, op Op, s Session, cfg result.Config, sl slots, r *result.Result) ([]uint64, error) {
 	warm, timeout := cfg.WarmupIterations, c.conn.Timeout
 	if cfg.Test == "lat" {
 		if warm > 0 {
@@ -325,7 +385,7 @@ func (c *Client) measure(ctx context.Context, op Op, s *verbs.Session, cfg resul
 	}
 	p.Iters = cfg.Iterations
 	if cfg.DurationS > 0 {
-		p.DeadlineNS = verbs.Now() + int64(cfg.DurationS*1e9)
+		p.Duration = time.Duration(cfg.DurationS * float64(time.Second))
 	}
 	res, err := s.Bandwidth(p)
 	r.SetThroughput(res.Completed, cfg.MsgSizeBytes, res.DurationNS)

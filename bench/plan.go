@@ -20,10 +20,10 @@ type Op struct {
 	ClientSpec func(c result.Config) verbs.Spec
 	// ClientLatency measures rounds first..first+n-1; a round that waits on the peer
 	// for longer than timeout fails.
-	ClientLatency func(s *verbs.Session, c result.Config, first, n uint64, timeout time.Duration) (verbs.LatResult, error)
+	ClientLatency func(s Session, c result.Config, first, n uint64, timeout time.Duration) (verbs.LatResult, error)
 	// ServerLatency is the server's half of a latency test; it runs until s.Stop().
 	// nil when the server is passive (one-sided READ).
-	ServerLatency func(s *verbs.Session, c result.Config, timeout time.Duration) error
+	ServerLatency func(s Session, c result.Config, timeout time.Duration) error
 	// LatKind names what a latency sample of this op's latency test is.
 	LatKind string
 	// ToServer: the data flows from the client's buffer to the server's (WRITE); the
@@ -214,6 +214,9 @@ const (
 // loop posts whole chains: --iters must be a multiple of --post-list, and --post-list
 // a multiple of an explicit --cq-mod; rdmabench accepts those plans.
 func Validate(c result.Config) error {
+	if c.Test == "region" {
+		return validateRegion(c)
+	}
 	switch {
 	case c.Op != "write" && c.Op != "read":
 		return fmt.Errorf("unknown operation %q: want write or read", c.Op)
@@ -265,6 +268,31 @@ func Validate(c result.Config) error {
 		return fmt.Errorf("--inline %d: want auto or a size from 0", c.InlineBytes)
 	case c.InlineBytes > 0 && c.Op == "read":
 		return fmt.Errorf("--inline applies to WRITE; READ carries no payload in the request")
+	case c.MTUBytes != 0 && (c.MTUBytes < 256 || c.MTUBytes > 4096 || c.MTUBytes&(c.MTUBytes-1) != 0):
+		return fmt.Errorf("--mtu %d: want 256, 512, 1024, 2048 or 4096", c.MTUBytes)
+	}
+	return nil
+}
+
+// A region plan asks the server for a buffer that the client's QPs may WRITE to and
+// READ from as it likes (the public API, package rdma): MsgSizeBytes of zeros, NumQPs
+// QPs. The server holds it until the client says done, then reports its SHA-256.
+var regionOp = Op{
+	ServerSpec: func(c result.Config) verbs.Spec {
+		return verbs.Spec{NumQP: c.NumQPs, SQDepth: 1, BufSize: c.MsgSizeBytes, RemoteWrite: true, RemoteRead: true}
+	},
+}
+
+func validateRegion(c result.Config) error {
+	switch {
+	case c.Op != "write" && c.Op != "read":
+		return fmt.Errorf("unknown operation %q: want write or read", c.Op)
+	case c.MsgSizeBytes < 1 || c.MsgSizeBytes > 1<<31:
+		return fmt.Errorf("region of %d bytes: want 1 B to 2 GiB", c.MsgSizeBytes)
+	case c.NumQPs < 1 || c.NumQPs > 1024:
+		return fmt.Errorf("region with %d QPs: want 1 to 1024", c.NumQPs)
+	case c.DurationS != 0 || c.Verify || c.BufOffsetBytes != 0 || c.PostList > 1 || c.CompletionEvents || c.Hugepages:
+		return fmt.Errorf("a region plan takes a size and a number of QPs only")
 	case c.MTUBytes != 0 && (c.MTUBytes < 256 || c.MTUBytes > 4096 || c.MTUBytes&(c.MTUBytes-1) != 0):
 		return fmt.Errorf("--mtu %d: want 256, 512, 1024, 2048 or 4096", c.MTUBytes)
 	}

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -12,7 +13,6 @@ import (
 
 	"github.com/rdmabench/rdmabench/oob"
 	"github.com/rdmabench/rdmabench/result"
-	"github.com/rdmabench/rdmabench/verbs"
 )
 
 // Server follows the plans of its clients. Handshakes run concurrently (so that silent
@@ -26,8 +26,9 @@ type Server struct {
 	Idle        time.Duration // a client silent for longer between tests is dropped
 	Ops         map[string]Op
 	Log         *log.Logger
+	Engine      Engine // nil: Verbs
 
-	dev   *verbs.Device
+	dev   Device
 	me    result.Device
 	slot  chan struct{} // held by the test in progress
 	auth  failures
@@ -45,11 +46,15 @@ const (
 // Open opens the server's device; call it before Serve so that a wrong device fails
 // at start-up, not at the first client.
 func (sv *Server) Open() error {
-	dev, err := verbs.Open(sv.Local.Device, sv.Local.Port, sv.Local.GIDIndex)
+	eng := sv.Engine
+	if eng == nil {
+		eng = Verbs
+	}
+	dev, err := eng.Open(sv.Local)
 	if err != nil {
 		return err
 	}
-	sv.dev, sv.me = dev, identity(dev)
+	sv.dev, sv.me = dev, dev.Identity()
 	return nil
 }
 
@@ -316,11 +321,15 @@ func isNetErr(err error) bool {
 // test serves one plan: the buffer and QPs exist only for its duration.
 func (sv *Server) test(ctx context.Context, c *oob.Conn, cfg result.Config) error {
 	refuse := func(err error) error { c.SendError(err); return err }
-	Defaults(&cfg)
+	op, ok := sv.Ops[cfg.Op]
+	if cfg.Test == "region" {
+		op, ok = regionOp, true
+	} else {
+		Defaults(&cfg)
+	}
 	if err := Validate(cfg); err != nil {
 		return refuse(fmt.Errorf("invalid plan: %w", err))
 	}
-	op, ok := sv.Ops[cfg.Op]
 	if !ok {
 		return refuse(fmt.Errorf("this server does not serve %s tests", oob.Quote(cfg.Op)))
 	}
@@ -379,6 +388,10 @@ func (sv *Server) test(ctx context.Context, c *oob.Conn, cfg result.Config) erro
 		return refuse(err)
 	}
 	rep := oob.Report{}
+	if cfg.Test == "region" {
+		d := s.Digest(0, cfg.MsgSizeBytes)
+		rep.Digest = hex.EncodeToString(d[:])
+	}
 	if cfg.Verify && op.ToServer {
 		var completed []uint64
 		if done.Done != nil {

@@ -67,6 +67,9 @@ type Auth struct {
 // Report is the server's side of a finished test.
 type Report struct {
 	Verify *result.Verify `json:"verify,omitempty"`
+	// Digest (region plans): the lowercase hex SHA-256 of the region when the client
+	// said done.
+	Digest string `json:"digest,omitempty"`
 }
 
 // Done ends a bandwidth measurement: how many WRs of each QP completed, so that the
@@ -131,7 +134,8 @@ func Lost(err error) bool {
 	}
 	var ne net.Error
 	var proto *ProtocolError
-	return errors.As(err, &ne) || errors.As(err, &proto) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
+	return errors.As(err, &ne) || errors.As(err, &proto) || errors.Is(err, net.ErrClosed) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
 }
 
 // ErrVersion is a peer that speaks another protocol version.

@@ -1,4 +1,4 @@
-//go:build cgo
+//go:build linux && cgo
 
 package verbs
 
@@ -96,9 +96,9 @@ func (s *Session) Bandwidth(p BWParams) (BWResult, error) {
 	a.lstride = C.uint64_t(l.LSlots * l.Stride)
 	a.rstride = C.uint64_t(l.RSlots * l.Stride)
 	a.iters = C.uint64_t(p.Iters)
-	if p.DeadlineNS > 0 {
+	if p.Duration > 0 {
 		a.iters = C.uint64_t(math.MaxUint64)
-		a.deadline_ns = C.int64_t(p.DeadlineNS)
+		a.deadline_ns = C.rb_now() + C.int64_t(p.Duration.Nanoseconds())
 	}
 	a.tx_depth = C.uint32_t(p.SQDepth)
 	a.post_list = C.uint32_t(p.PostList)

@@ -1,3 +1,5 @@
+//go:build linux && cgo
+
 // See rb.h. No function here calls back into Go.
 #include "rb.h"
 #include <errno.h>

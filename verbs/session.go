@@ -1,4 +1,4 @@
-//go:build cgo
+//go:build linux && cgo
 
 package verbs
 
@@ -10,6 +10,7 @@ package verbs
 import "C"
 
 import (
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -22,9 +23,6 @@ import (
 
 	"github.com/rdmabench/rdmabench/oob"
 )
-
-// Now is the clock the loops use (CLOCK_MONOTONIC_RAW, ns).
-func Now() int64 { return int64(C.rb_now()) }
 
 // Device is an opened device with its protection domain, bound to one port and GID.
 type Device struct {
@@ -359,6 +357,9 @@ func (s *Session) Check(seed uint32, off, n int) int64 {
 	}
 	return bad
 }
+
+// Digest is the SHA-256 of [off, off+n) of the test region.
+func (s *Session) Digest(off, n int) [32]byte { return sha256.Sum256(s.Bytes()[off : off+n]) }
 
 // Stop asks a running loop to finish what is in flight and return; safe from any goroutine.
 func (s *Session) Stop() { atomic.StoreInt32((*int32)(unsafe.Pointer(s.stop)), 1) }

@@ -164,17 +164,17 @@ type Layout struct {
 
 // BWParams drives a bandwidth loop.
 type BWParams struct {
-	Op         Op
-	Size       int
-	Layout     Layout
-	Iters      uint64 // per QP
-	DeadlineNS int64  // absolute, on Now()'s clock; 0 = none. Iters is then ignored.
-	SQDepth    int
-	PostList   int
-	CQMod      int
-	Inline     bool
-	Events     bool          // sleep on completion events (the session must have Spec.Events)
-	Timeout    time.Duration // fail when no completion arrives for this long; 0 = never
+	Op       Op
+	Size     int
+	Layout   Layout
+	Iters    uint64        // per QP
+	Duration time.Duration // duration mode: post until this long after the call; Iters is then ignored
+	SQDepth  int
+	PostList int
+	CQMod    int
+	Inline   bool
+	Events   bool          // sleep on completion events (the session must have Spec.Events)
+	Timeout  time.Duration // fail when no completion arrives for this long; 0 = never
 }
 
 // Samples is every latency sample of one loop: the histogram (ns) and exact moments.

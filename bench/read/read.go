@@ -26,7 +26,7 @@ var Op = bench.Op{
 		}
 		return bench.Spec(c, bench.DestBytes(c), false, false, c.SQDepth)
 	},
-	ClientLatency: func(s *verbs.Session, c result.Config, _, n uint64, timeout time.Duration) (verbs.LatResult, error) {
+	ClientLatency: func(s bench.Session, c result.Config, _, n uint64, timeout time.Duration) (verbs.LatResult, error) {
 		return s.ReadLatency(verbs.ReadLatParams{Size: c.MsgSizeBytes, Iters: n, Timeout: timeout})
 	},
 	LatKind: "read_completion",

@@ -46,11 +46,11 @@ func params(c result.Config, initiator bool, first, n uint64, timeout time.Durat
 	}
 }
 
-func clientLatency(s *verbs.Session, c result.Config, first, n uint64, timeout time.Duration) (verbs.LatResult, error) {
+func clientLatency(s bench.Session, c result.Config, first, n uint64, timeout time.Duration) (verbs.LatResult, error) {
 	return s.PingPong(params(c, true, first, n, timeout))
 }
 
-func serverLatency(s *verbs.Session, c result.Config, timeout time.Duration) error {
+func serverLatency(s bench.Session, c result.Config, timeout time.Duration) error {
 	_, err := s.PingPong(params(c, false, 0, c.WarmupIterations+c.Iterations, timeout))
 	return err
 }

@@ -1,0 +1,86 @@
+package bench
+
+import (
+	"os"
+
+	"github.com/rdmabench/rdmabench/oob"
+	"github.com/rdmabench/rdmabench/result"
+	"github.com/rdmabench/rdmabench/verbs"
+)
+
+// Engine opens RDMA devices for the client and the server. Verbs, the cgo layer over
+// libibverbs, is the one rdmabench runs on; tests use a fake (bench/fake), so that the
+// whole protocol and both state machines run without a NIC.
+type Engine interface {
+	Open(l Local) (Device, error)
+}
+
+// Device is an opened device, bound to one port and GID.
+type Device interface {
+	// Identity is what a hello and a result say about the device and its host.
+	Identity() result.Device
+	// Clock names the timed loops' tick source and why it was chosen.
+	Clock() (name, note string)
+	NewSession(verbs.Spec) (Session, error)
+	Close() error
+}
+
+// Session is one test's resources on one side: QPs, a CQ and a registered buffer.
+type Session interface {
+	Local() oob.Endpoint
+	Connect(remote oob.Endpoint, mtu int) error
+	PathMTU() int
+	RdAtom() int
+	MaxInline() int
+	// Fill writes a verification pattern; Check returns the offset of the first byte
+	// that differs from it, or -1.
+	Fill(seed uint32, off, n int)
+	Check(seed uint32, off, n int) int64
+	// Digest is the SHA-256 of the buffer's n bytes from off.
+	Digest(off, n int) [32]byte
+	// The timed loops, each one cgo call.
+	Bandwidth(verbs.BWParams) (verbs.BWResult, error)
+	PingPong(verbs.PingPongParams) (verbs.LatResult, error)
+	ReadLatency(verbs.ReadLatParams) (verbs.LatResult, error)
+	// Stop makes the loop in progress return soon; safe from any goroutine.
+	Stop()
+	Close() error
+}
+
+// Verbs is the engine over libibverbs (without cgo, Open returns verbs.ErrUnsupported).
+var Verbs Engine = verbsEngine{}
+
+type verbsEngine struct{}
+
+func (verbsEngine) Open(l Local) (Device, error) {
+	d, err := verbs.Open(l.Device, l.Port, l.GIDIndex)
+	if err != nil {
+		return nil, err
+	}
+	return verbsDevice{d}, nil
+}
+
+type verbsDevice struct{ d *verbs.Device }
+
+func (v verbsDevice) Identity() result.Device {
+	d := v.d
+	host, _ := os.Hostname()
+	return result.Device{
+		Name: d.Info.Name, Driver: d.Info.Driver, Model: d.Info.Model, VendorID: d.Info.VendorID,
+		VendorPartID: d.Info.VendorPartID, FirmwareVer: d.Info.FirmwareVer, NodeGUID: d.Info.NodeGUID,
+		Port: d.Port.Port, LinkLayer: d.Port.LinkLayer, RateGbps: d.Port.RateGbps, ActiveMTU: d.Port.ActiveMTU,
+		GIDIndex: d.GID.Index, GIDType: d.GID.Type, Host: host,
+	}
+}
+
+func (verbsDevice) Clock() (string, string) { return verbs.Clock(), verbs.ClockNote() }
+
+func (v verbsDevice) NewSession(s verbs.Spec) (Session, error) {
+	sess, err := v.d.NewSession(s)
+	if err != nil {
+		return nil, err
+	}
+	return sess, nil
+}
+
+func (v verbsDevice) Close() error { return v.d.Close() }

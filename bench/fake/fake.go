@@ -1,0 +1,412 @@
+// Package fake is an RDMA engine for tests: sessions whose QPs "connect" through an
+// in-process fabric and whose loops move real bytes between Go buffers, so that the
+// client, the server and the protocol between them (bench) run without a NIC or cgo.
+//
+// Nothing it returns is a measurement: every duration and latency is synthetic (a
+// fixed cost per WR), and results carry the clock "fake".
+package fake
+
+import (
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/rdmabench/rdmabench/bench"
+	"github.com/rdmabench/rdmabench/oob"
+	"github.com/rdmabench/rdmabench/result"
+	"github.com/rdmabench/rdmabench/verbs"
+)
+
+var (
+	_ bench.Engine  = (*Engine)(nil)
+	_ bench.Device  = (*Device)(nil)
+	_ bench.Session = (*Session)(nil)
+)
+
+// Fabric joins engines: a session connects to the session that owns the remote QPs.
+type Fabric struct {
+	mu   sync.Mutex
+	qps  map[uint32]*Session
+	next uint32
+}
+
+// NewFabric returns an empty fabric.
+func NewFabric() *Fabric { return &Fabric{qps: map[uint32]*Session{}, next: 0x100} }
+
+// Engine is one side's device provider. Its fields inject faults; set them before use
+// (or between tests: they are read when a call starts).
+type Engine struct {
+	Fabric *Fabric
+	Name   string        // the device name (default "fake0")
+	Cost   time.Duration // synthetic time per WR (default 1 µs)
+
+	FailOpen    error // Open returns it
+	FailSession error // NewSession returns it
+	FailConnect error // Connect returns it
+	// FailLoop makes every loop fail after half its work with this error (for example
+	// a *verbs.CompletionError).
+	FailLoop error
+	// Stall makes every loop wait, as for a peer that stopped answering, until Stop or
+	// the loop's timeout (then a *verbs.TimeoutError).
+	Stall bool
+	// Corrupt flips a byte of the last message each bandwidth loop delivers.
+	Corrupt bool
+
+	mu       sync.Mutex
+	sessions []*Session
+}
+
+// Open returns a device; l.Device "" or the engine's name opens it.
+func (e *Engine) Open(l bench.Local) (bench.Device, error) {
+	if e.FailOpen != nil {
+		return nil, e.FailOpen
+	}
+	if l.Device != "" && l.Device != e.name() {
+		return nil, fmt.Errorf("RDMA device %q not found; available: %s", l.Device, e.name())
+	}
+	port := l.Port
+	if port == 0 {
+		port = 1
+	}
+	return &Device{e: e, port: port}, nil
+}
+
+func (e *Engine) name() string {
+	if e.Name == "" {
+		return "fake0"
+	}
+	return e.Name
+}
+
+// Sessions returns the sessions created so far (open or closed).
+func (e *Engine) Sessions() []*Session {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]*Session(nil), e.sessions...)
+}
+
+// Device is an opened fake device.
+type Device struct {
+	e      *Engine
+	port   int
+	closed atomic.Bool
+}
+
+func (d *Device) Identity() result.Device {
+	host, _ := os.Hostname()
+	return result.Device{Name: d.e.name(), Driver: "fake", Model: "fake engine", Port: d.port,
+		LinkLayer: "Ethernet", ActiveMTU: 1024, GIDType: "RoCE v2", Host: host}
+}
+
+func (d *Device) Clock() (string, string) { return "fake", "synthetic times from a test engine" }
+
+func (d *Device) Close() error { d.closed.Store(true); return nil }
+
+// Closed says whether Close was called.
+func (d *Device) Closed() bool { return d.closed.Load() }
+
+func (d *Device) NewSession(spec verbs.Spec) (bench.Session, error) {
+	e := d.e
+	if e.FailSession != nil {
+		return nil, e.FailSession
+	}
+	if spec.NumQP < 1 || spec.SQDepth < 1 || spec.BufSize < 1 {
+		return nil, fmt.Errorf("fake: bad spec %+v", spec)
+	}
+	f := e.Fabric
+	s := &Session{e: e, Spec: spec, buf: make([]byte, spec.BufSize)}
+	f.mu.Lock()
+	for range spec.NumQP {
+		f.next++
+		s.qpns = append(s.qpns, f.next)
+		f.qps[f.next] = s
+	}
+	f.mu.Unlock()
+	e.mu.Lock()
+	e.sessions = append(e.sessions, s)
+	e.mu.Unlock()
+	return s, nil
+}
+
+// Session is a fake test session: a Go buffer and QP numbers in the fabric.
+type Session struct {
+	e    *Engine
+	Spec verbs.Spec
+	buf  []byte
+	qpns []uint32
+
+	mu     sync.Mutex
+	peer   *Session
+	closed bool
+	stop   atomic.Bool
+	rounds atomic.Uint64 // ping-pong rounds this side has completed
+	Loops  atomic.Int32  // loops run
+}
+
+// Bytes is the session's buffer.
+func (s *Session) Bytes() []byte { return s.buf }
+
+func (s *Session) Local() oob.Endpoint {
+	return oob.Endpoint{QPNs: append([]uint32(nil), s.qpns...), PSNs: make([]uint32, len(s.qpns)),
+		GID: "fe80::1", GIDType: "RoCE v2", LinkLayer: "Ethernet", MTU: 1024, RdAtom: 16,
+		Addr: uint64(s.qpns[0]) << 32, RKey: s.qpns[0], Len: uint64(len(s.buf))}
+}
+
+func (s *Session) Connect(r oob.Endpoint, mtu int) error {
+	if s.e.FailConnect != nil {
+		return s.e.FailConnect
+	}
+	if len(r.QPNs) != len(s.qpns) {
+		return &verbs.VerbError{Verb: "ibv_modify_qp", Phase: "RTR", Err: fmt.Errorf("the peer has %d QPs, this side %d", len(r.QPNs), len(s.qpns))}
+	}
+	f := s.e.Fabric
+	f.mu.Lock()
+	p := f.qps[r.QPNs[0]]
+	f.mu.Unlock()
+	if p == nil || p.Local().RKey != r.RKey {
+		return &verbs.VerbError{Verb: "ibv_modify_qp", Phase: "RTR", Err: errors.New("no such remote QP")}
+	}
+	s.mu.Lock()
+	s.peer = p
+	s.mu.Unlock()
+	return nil
+}
+
+func (s *Session) PathMTU() int   { return 1024 }
+func (s *Session) RdAtom() int    { return 16 }
+func (s *Session) MaxInline() int { return s.Spec.InlineSize }
+
+func (s *Session) Fill(seed uint32, off, n int) {
+	for i := range n {
+		s.buf[off+i] = pattern(i, seed)
+	}
+}
+
+func (s *Session) Check(seed uint32, off, n int) int64 {
+	for i := range n {
+		if s.buf[off+i] != pattern(i, seed) {
+			return int64(off + i)
+		}
+	}
+	return -1
+}
+
+// pattern is the fake's verification pattern: byte 0 is the seed's low byte, as in the
+// verbs layer's, so that slot seeds tell even 1-byte messages apart.
+func pattern(i int, seed uint32) byte {
+	if i == 0 {
+		return byte(seed)
+	}
+	x := uint32(i)*2654435761 + seed*0x9E3779B9
+	x ^= x >> 15
+	x *= 0x85EBCA6B
+	return byte(x ^ x>>13 ^ x>>24)
+}
+
+func (s *Session) Digest(off, n int) [32]byte { return sha256.Sum256(s.buf[off : off+n]) }
+
+func (s *Session) Stop() { s.stop.Store(true) }
+
+func (s *Session) Close() error {
+	f := s.e.Fabric
+	f.mu.Lock()
+	for _, q := range s.qpns {
+		delete(f.qps, q)
+	}
+	f.mu.Unlock()
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+	return nil
+}
+
+// Closed says whether Close was called.
+func (s *Session) Closed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
+}
+
+// connected returns the peer, or the completion error an RC QP would see without one.
+func (s *Session) connected() (*Session, error) {
+	s.mu.Lock()
+	p := s.peer
+	s.mu.Unlock()
+	if p == nil {
+		return nil, &verbs.VerbError{Verb: "ibv_post_send", Err: errors.New("QP not connected")}
+	}
+	if p.Closed() {
+		return nil, &verbs.CompletionError{Status: "IBV_WC_RETRY_EXC_ERR", Detail: "transport retry counter exceeded", Opcode: "RDMA_WRITE", QPNum: s.qpns[0]}
+	}
+	return p, nil
+}
+
+func (s *Session) cost() time.Duration {
+	if s.e.Cost > 0 {
+		return s.e.Cost
+	}
+	return time.Microsecond
+}
+
+// stall waits as a loop whose peer went silent does: until Stop, or timeout.
+func (s *Session) stall(phase, wait string, timeout time.Duration) error {
+	start := time.Now()
+	for !s.stop.Load() {
+		if timeout > 0 && time.Since(start) >= timeout {
+			return &verbs.TimeoutError{Phase: phase, Wait: wait, After: timeout}
+		}
+		time.Sleep(time.Millisecond)
+	}
+	return nil
+}
+
+// sleep waits d of real time, or until Stop; it returns the time waited.
+func (s *Session) sleep(d time.Duration) time.Duration {
+	start := time.Now()
+	for time.Since(start) < d && !s.stop.Load() {
+		time.Sleep(min(time.Millisecond, d-time.Since(start)))
+	}
+	return time.Since(start)
+}
+
+// maxSamples bounds the synthetic latency samples a loop records.
+const maxSamples = 1 << 16
+
+func (s *Session) samples(n uint64, v time.Duration) verbs.Samples {
+	xs := make([]int64, min(n, maxSamples))
+	for i := range xs {
+		xs[i] = v.Nanoseconds() + int64(i%7) // a little spread, for the statistics
+	}
+	h, m := result.FromSamples(xs)
+	return verbs.Samples{Hist: h, Moments: m}
+}
+
+// Bandwidth moves the bytes the real loop would: WR i of QP q copies local slot
+// i % LSlots to remote slot i % RSlots (READ: the other way). Only the last WRs into
+// each slot are copied, which leaves the buffers as the whole run would.
+func (s *Session) Bandwidth(p verbs.BWParams) (verbs.BWResult, error) {
+	s.Loops.Add(1)
+	l := p.Layout
+	if p.Size < 1 || l.Stride < p.Size || l.LSlots < 1 || l.RSlots < 1 || len(s.qpns)*l.LSlots*l.Stride > len(s.buf) {
+		return verbs.BWResult{}, fmt.Errorf("bandwidth loop: message size %d, slots %d/%d of %d bytes: not a layout", p.Size, l.LSlots, l.RSlots, l.Stride)
+	}
+	if p.CQMod < 1 || p.CQMod > p.SQDepth || p.PostList < 1 || p.PostList > p.SQDepth || p.SQDepth > s.Spec.SQDepth {
+		return verbs.BWResult{}, fmt.Errorf("need 1 <= cq-mod (%d) <= sq-depth (%d) and 1 <= post-list (%d) <= sq-depth, sq-depth <= %d", p.CQMod, p.SQDepth, p.PostList, s.Spec.SQDepth)
+	}
+	peer, err := s.connected()
+	if err != nil {
+		return verbs.BWResult{}, err
+	}
+	if s.e.Stall {
+		return verbs.BWResult{PerQP: make([]uint64, len(s.qpns))}, s.stall("bandwidth loop", "completions", p.Timeout)
+	}
+	n := p.Iters
+	dur := time.Duration(n) * s.cost()
+	if p.Duration > 0 {
+		dur = s.sleep(p.Duration)
+		n = uint64(dur / s.cost())
+	} else if s.stop.Load() {
+		n, dur = 0, 0
+	}
+	if s.e.FailLoop != nil {
+		n /= 2
+	}
+	nqp := len(s.qpns)
+	res := verbs.BWResult{Completed: n * uint64(nqp), DurationNS: dur.Nanoseconds(), PerQP: make([]uint64, nqp)}
+	for q := range nqp {
+		res.PerQP[q] = n
+		k := min(n, uint64(max(l.LSlots, l.RSlots)))
+		for i := n - k; i < n; i++ {
+			lo := (q*l.LSlots + int(i%uint64(l.LSlots))) * l.Stride
+			ro := (q*l.RSlots + int(i%uint64(l.RSlots))) * l.Stride
+			if p.Op == verbs.Read {
+				copy(s.buf[lo:lo+p.Size], peer.buf[ro:ro+p.Size])
+			} else {
+				copy(peer.buf[ro:ro+p.Size], s.buf[lo:lo+p.Size])
+			}
+		}
+	}
+	if s.e.Corrupt && n > 0 {
+		dst, at := peer.buf, (int((n-1)%uint64(l.RSlots)))*l.Stride
+		if p.Op == verbs.Read {
+			dst, at = s.buf, (int((n-1)%uint64(l.LSlots)))*l.Stride
+		}
+		dst[at] ^= 0xff
+	}
+	res.Lat = s.samples(res.Completed/uint64(p.CQMod), time.Duration(p.SQDepth)*s.cost())
+	if p.Events {
+		res.Events = res.Completed / uint64(p.CQMod)
+	}
+	return res, s.e.FailLoop
+}
+
+// PingPong: the initiator runs its rounds, writing its send half into the peer's
+// receive half; the responder waits until the initiator has done the rounds it was
+// told of, or until Stop.
+func (s *Session) PingPong(p verbs.PingPongParams) (verbs.LatResult, error) {
+	s.Loops.Add(1)
+	if 2*p.Size > len(s.buf) {
+		return verbs.LatResult{}, fmt.Errorf("ping-pong of %d bytes needs a %d-byte buffer", p.Size, 2*p.Size)
+	}
+	peer, err := s.connected()
+	if err != nil {
+		return verbs.LatResult{}, err
+	}
+	if s.e.Stall {
+		return verbs.LatResult{}, s.stall("write ping-pong", "the peer's answer", p.Timeout)
+	}
+	if !p.Initiator {
+		target := p.First + p.Iters
+		last, since := peer.rounds.Load(), time.Now()
+		for !s.stop.Load() && peer.rounds.Load() < target {
+			if r := peer.rounds.Load(); r != last {
+				last, since = r, time.Now()
+			}
+			if p.Timeout > 0 && time.Since(since) > p.Timeout {
+				return verbs.LatResult{}, &verbs.TimeoutError{Phase: "write ping-pong", Wait: "the peer's ping", After: p.Timeout}
+			}
+			time.Sleep(100 * time.Microsecond)
+		}
+		return verbs.LatResult{Done: peer.rounds.Load() - min(peer.rounds.Load(), p.First)}, nil
+	}
+	n := p.Iters
+	if s.stop.Load() {
+		n = 0
+	}
+	if s.e.FailLoop != nil {
+		n /= 2
+	}
+	copy(peer.buf[:p.Size], s.buf[p.Size:2*p.Size])
+	s.rounds.Store(p.First + n)
+	rtt := 2 * s.cost()
+	lat := rtt
+	if p.OneWay {
+		lat /= 2
+	}
+	return verbs.LatResult{Done: n, DurationNS: (time.Duration(n) * rtt).Nanoseconds(), Lat: s.samples(n, lat)}, s.e.FailLoop
+}
+
+// ReadLatency reads the peer's first Size bytes Iters times.
+func (s *Session) ReadLatency(p verbs.ReadLatParams) (verbs.LatResult, error) {
+	s.Loops.Add(1)
+	peer, err := s.connected()
+	if err != nil {
+		return verbs.LatResult{}, err
+	}
+	if s.e.Stall {
+		return verbs.LatResult{}, s.stall("read latency loop", "a READ completion", p.Timeout)
+	}
+	n := p.Iters
+	if s.stop.Load() {
+		n = 0
+	}
+	if s.e.FailLoop != nil {
+		n /= 2
+	}
+	copy(s.buf[:p.Size], peer.buf[:p.Size])
+	return verbs.LatResult{Done: n, DurationNS: (time.Duration(n) * s.cost()).Nanoseconds(), Lat: s.samples(n, s.cost())}, s.e.FailLoop
+}

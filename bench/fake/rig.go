@@ -1,0 +1,156 @@
+package fake
+
+import (
+	"bytes"
+	"context"
+	"log"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rdmabench/rdmabench/bench"
+)
+
+// Rig is an rdmabench server and its clients on one fabric, talking over net.Pipe.
+type Rig struct {
+	Fabric         *Fabric
+	Client, Server *Engine
+	Srv            *bench.Server
+
+	tb     testing.TB
+	l      *pipeListener
+	cancel context.CancelFunc
+	served chan error
+	once   sync.Once
+	logMu  sync.Mutex
+	logs   bytes.Buffer
+}
+
+// NewRig starts a server that serves ops (the client engine is Rig.Client). configure,
+// when not nil, sets the server's fields (Token, limits ...) before it opens. The
+// server is shut down when the test ends.
+func NewRig(tb testing.TB, ops map[string]bench.Op, configure func(*bench.Server)) *Rig {
+	tb.Helper()
+	f := NewFabric()
+	r := &Rig{Fabric: f, Client: &Engine{Fabric: f, Name: "fake0"}, Server: &Engine{Fabric: f, Name: "fake1"},
+		tb: tb, l: newPipeListener(), served: make(chan error, 1)}
+	r.Srv = &bench.Server{Engine: r.Server, Ops: ops, MaxBuffer: 1 << 30, Timeout: 2 * time.Second,
+		Log: log.New(logWriter{r}, "", 0)}
+	if configure != nil {
+		configure(r.Srv)
+	}
+	if err := r.Srv.Open(); err != nil {
+		tb.Fatalf("fake server: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	r.cancel = cancel
+	go func() { r.served <- r.Srv.Serve(ctx, r.l) }()
+	tb.Cleanup(func() { r.Shutdown() })
+	return r
+}
+
+// Dial connects a new client with the rig's client engine.
+func (r *Rig) Dial(token string) (*bench.Client, error) {
+	dev, err := r.Client.Open(bench.Local{})
+	if err != nil {
+		return nil, err
+	}
+	return bench.NewClient(r.l.dial(), dev, "fake-server:18600", token, 2*time.Second)
+}
+
+// DialConn connects a raw connection to the server (a client speaking the protocol
+// by hand).
+func (r *Rig) DialConn() net.Conn { return r.l.dial() }
+
+// CutServer breaks every connection at the server's end, as a crash would.
+func (r *Rig) CutServer() { r.l.cut(true) }
+
+// CutClients breaks every connection at the clients' end.
+func (r *Rig) CutClients() { r.l.cut(false) }
+
+// Shutdown stops the server as SIGTERM does and waits for Serve to return.
+func (r *Rig) Shutdown() {
+	r.once.Do(func() {
+		r.cancel()
+		select {
+		case err := <-r.served:
+			if err != nil {
+				r.tb.Errorf("Serve: %v", err)
+			}
+		case <-time.After(10 * time.Second):
+			r.tb.Errorf("Serve did not return within 10 s of shutdown")
+		}
+	})
+}
+
+// Logs is what the server logged so far.
+func (r *Rig) Logs() string {
+	r.logMu.Lock()
+	defer r.logMu.Unlock()
+	return r.logs.String()
+}
+
+type logWriter struct{ r *Rig }
+
+func (w logWriter) Write(p []byte) (int, error) {
+	w.r.logMu.Lock()
+	defer w.r.logMu.Unlock()
+	return w.r.logs.Write(p)
+}
+
+// pipeListener hands out the server ends of net.Pipe connections.
+type pipeListener struct {
+	conns  chan net.Conn
+	done   chan struct{}
+	once   sync.Once
+	mu     sync.Mutex
+	client []net.Conn
+	server []net.Conn
+}
+
+func newPipeListener() *pipeListener {
+	return &pipeListener{conns: make(chan net.Conn), done: make(chan struct{})}
+}
+
+func (l *pipeListener) dial() net.Conn {
+	c, s := net.Pipe()
+	l.mu.Lock()
+	l.client, l.server = append(l.client, c), append(l.server, s)
+	l.mu.Unlock()
+	select {
+	case l.conns <- s:
+	case <-l.done:
+		s.Close()
+	}
+	return c
+}
+
+func (l *pipeListener) cut(server bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	cs := l.client
+	if server {
+		cs = l.server
+	}
+	for _, c := range cs {
+		c.Close()
+	}
+}
+
+func (l *pipeListener) Accept() (net.Conn, error) {
+	select {
+	case c := <-l.conns:
+		return c, nil
+	case <-l.done:
+		return nil, net.ErrClosed
+	}
+}
+
+func (l *pipeListener) Close() error   { l.once.Do(func() { close(l.done) }); return nil }
+func (l *pipeListener) Addr() net.Addr { return pipeAddr{} }
+
+type pipeAddr struct{}
+
+func (pipeAddr) Network() string { return "pipe" }
+func (pipeAddr) String() string  { return "pipe" }

@@ -1,0 +1,301 @@
+package bench_test
+
+// The client and the server over net.Pipe, measuring with the fake engine: the whole
+// protocol (hello, token, plan, refusal, endpoints, ready, beats, done, report, errors,
+// peer loss) without a NIC, cgo or qemu.
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rdmabench/rdmabench/bench"
+	"github.com/rdmabench/rdmabench/bench/fake"
+	"github.com/rdmabench/rdmabench/bench/read"
+	"github.com/rdmabench/rdmabench/bench/write"
+	"github.com/rdmabench/rdmabench/oob"
+	"github.com/rdmabench/rdmabench/result"
+	"github.com/rdmabench/rdmabench/verbs"
+)
+
+var ops = map[string]bench.Op{"write": write.Op, "read": read.Op}
+
+func dial(t *testing.T, r *fake.Rig, token string) *bench.Client {
+	t.Helper()
+	c, err := r.Dial(token)
+	if err != nil {
+		t.Fatalf("dial: %v", err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func run(t *testing.T, c *bench.Client, cfg result.Config) (result.Result, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	return c.Run(ctx, ops[cfg.Op], cfg)
+}
+
+// A session runs several plans, each measured and (with --verify) verified on the
+// side the data went to.
+func TestPipeRunsEveryTest(t *testing.T) {
+	r := fake.NewRig(t, ops, nil)
+	c := dial(t, r, "")
+	if c.ServerDevice().Name != "fake1" || c.Device().Name != "fake0" {
+		t.Fatalf("hellos: client %q, server %q", c.Device().Name, c.ServerDevice().Name)
+	}
+	for _, cfg := range []result.Config{
+		{Op: "write", Test: "bw", Verify: true, Iterations: 300, MsgSizeBytes: 4096, SQDepth: 16},
+		{Op: "read", Test: "bw", Verify: true, Iterations: 300, MsgSizeBytes: 100, NumQPs: 3},
+		{Op: "write", Test: "bw", Verify: true, DurationS: 0.05, NumQPs: 2, MsgSizeBytes: 1},
+		{Op: "write", Test: "lat", Iterations: 200},
+		{Op: "read", Test: "lat", Iterations: 200},
+	} {
+		res, err := run(t, c, cfg)
+		name := cfg.Op + " " + cfg.Test
+		if err != nil || res.Error != "" {
+			t.Fatalf("%s: %v (%s)", name, err, res.Error)
+		}
+		if res.Iterations == 0 || res.DurationNS <= 0 || res.Clock != "fake" {
+			t.Errorf("%s: iterations %d, duration %d, clock %q", name, res.Iterations, res.DurationNS, res.Clock)
+		}
+		if cfg.Verify && (res.Verify == nil || !res.Verify.OK) {
+			t.Errorf("%s: verification %+v", name, res.Verify)
+		}
+		if cfg.Test == "lat" && (res.Lat.Samples != cfg.Iterations || res.LatKind != ops[cfg.Op].LatKind) {
+			t.Errorf("%s: %d samples of %q", name, res.Lat.Samples, res.LatKind)
+		}
+		if cfg.Test == "bw" && cfg.DurationS == 0 && res.Iterations != cfg.Iterations*uint64(max(1, cfg.NumQPs)) {
+			t.Errorf("%s: %d messages, want %d", name, res.Iterations, cfg.Iterations*uint64(max(1, cfg.NumQPs)))
+		}
+	}
+	// Every session the server made for a test is gone with the test.
+	for _, s := range r.Server.Sessions() {
+		if !s.Closed() {
+			t.Errorf("a server session outlived its test: %+v", s.Spec)
+		}
+	}
+}
+
+// Bytes that arrive wrong are caught on the side they arrived at.
+func TestPipeVerificationFails(t *testing.T) {
+	r := fake.NewRig(t, ops, nil)
+	c := dial(t, r, "")
+	r.Client.Corrupt = true
+	for _, op := range []string{"write", "read"} {
+		res, err := run(t, c, result.Config{Op: op, Test: "bw", Verify: true, Iterations: 50})
+		side := map[string]string{"write": "server", "read": "client"}[op]
+		if err == nil || !strings.Contains(err.Error(), "verification failed at the "+side) || res.Verify == nil || res.Verify.OK {
+			t.Errorf("%s: want a verification failure at the %s, got %v, %+v", op, side, err, res.Verify)
+		}
+	}
+}
+
+func TestPipeTokens(t *testing.T) {
+	r := fake.NewRig(t, ops, func(s *bench.Server) { s.Token = "s3cret" })
+	if c, err := r.Dial("s3cret"); err != nil {
+		t.Fatalf("right token: %v", err)
+	} else {
+		if _, err := run(t, c, result.Config{Op: "write", Test: "bw", Iterations: 10}); err != nil {
+			t.Errorf("authenticated run: %v", err)
+		}
+		c.Close()
+	}
+	for token, want := range map[string]string{
+		"":      "requires a token",
+		"wrong": "authentication failed",
+	} {
+		_, err := r.Dial(token)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("token %q: want %q, got %v", token, want, err)
+		}
+	}
+	open := fake.NewRig(t, ops, nil)
+	if _, err := open.Dial("s3cret"); err == nil || !strings.Contains(err.Error(), "cannot prove") {
+		t.Errorf("a token against a server without one must be refused, got %v", err)
+	}
+}
+
+// A plan the server refuses is reported with the server's reason, and the session
+// goes on: the next plan runs.
+func TestPipeRefusalsKeepTheSession(t *testing.T) {
+	r := fake.NewRig(t, ops, func(s *bench.Server) { s.MaxBuffer = 1 << 20; s.MaxTestTime = time.Second })
+	c := dial(t, r, "")
+	for _, tc := range []struct {
+		cfg  result.Config
+		want string
+	}{
+		{result.Config{Op: "write", Test: "bw", MsgSizeBytes: 8 << 20, Iterations: 10}, "--max-buffer"},
+		{result.Config{Op: "write", Test: "bw", DurationS: 5}, "--max-test-time"},
+	} {
+		res, err := run(t, c, tc.cfg)
+		var pe *oob.PeerError
+		if !errors.As(err, &pe) || !strings.Contains(err.Error(), tc.want) || res.Error == "" {
+			t.Errorf("want the server's refusal naming %s, got %v", tc.want, err)
+		}
+	}
+	r.Server.FailSession = errors.New("ibv_reg_mr: cannot allocate memory")
+	if _, err := run(t, c, result.Config{Op: "read", Test: "bw", Iterations: 10}); err == nil || !strings.Contains(err.Error(), "ibv_reg_mr") {
+		t.Errorf("the server's session error must reach the client, got %v", err)
+	}
+	r.Server.FailSession = nil
+	if res, err := run(t, c, result.Config{Op: "write", Test: "bw", Iterations: 10}); err != nil || res.Iterations != 10 {
+		t.Fatalf("after refusals the session must still run plans: %v", err)
+	}
+}
+
+// A client-side failure is the result's error, with what was measured; the server
+// hears about it and serves the next plan.
+func TestPipeClientLoopFails(t *testing.T) {
+	r := fake.NewRig(t, ops, nil)
+	c := dial(t, r, "")
+	r.Client.FailLoop = &verbs.CompletionError{Status: "IBV_WC_REM_ACCESS_ERR", Opcode: "RDMA_WRITE", VendorErr: 0x88, QPNum: 0x101}
+	res, err := run(t, c, result.Config{Op: "write", Test: "bw", Iterations: 100, WarmupIterations: 0})
+	var ce *verbs.CompletionError
+	if !errors.As(err, &ce) || !strings.Contains(res.Error, "vendor error 0x88") {
+		t.Fatalf("want the completion error with its syndrome, got %v / %q", err, res.Error)
+	}
+	r.Client.FailLoop = nil
+	if _, err := run(t, c, result.Config{Op: "write", Test: "bw", Iterations: 10}); err != nil {
+		t.Fatalf("the next plan: %v", err)
+	}
+	if _, err := run(t, c, result.Config{Op: "read", Test: "bw", Iterations: 0, DurationS: 0}); err != nil {
+		t.Fatalf("defaults: %v", err)
+	}
+}
+
+// A stalled peer is a timeout error, never a hang.
+func TestPipeStalledLoopTimesOut(t *testing.T) {
+	r := fake.NewRig(t, ops, nil)
+	c := dial(t, r, "")
+	r.Client.Stall = true
+	start := time.Now()
+	_, err := run(t, c, result.Config{Op: "read", Test: "lat", Iterations: 10})
+	var te *verbs.TimeoutError
+	if !errors.As(err, &te) || time.Since(start) > 10*time.Second {
+		t.Fatalf("want a timeout error within the client's timeout, got %v after %v", err, time.Since(start))
+	}
+}
+
+// Ctrl-C during a run stops it; what was measured is kept and marked interrupted.
+func TestPipeInterrupt(t *testing.T) {
+	r := fake.NewRig(t, ops, nil)
+	c := dial(t, r, "")
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(200*time.Millisecond, cancel)
+	start := time.Now()
+	res, err := c.Run(ctx, ops["write"], result.Config{Op: "write", Test: "bw", DurationS: 30, WarmupIterations: 0})
+	if err != nil || !res.Interrupted || res.Iterations == 0 || time.Since(start) > 5*time.Second {
+		t.Fatalf("interrupted run: %v, interrupted %v, %d messages, after %v", err, res.Interrupted, res.Iterations, time.Since(start))
+	}
+}
+
+// The server crashing during a test: the client's beat fails, its loop stops, the
+// result says the server was lost (and keeps what was measured).
+func TestPipeServerLost(t *testing.T) {
+	r := fake.NewRig(t, ops, nil)
+	c := dial(t, r, "")
+	time.AfterFunc(300*time.Millisecond, r.CutServer)
+	start := time.Now()
+	res, err := run(t, c, result.Config{Op: "write", Test: "bw", DurationS: 30, WarmupIterations: 0})
+	if err == nil || !strings.Contains(err.Error(), "lost the server") || time.Since(start) > 10*time.Second {
+		t.Fatalf("want 'lost the server' within seconds, got %v after %v", err, time.Since(start))
+	}
+	if res.Error == "" || res.Iterations == 0 {
+		t.Errorf("the result must keep what was measured and say what went wrong: %d messages, error %q", res.Iterations, res.Error)
+	}
+}
+
+// The client vanishing during a test: the server frees the test's session and serves
+// the next client.
+func TestPipeClientLost(t *testing.T) {
+	r := fake.NewRig(t, ops, nil)
+	c := dial(t, r, "")
+	go run(t, c, result.Config{Op: "write", Test: "lat", Iterations: 1 << 40})
+	deadline := time.Now().Add(5 * time.Second)
+	for len(r.Server.Sessions()) == 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	r.Client.Stall = true // the client's loop now waits on the peer, as after a crash
+	r.CutClients()
+	for time.Now().Before(deadline) && !r.Server.Sessions()[0].Closed() {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !r.Server.Sessions()[0].Closed() {
+		t.Fatalf("the server kept the lost client's session; log:\n%s", r.Logs())
+	}
+	r.Client.Stall = false
+	c2 := dial(t, r, "")
+	if _, err := run(t, c2, result.Config{Op: "read", Test: "bw", Iterations: 10}); err != nil {
+		t.Fatalf("next client: %v", err)
+	}
+}
+
+// Shutting the server down during a test tells the client.
+func TestPipeShutdownDuringTest(t *testing.T) {
+	r := fake.NewRig(t, ops, nil)
+	c := dial(t, r, "")
+	time.AfterFunc(200*time.Millisecond, r.Shutdown)
+	_, err := run(t, c, result.Config{Op: "write", Test: "bw", DurationS: 0.6, WarmupIterations: 0})
+	if err == nil || !strings.Contains(err.Error(), "shutting down") {
+		t.Fatalf("want the server's shutdown notice, got %v", err)
+	}
+}
+
+// A region plan (the public API's): the server exposes zeros for WRITE and READ and
+// reports the SHA-256 of what its region holds when the client is done.
+func TestPipeRegion(t *testing.T) {
+	r := fake.NewRig(t, ops, nil)
+	conn := oob.NewConn(r.DialConn(), 2*time.Second)
+	if _, err := bench.Handshake(conn, result.Device{Name: "api"}, ""); err != nil {
+		t.Fatal(err)
+	}
+	const size = 4096
+	if err := conn.Send(oob.Msg{Type: oob.TPlan, Plan: &result.Config{Op: "write", Test: "region", MsgSizeBytes: size, NumQPs: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	m, err := conn.Expect(oob.TEndpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Endpoint.Len != size {
+		t.Fatalf("region of %d bytes, want %d", m.Endpoint.Len, size)
+	}
+	dev, _ := r.Client.Open(bench.Local{})
+	s, err := dev.NewSession(verbs.Spec{NumQP: 1, SQDepth: 4, BufSize: size})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Connect(*m.Endpoint, 0); err != nil {
+		t.Fatal(err)
+	}
+	local := s.Local()
+	conn.Send(oob.Msg{Type: oob.TEndpoint, Endpoint: &local})
+	if _, err := conn.Expect(oob.TReady); err != nil {
+		t.Fatal(err)
+	}
+	s.Fill(7, 0, size)
+	if _, err := s.Bandwidth(verbs.BWParams{Op: verbs.Write, Size: size, Layout: verbs.Layout{LSlots: 1, RSlots: 1, Stride: size}, Iters: 1, SQDepth: 1, PostList: 1, CQMod: 1}); err != nil {
+		t.Fatal(err)
+	}
+	conn.Send(oob.Msg{Type: oob.TBeat})
+	conn.Send(oob.Msg{Type: oob.TDone})
+	rep, err := conn.Expect(oob.TReport)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := sha256.Sum256(s.(*fake.Session).Bytes())
+	if rep.Report.Digest != hex.EncodeToString(want[:]) {
+		t.Fatalf("digest %q, want %x", rep.Report.Digest, want)
+	}
+	// A region plan takes a size and QPs only.
+	conn.Send(oob.Msg{Type: oob.TPlan, Plan: &result.Config{Op: "write", Test: "region", MsgSizeBytes: size, NumQPs: 1, Verify: true}})
+	if _, err := conn.Expect(oob.TEndpoint); err == nil || !strings.Contains(err.Error(), "size and a number of QPs") {
+		t.Fatalf("want the region plan refused, got %v", err)
+	}
+}
