@@ -11,49 +11,29 @@
 set -u
 ROUNDS=${1:-${ROUNDS:-5}}
 B=${RDMABENCH_BIN:-$PWD/bin/rdmabench}
+# guest-lib.sh: the test bed's set-up, the GID choice (rb_gid: rdmabench's own) and the
+# perftest runner (pt); $0 is a copy in the test bed, hence VM_TOOL_DIR there.
+# shellcheck source=rxevm/guest-lib.sh source-path=SCRIPTDIR
+. "${VM_TOOL_DIR:-$(dirname "$0")/rxevm}/guest-lib.sh"
 if [ -n "${PARITY_DEV:-}" ]; then
-  DEV=$PARITY_DEV IP=${PARITY_IP:?set PARITY_IP}
+  SRV_DEV=$PARITY_DEV CLI_DEV=$PARITY_DEV SRV_IP=${PARITY_IP:?set PARITY_IP}
+  RDMABENCH_BIN=$B rb_gid "$SRV_DEV" || { echo "parity: no GID on $SRV_DEV"; exit 1; }
+  SRV_GID=$RB_GID_INDEX CLI_GID=$RB_GID_INDEX
 else
-  . "$VM_TOOL_DIR/guest-lib.sh"
-  rxe_setup_loop || { echo "Soft-RoCE setup failed"; exit 1; }
-  DEV=$SRV_DEV IP=$SRV_IP
+  RDMABENCH_BIN=$B rxe_setup_loop || { echo "Soft-RoCE setup failed"; exit 1; }
 fi
-GID=$($B devices --json | python3 -c '
-import json, sys, ipaddress
-for d in json.load(sys.stdin):
-    if d["name"] == sys.argv[1]:
-        for g in d["ports"][0]["gids"]:
-            if g["type"] == "RoCE v2" and ipaddress.ip_address(g["gid"]).version == 4:
-                print(g["index"]); sys.exit()
-print(0)' "$DEV")
+DEV=$SRV_DEV IP=$SRV_IP GID=$SRV_GID
 OUT=$(mktemp -d)
 echo "# parity on $DEV (GID $GID), $ROUNDS rounds per tool, $(nproc) CPUs, kernel $(uname -r), perftest $(ib_write_bw --version 2>/dev/null | sed -n "s/^Version: //p")"
 $B server -d "$DEV" -x "$GID" --bind "$IP" -p 18650 > "$OUT/server.log" 2>&1 &
 SPID=$!
 for i in $(seq 50); do (exec 3<>/dev/tcp/$IP/18650) 2>/dev/null && break; sleep 0.2; done
-port=18700
 
-# perf NAME ARGS: one perftest run (server and client here), its client's output in
-# $OUT/pc.log; retries perftest's clock-calibration failures. Not to be run in a
-# subshell: each try takes a fresh TCP port.
-perf() {
-  local name=$1; shift
-  local try rc sp
-  for try in 1 2 3; do
-    port=$((port + 1))
-    timeout 120 "$name" -d "$DEV" -x "$GID" -p $port "$@" > "$OUT/ps.log" 2>&1 &
-    sp=$!
-    sleep 1
-    timeout 120 "$name" -d "$DEV" -x "$GID" -p $port "$@" "$IP" > "$OUT/pc.log" 2>&1
-    rc=$?
-    wait $sp
-    if [ $rc = 0 ] && ! grep -qE 'inf|Correlation' "$OUT/pc.log"; then return 0; fi
-  done
-  { echo "perftest $name $* failed:"; cat "$OUT/pc.log"; } >> "$OUT/pt.err"
-  return 1
-}
+# Each perftest run is guest-lib's pt: server and client here on DEV, the client's output
+# in $OUT/pt-cli.log, failures in $OUT/pt.err; each try takes a fresh TCP port from 18701.
+PT_DIR=$OUT PT_PORT=18700
 # column N: the value in column N of perftest's last result row (empty if none)
-column() { awk -v c="$1" '$1 ~ /^[0-9]+$/ && NF >= c {v=$c} END {print v}' "$OUT/pc.log"; }
+column() { awk -v c="$1" '$1 ~ /^[0-9]+$/ && NF >= c {v=$c} END {print v}' "$OUT/pt-cli.log"; }
 # value EXPR: a number from the last rdmabench JSON result (empty if it is missing or null)
 value() {
   python3 -c '
@@ -66,7 +46,7 @@ except Exception:
 }
 # plans: the parameters each tool ran with, as each reports them
 plans() {
-  echo "    perftest: $(grep -E '^ (TX depth|Post List|CQ Moderation|Max inline data|Outstand reads) ' "$OUT/pc.log" | tr -s ' ' | paste -sd, -)"
+  echo "    perftest: $(grep -E '^ (TX depth|Post List|CQ Moderation|Max inline data|Outstand reads) ' "$OUT/pt-cli.log" | tr -s ' ' | paste -sd, -)"
   echo "    rdmabench: $(python3 -c '
 import json, sys
 r = json.load(open(sys.argv[1])); c = r["config"]
@@ -76,20 +56,20 @@ print("depth %s, post list %s, cq-mod %s, inline %s (used: %s), max_rd_atom %s, 
 }
 
 metric() { # NAME PERFTEST_ARGS RDMABENCH_ARGS PERFTEST_COLUMN RDMABENCH_EXPR
-  local name=$1 pt=$2 rb=$3 col=$4 expr=$5 i p r shown=
+  local name=$1 ptargs=$2 rb=$3 col=$4 expr=$5 i p r shown=
   : > "$OUT/$name.p"; : > "$OUT/$name.r"
   for i in $(seq "$ROUNDS"); do
     p= r=
     # Who goes first alternates, so that drift in the emulator favours neither tool.
     if [ $((i % 2)) = 1 ]; then
-      perf $pt && p=$(column "$col")
+      pt $ptargs 2>> "$OUT/pt.err" && p=$(column "$col")
     fi
     rm -f "$OUT/r.json"
     if $B $rb -d "$DEV" -x "$GID" -p 18650 "$IP" --json "$OUT/r.json" > /dev/null 2>>"$OUT/rb.err"; then
       r=$(value "$expr")
     fi
     if [ $((i % 2)) = 0 ]; then
-      perf $pt && p=$(column "$col")
+      pt $ptargs 2>> "$OUT/pt.err" && p=$(column "$col")
     fi
     echo "$p" >> "$OUT/$name.p"; echo "$r" >> "$OUT/$name.r"
     echo "  $name round $i: perftest ${p:--}, rdmabench ${r:--}"

@@ -3,6 +3,7 @@ package verbs
 import (
 	"fmt"
 	"net"
+	"strings"
 )
 
 // pickGID returns the GID entry at index, or with index -1 the one perftest would pick
@@ -43,4 +44,55 @@ func pickGID(p PortInfo, index int) (GIDEntry, error) {
 		}
 	}
 	return best, nil
+}
+
+// Choice is the device, port and GID entry rdmabench uses for a -d/-i/-x, as
+// `rdmabench devices --gid` prints it.
+type Choice struct {
+	Device string `json:"device"`
+	Port   int    `json:"port"`
+	GIDEntry
+}
+
+// Choose picks from devs what Open picks for name, port and gidIndex: the named device
+// or, with name "", the first whose port is usable; the port, which must be ACTIVE; its
+// GID entry (gidIndex, or with -1 the one perftest would pick). It needs no device, so
+// scripts ask `rdmabench devices --gid` instead of re-deriving the rule.
+func Choose(devs []DeviceInfo, name string, port, gidIndex int) (Choice, error) {
+	if len(devs) == 0 {
+		return Choice{}, ErrNoDevice
+	}
+	var names []string
+	for _, d := range devs {
+		names = append(names, d.Name)
+		if name != "" && d.Name != name {
+			continue
+		}
+		_, g, err := portAndGID(d, port, gidIndex)
+		if err != nil && name == "" {
+			continue // not usable; try the next one
+		}
+		return Choice{Device: d.Name, Port: port, GIDEntry: g}, err
+	}
+	if name == "" {
+		return Choice{}, fmt.Errorf("no RDMA device among %s has port %d ACTIVE: check the link with 'rdmabench devices'", strings.Join(names, ", "), port)
+	}
+	return Choice{}, fmt.Errorf("RDMA device %q not found; available: %s (see 'rdmabench devices')", name, strings.Join(names, ", "))
+}
+
+// portAndGID is the per-device part of the choice: the port (1-based, ACTIVE) and the
+// GID entry on it.
+func portAndGID(d DeviceInfo, port, gidIndex int) (PortInfo, GIDEntry, error) {
+	if port < 1 || port > len(d.Ports) {
+		return PortInfo{}, GIDEntry{}, fmt.Errorf("%s has no port %d (it has %d)", d.Name, port, len(d.Ports))
+	}
+	p := d.Ports[port-1]
+	if p.State != "ACTIVE" {
+		return PortInfo{}, GIDEntry{}, fmt.Errorf("%s port %d is %s, not ACTIVE: check the cable/netdev ('rdmabench devices')", d.Name, port, p.State)
+	}
+	g, err := pickGID(p, gidIndex)
+	if err != nil {
+		return PortInfo{}, GIDEntry{}, fmt.Errorf("%s port %d: %w", d.Name, port, err)
+	}
+	return p, g, nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/rdmabench/rdmabench/bench"
 	"github.com/rdmabench/rdmabench/report"
 	"github.com/rdmabench/rdmabench/verbs"
 	"github.com/spf13/cobra"
@@ -13,17 +14,33 @@ import (
 type devicesOptions struct {
 	Out  io.Writer
 	JSON bool
-	List func() ([]verbs.DeviceInfo, error)
+	// GID: print only what server, write and read would use with Local's -d/-i/-x.
+	GID   bool
+	Local bench.Local
+	List  func() ([]verbs.DeviceInfo, error)
 }
 
 func newCmdDevices(runF func(*devicesOptions) error) *cobra.Command {
 	opts := &devicesOptions{List: verbs.Devices}
 	cmd := &cobra.Command{
-		Use:   "devices",
+		Use:   "devices [--json] [--gid [-d DEVICE] [-i PORT] [-x INDEX]]",
 		Short: "List RDMA devices: identity, limits, ports and GID tables",
-		Args:  cobra.NoArgs,
+		Long: `List RDMA devices: identity, limits, ports and GID tables.
+
+With --gid, print only the device, port and GID that server, write and read would use
+with the same -d/-i/-x (without -x: the GID perftest would pick), on one line:
+DEVICE PORT GID_INDEX GID TYPE (the type, "RoCE v2" say, is last), or as a JSON object
+with --json. It fails, as they would, when the device is absent or its port not ACTIVE.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.Out = cmd.OutOrStdout()
+			if !opts.GID {
+				for _, f := range []string{"device", "ib-port", "gid-index"} {
+					if cmd.Flags().Changed(f) {
+						return flagErrorf("--%s goes with --gid (see '%s --help')", f, cmd.CommandPath())
+					}
+				}
+			}
 			if runF != nil {
 				return runF(opts)
 			}
@@ -31,12 +48,25 @@ func newCmdDevices(runF func(*devicesOptions) error) *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print JSON instead of a table")
+	cmd.Flags().BoolVar(&opts.GID, "gid", false, "print only the device, port and GID that server/write/read would use with the same -d/-i/-x")
+	addLocalFlags(cmd, &opts.Local)
 	return cmd
 }
 
 func devicesRun(o *devicesOptions) error {
 	devs, err := o.List()
 	if err != nil {
+		return err
+	}
+	if o.GID {
+		c, err := verbs.Choose(devs, o.Local.Device, o.Local.Port, o.Local.GIDIndex)
+		if err != nil {
+			return err
+		}
+		if o.JSON {
+			return json.NewEncoder(o.Out).Encode(c)
+		}
+		_, err = fmt.Fprintf(o.Out, "%s %d %d %s %s\n", c.Device, c.Port, c.Index, c.GID, c.Type)
 		return err
 	}
 	if o.JSON {

@@ -12,15 +12,13 @@ cd "$(dirname "$0")/../.."
 export RDMABENCH_BIN=$PWD/bin/rdmabench
 T=$PWD/bin/e2e.test
 [ -x "$RDMABENCH_BIN" ] && [ -x "$T" ] || { echo "e2e: build first (make e2e)" >&2; exit 2; }
-# A host with an RDMA device of its own: use the first ACTIVE one that has an IPv4 GID.
+# A host with an RDMA device of its own: use the first whose GID on port 1, as rdmabench
+# (and perftest) would pick it (`rdmabench devices --gid`), is an IPv4 address.
 if [ -z "${RDMABENCH_E2E_DEV:-}" ] && [ -n "$(ls /sys/class/infiniband 2>/dev/null)" ]; then
-  read -r RDMABENCH_E2E_DEV RDMABENCH_E2E_IP < <("$RDMABENCH_BIN" devices --json 2>/dev/null | python3 -c '
-import json, sys, ipaddress
-for d in json.load(sys.stdin):
-    for p in d["ports"]:
-        for g in p["gids"] if p["state"] == "ACTIVE" else []:
-            if ipaddress.ip_address(g["gid"]).version == 4:
-                print(d["name"], g["gid"]); sys.exit()') || true
+  for d in /sys/class/infiniband/*; do
+    read -r dev _ _ gid _ < <("$RDMABENCH_BIN" devices --gid -d "${d##*/}" 2>/dev/null) || continue
+    if [[ $gid != *:* ]]; then RDMABENCH_E2E_DEV=$dev RDMABENCH_E2E_IP=$gid; break; fi
+  done
   [ -n "${RDMABENCH_E2E_DEV:-}" ] && echo "e2e: on this host's $RDMABENCH_E2E_DEV ($RDMABENCH_E2E_IP)"
 fi
 if [ -n "${RDMABENCH_E2E_DEV:-}" ]; then
