@@ -38,8 +38,12 @@ func Check(rs []result.Result, th Thresholds) (fails, notes []string) {
 			fail(r, "the run failed: %s", r.Error)
 			continue
 		}
-		if r.Verify != nil && !r.Verify.OK {
-			fail(r, "data verification failed at byte %d", r.Verify.FirstBadOffset)
+		if v := r.Verify; v != nil && !v.OK {
+			if v.FirstBadOffset >= 0 {
+				fail(r, "data verification failed at byte %d", v.FirstBadOffset)
+			} else {
+				fail(r, "data verification failed: %s", v.Detail)
+			}
 		}
 		if r.Config.Test == "bw" {
 			if th.MinBWGbps > 0 && r.BWGbps < th.MinBWGbps {

@@ -47,7 +47,7 @@ func fuzzResults(tb testing.TB) []result.Result {
 }
 
 // FuzzShow is `rdmabench report show` on an arbitrary file: the tuned-report reader
-// (readTuned: any JSON with "ops"), result.ReadAll, and the table, CSV and JSON of
+// (ReadTuned: any JSON object with "ops", of its schema version), result.ReadAll, and the table, CSV and JSON of
 // whatever ReadAll returned. Nothing may panic; every result ReadAll returns has this
 // rdmabench's schema version; the CSV has the header and one full row per result; the
 // JSON that --json writes reads back as the same results.
@@ -70,6 +70,11 @@ func FuzzShow(f *testing.F) {
 	}
 	f.Add(arr)
 	old := bytes.Replace(one.Bytes(), []byte(`"schema_version": 2`), []byte(`"schema_version": 1`), 1)
+	var c bytes.Buffer
+	if err := result.WriteCSV(&c, rs); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(c.Bytes())                                           // CSV
 	f.Add(old)                                                 // a version 1 file: refused
 	f.Add(append(append([]byte("["), arr[1:]...), '{'))        // a truncated stream
 	f.Add(append(append([]byte{}, ndjson.Bytes()...), old...)) // good results, then a bad one
@@ -77,16 +82,18 @@ func FuzzShow(f *testing.F) {
 		`{"schema_version":2,"config":{"test":"lat"},"lat_ns":{"samples":1,"p50":null}}`,
 		`{"schema_version":2,"time":"10000-01-01T00:00:00Z"}`, `{"schema_version":2,"bw_gbit_per_s":1e400}`,
 		// Tuned reports (their format is report.Tuned's): what show takes for one.
-		`{"ops":{}}`, `{"schema_version":3,"objective":"bw","ops":{"write":{"op":"write","objective":"bw"},"read":{}}}`,
+		`{"ops":{}}`, `{"schema_version":2,"ops":{}}`, `{"schema_version":3,"ops":{}}`, `{"schema_version":3,"objective":"bw","ops":{"write":{"op":"write","objective":"bw"},"read":{}}}`,
 		`{"ops":{"write":{"op":"write"}},"reference":{"write":{"msg_size_bytes":[65536]}}}`,
 	} {
 		f.Add([]byte(s))
 	}
 
 	f.Fuzz(func(t *testing.T, data []byte) {
-		// A tuned report: what readTuned takes for one, shown as show --json/--csv would.
-		var tu Tuned
-		if json.Unmarshal(data, &tu) == nil && tu.Ops != nil {
+		// A tuned report: what ReadTuned takes for one, shown as show --json/--csv would.
+		if tu, ok, err := ReadTuned(data); ok && err == nil {
+			if tu.SchemaVersion != TunedSchemaVersion {
+				t.Fatalf("tuned report of schema_version %d accepted", tu.SchemaVersion)
+			}
 			if err := TunedTable(io.Discard, tu); err != nil {
 				t.Fatalf("tuned table: %v", err)
 			}
@@ -106,11 +113,11 @@ func FuzzShow(f *testing.F) {
 		if err := Table(&tbl, rs); err != nil {
 			t.Fatalf("table of %d results: %v", len(rs), err)
 		}
-		if err := WriteCSV(&c, rs); err != nil {
+		if err := result.WriteCSV(&c, rs); err != nil {
 			t.Fatalf("CSV of %d results: %v", len(rs), err)
 		}
 		cr := csv.NewReader(&c)
-		cr.FieldsPerRecord = len(CSVHeader)
+		cr.FieldsPerRecord = len(result.CSVHeader)
 		rows, cerr := cr.ReadAll()
 		if cerr != nil || len(rows) != len(rs)+1 {
 			t.Fatalf("CSV of %d results reads back as %d rows: %v\n%s", len(rs), len(rows), cerr, c.Bytes())

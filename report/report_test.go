@@ -74,7 +74,7 @@ func TestCompareAlignsByConfiguration(t *testing.T) {
 
 func TestCSVHeaderMatchesRows(t *testing.T) {
 	var out bytes.Buffer
-	if err := WriteCSV(&out, []result.Result{res("write", 64, 1, 1)}); err != nil {
+	if err := result.WriteCSV(&out, []result.Result{res("write", 64, 1, 1)}); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
@@ -153,7 +153,7 @@ func cells(row string) []string {
 
 func TestCSVLeavesUnsupportedPercentilesEmpty(t *testing.T) {
 	var out bytes.Buffer
-	if err := WriteCSV(&out, []result.Result{noP99("write", 65536, 90)}); err != nil {
+	if err := result.WriteCSV(&out, []result.Result{noP99("write", 65536, 90)}); err != nil {
 		t.Fatal(err)
 	}
 	rows, err := csv.NewReader(&out).ReadAll()

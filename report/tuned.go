@@ -1,6 +1,7 @@
 package report
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -39,6 +40,36 @@ func NewTuned(p profiles.Profile, outcomes map[string]sweep.Outcome, client, ser
 	return t
 }
 
+// WriteTunedJSON writes the report as indented JSON (what sweep --json writes).
+func WriteTunedJSON(w io.Writer, t Tuned) error {
+	e := json.NewEncoder(w)
+	e.SetIndent("", "  ")
+	return e.Encode(t)
+}
+
+// ReadTuned reads a tuned-parameter report. ok says whether data is one (a JSON object
+// with "ops"); err, that it is one this rdmabench cannot read: another schema version
+// (its keys may mean something else), or broken.
+func ReadTuned(data []byte) (t Tuned, ok bool, err error) {
+	var probe struct {
+		SchemaVersion *int            `json:"schema_version"`
+		Ops           json.RawMessage `json:"ops"`
+	}
+	if json.Unmarshal(data, &probe) != nil || len(probe.Ops) == 0 || string(probe.Ops) == "null" {
+		return t, false, nil
+	}
+	switch v := probe.SchemaVersion; {
+	case v == nil:
+		return t, true, fmt.Errorf("tuned report without a schema_version; this rdmabench reads schema_version %d", TunedSchemaVersion)
+	case *v != TunedSchemaVersion:
+		return t, true, fmt.Errorf("tuned report has schema_version %d; this rdmabench reads schema_version %d", *v, TunedSchemaVersion)
+	}
+	if err := json.Unmarshal(data, &t); err != nil {
+		return Tuned{}, true, fmt.Errorf("reading the tuned report: %w", err)
+	}
+	return t, true, nil
+}
+
 // tunedOps lists the swept operations, WRITE first.
 func tunedOps(t Tuned) []string {
 	var ops []string
@@ -57,17 +88,7 @@ var paramNames = map[string]string{
 
 func fmtDim(d string, v int) string {
 	if d == "msg_size_bytes" {
-		return fmtBytes(v)
-	}
-	return fmt.Sprint(v)
-}
-
-func fmtBytes(v int) string {
-	switch {
-	case v >= 1<<20 && v%(1<<20) == 0:
-		return fmt.Sprintf("%dM", v>>20)
-	case v >= 1<<10 && v%(1<<10) == 0:
-		return fmt.Sprintf("%dK", v>>10)
+		return result.FormatSize(v)
 	}
 	return fmt.Sprint(v)
 }
@@ -86,7 +107,7 @@ func fmtRange(d string, r []int) string {
 
 // fmtPoint is a configuration in one short cell: size/depth/offset/cq-mod/post-list.
 func fmtPoint(p profiles.Point) string {
-	return fmt.Sprintf("%s/%d/%d/%d/%d", fmtBytes(p.MsgSizeBytes), p.SQDepth, p.BufOffsetBytes, p.CQMod, p.PostList)
+	return fmt.Sprintf("%s/%d/%d/%d/%d", result.FormatSize(p.MsgSizeBytes), p.SQDepth, p.BufOffsetBytes, p.CQMod, p.PostList)
 }
 
 // fmtValue renders an objective's value in its unit.

@@ -143,3 +143,33 @@ func TestTunedCSV(t *testing.T) {
 		t.Fatalf("tuned CSV:\n%s\nwant:\n%s", out.String(), want)
 	}
 }
+
+// A tuned report reads back only under its own schema version: another version's keys
+// may mean something else. Results are not tuned reports.
+func TestReadTunedChecksTheVersion(t *testing.T) {
+	var buf bytes.Buffer
+	if err := WriteTunedJSON(&buf, tunedFixture(t)); err != nil {
+		t.Fatal(err)
+	}
+	good := buf.String()
+	back, ok, err := ReadTuned([]byte(good))
+	if !ok || err != nil || back.Ops["write"].Chosen.Point != tunedFixture(t).Ops["write"].Chosen.Point || back.SchemaVersion != TunedSchemaVersion {
+		t.Fatalf("round trip: ok %v, %v", ok, err)
+	}
+	for _, tc := range []struct{ doc, want string }{
+		{strings.Replace(good, `"schema_version": 3`, `"schema_version": 2`, 1), "tuned report has schema_version 2; this rdmabench reads schema_version 3"},
+		{strings.Replace(good, `"schema_version": 3`, `"schema_version": 4`, 1), "tuned report has schema_version 4; this rdmabench reads schema_version 3"},
+		{`{"ops":{}}`, "tuned report without a schema_version; this rdmabench reads schema_version 3"},
+		{`{"schema_version":4,"ops":["a new shape"]}`, "schema_version 4"},
+		{`{"schema_version":3,"ops":["broken"]}`, "reading the tuned report"},
+	} {
+		if _, ok, err := ReadTuned([]byte(tc.doc)); !ok || err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%.60s: want a tuned report refused with %q, got ok %v, %v", tc.doc, tc.want, ok, err)
+		}
+	}
+	for _, doc := range []string{`{"schema_version":2}`, `{"ops":null}`, `[{"ops":{}}]`, "{\"ops\":{}}\n{\"ops\":{}}", `not json`, ``} {
+		if _, ok, err := ReadTuned([]byte(doc)); ok || err != nil {
+			t.Errorf("%q is no tuned report: ok %v, %v", doc, ok, err)
+		}
+	}
+}

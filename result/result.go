@@ -3,12 +3,7 @@
 // they never re-run anything.
 package result
 
-import (
-	"encoding/json"
-	"fmt"
-	"io"
-	"time"
-)
+import "time"
 
 // SchemaVersion changes whenever a key changes meaning or disappears.
 const SchemaVersion = 2
@@ -133,56 +128,4 @@ func (r *Result) SetThroughput(msgs uint64, size int, durNS int64) {
 	r.BWGbps = float64(r.Bytes) * 8 / 1e9 / sec
 	r.BWMiBps = float64(r.Bytes) / (1 << 20) / sec
 	r.MsgRateMpps = float64(msgs) / 1e6 / sec
-}
-
-// WriteJSON writes one result, indented.
-func WriteJSON(w io.Writer, r Result) error {
-	e := json.NewEncoder(w)
-	e.SetIndent("", "  ")
-	return e.Encode(r)
-}
-
-// ReadAll reads results from r: a JSON result, a JSON array of results, or NDJSON.
-// Every result must have this rdmabench's schema version, whatever the form.
-func ReadAll(r io.Reader) ([]Result, error) {
-	dec := json.NewDecoder(r)
-	var out []Result
-	for {
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err == io.EOF {
-			return out, nil
-		} else if err != nil {
-			return out, fmt.Errorf("reading results: %w", err)
-		}
-		if len(raw) > 0 && raw[0] == '[' {
-			var many []Result
-			if err := json.Unmarshal(raw, &many); err != nil {
-				return out, fmt.Errorf("reading results: %w", err)
-			}
-			for i, one := range many {
-				if err := checkVersion(one); err != nil {
-					return out, fmt.Errorf("element %d of an array: %w", i, err)
-				}
-			}
-			out = append(out, many...)
-			continue
-		}
-		var one Result
-		if err := json.Unmarshal(raw, &one); err != nil {
-			return out, fmt.Errorf("reading results: %w", err)
-		}
-		if err := checkVersion(one); err != nil {
-			return out, err
-		}
-		out = append(out, one)
-	}
-}
-
-// checkVersion refuses a result written under another schema: its keys may mean
-// something else (a version 1 percentile is never null, whatever the sample count).
-func checkVersion(r Result) error {
-	if r.SchemaVersion != SchemaVersion {
-		return fmt.Errorf("result has schema_version %d; this rdmabench reads %d", r.SchemaVersion, SchemaVersion)
-	}
-	return nil
 }

@@ -432,6 +432,9 @@ func (s *state) once(ctx context.Context, pt profiles.Point, round int, phase st
 		if res.Config.Op == "" {
 			res.Config = cfg
 		}
+		if res.SchemaVersion == 0 { // a bare failure: its line must still resume
+			res.SchemaVersion = result.SchemaVersion
+		}
 		if s.r.Record != nil {
 			if rerr := s.r.Record(Recorded{Result: res, WallNS: wall.Nanoseconds()}); rerr != nil {
 				return fmt.Errorf("recording a result: %w", rerr)

@@ -12,19 +12,6 @@ import (
 	"github.com/rdmabench/rdmabench/verbs"
 )
 
-func TestParseSize(t *testing.T) {
-	for in, want := range map[string]int{"2": 2, "64K": 65536, "64k": 65536, "1M": 1 << 20, "2G": 2 << 30, "4KiB": 4096, "8KB": 8192} {
-		if got, err := parseSize(in); err != nil || got != want {
-			t.Errorf("parseSize(%q) = %d, %v; want %d", in, got, err, want)
-		}
-	}
-	for _, bad := range []string{"", "K", "-1", "1.5M", "3X"} {
-		if _, err := parseSize(bad); err == nil {
-			t.Errorf("parseSize(%q) must fail", bad)
-		}
-	}
-}
-
 func TestFlagErrorsAreFlagErrors(t *testing.T) {
 	for _, args := range [][]string{
 		{"write", "bw", "--size", "3X", "host"},

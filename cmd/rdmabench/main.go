@@ -18,15 +18,21 @@ func main() {
 	if os.Getenv("GOMAXPROCS") == "" {
 		runtime.GOMAXPROCS(1)
 	}
-	cmd := newRootCmd()
-	err := cmd.Execute()
-	if err == nil {
-		return
+	err := newRootCmd().Execute()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "rdmabench:", err)
 	}
-	fmt.Fprintln(os.Stderr, "rdmabench:", err)
+	os.Exit(exitCode(err))
+}
+
+// exitCode is 0 for success, 2 for bad usage (a *flagError), 1 for anything else.
+func exitCode(err error) int {
 	var fe *flagError
-	if errors.As(err, &fe) {
-		os.Exit(2)
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &fe):
+		return 2
 	}
-	os.Exit(1)
+	return 1
 }

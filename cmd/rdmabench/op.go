@@ -124,6 +124,9 @@ func newCmdTest(op, test string, runF func(*testOptions) error) *cobra.Command {
 			if err := bench.Validate(o.Config); err != nil {
 				return &flagError{err}
 			}
+			if err := o.Out.check(); err != nil {
+				return err
+			}
 			o.Out.Stdout, o.Out.Stderr = cmd.OutOrStdout(), cmd.ErrOrStderr()
 			if runF != nil {
 				return runF(o)

@@ -13,15 +13,8 @@ import (
 // write writes results in every requested form.
 func (o outputs) write(rs []result.Result) error {
 	return o.emit(func(w io.Writer) error { return report.Table(w, rs) },
-		func(w io.Writer) error {
-			for _, r := range rs {
-				if err := result.WriteJSON(w, r); err != nil {
-					return err
-				}
-			}
-			return nil
-		},
-		func(w io.Writer) error { return report.WriteCSV(w, rs) })
+		func(w io.Writer) error { return result.WriteAll(result.NewJSONEncoder(w), rs) },
+		func(w io.Writer) error { return result.WriteAll(result.NewCSVEncoder(w), rs) })
 }
 
 // emit writes the table to the terminal and the machine forms where the flags say. The
@@ -55,4 +48,12 @@ func (o outputs) to(path string, fn func(io.Writer) error) error {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	return f.Close()
+}
+
+// check refuses a command line that sends two forms to stdout: neither would parse.
+func (o outputs) check() error {
+	if o.JSON == "-" && o.CSV == "-" {
+		return flagErrorf("--json - and --csv -: only one can go to stdout")
+	}
+	return nil
 }

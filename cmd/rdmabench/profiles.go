@@ -2,50 +2,70 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/rdmabench/rdmabench/profiles"
 	"github.com/rdmabench/rdmabench/report"
 	"github.com/spf13/cobra"
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
-func newCmdProfiles() *cobra.Command {
+type profilesOptions struct {
+	Name string // a profile name or YAML file to show; "" lists them all
+	Out  io.Writer
+}
+
+func newCmdProfiles(runF func(*profilesOptions) error) *cobra.Command {
+	o := &profilesOptions{}
 	return &cobra.Command{
 		Use:   "profiles [NAME|FILE]",
 		Short: "List the NIC profiles, or show one (its match rules, grid, start point, article values)",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			out := cmd.OutOrStdout()
 			if len(args) == 1 {
-				p, err := profiles.Load(args[0])
-				if err != nil {
-					return err
-				}
-				fmt.Fprintf(out, "# %s\n", p.Source)
-				e := yaml.NewEncoder(out)
-				e.SetIndent(2)
-				return e.Encode(p)
+				o.Name = args[0]
 			}
-			all, err := profiles.All()
-			if err != nil {
-				return err
+			o.Out = cmd.OutOrStdout()
+			if runF != nil {
+				return runF(o)
 			}
-			t := report.NewTable(out)
-			t.Header("profile", "description", "drivers", "vendor IDs", "part IDs", "link Gb/s", "grid points (write)")
-			for _, p := range all {
-				n := 1
-				for _, d := range profiles.Dims {
-					n *= len(p.Grid["write"][d])
-				}
-				var vids []string
-				for _, v := range p.Match.VendorIDs {
-					vids = append(vids, fmt.Sprintf("0x%x", v))
-				}
-				t.Append(p.Name, p.Description, strings.Join(p.Match.Drivers, ","), strings.Join(vids, ","),
-					strings.Trim(fmt.Sprint(p.Match.VendorPartIDs), "[]"), p.LinkGbps, n)
-			}
-			return t.Render()
+			return profilesRun(o)
 		},
 	}
+}
+
+func profilesRun(o *profilesOptions) error {
+	if o.Name != "" {
+		p, err := profiles.Load(o.Name)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(o.Out, "# %s\n", p.Source)
+		e := yaml.NewEncoder(o.Out)
+		e.SetIndent(2)
+		if err := e.Encode(p); err != nil {
+			return err
+		}
+		return e.Close()
+	}
+	all, err := profiles.All()
+	if err != nil {
+		return err
+	}
+	t := report.NewTable(o.Out)
+	t.Header("profile", "description", "drivers", "vendor IDs", "part IDs", "link Gb/s", "grid points (write)")
+	for _, p := range all {
+		n := 1
+		for _, d := range profiles.Dims {
+			n *= len(p.Grid["write"][d])
+		}
+		var vids []string
+		for _, v := range p.Match.VendorIDs {
+			vids = append(vids, fmt.Sprintf("0x%x", v))
+		}
+		t.Append(p.Name, p.Description, strings.Join(p.Match.Drivers, ","), strings.Join(vids, ","),
+			strings.Trim(fmt.Sprint(p.Match.VendorPartIDs), "[]"), p.LinkGbps, n)
+	}
+	return t.Render()
 }

@@ -1,8 +1,10 @@
 package main
 
 import (
-	"encoding/json"
+	"bytes"
 	"fmt"
+	"io"
+	"math"
 	"os"
 	"path/filepath"
 
@@ -16,10 +18,11 @@ func newCmdReport() *cobra.Command {
 		Use:   "report",
 		Short: "Read result files: show them, compare runs, check them in CI",
 	}
-	cmd.AddCommand(newCmdReportShow(), newCmdReportCompare(), newCmdReportCheck())
+	cmd.AddCommand(newCmdReportShow(nil), newCmdReportCompare(nil), newCmdReportCheck(nil))
 	return cmd
 }
 
+// readResults reads a results file in any of its forms (result.ReadAll).
 func readResults(path string) ([]result.Result, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -33,72 +36,107 @@ func readResults(path string) ([]result.Result, error) {
 	return rs, nil
 }
 
-func newCmdReportShow() *cobra.Command {
-	var out outputs
+type reportShowOptions struct {
+	Files []string
+	Out   outputs
+}
+
+func newCmdReportShow(runF func(*reportShowOptions) error) *cobra.Command {
+	o := &reportShowOptions{}
 	cmd := &cobra.Command{
 		Use:   "show FILE...",
-		Short: "Show results (JSON, NDJSON streams) or a tuned-parameter report as tables; convert with --json/--csv",
+		Short: "Show results (JSON, NDJSON streams, CSV) or a tuned-parameter report as tables; convert with --json/--csv",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			out.Stdout, out.Stderr = cmd.OutOrStdout(), cmd.ErrOrStderr()
-			var all []result.Result
-			for _, a := range args {
-				if t, ok := readTuned(a); ok {
-					if err := writeTuned(out, t); err != nil {
-						return err
-					}
-					continue
-				}
-				rs, err := readResults(a)
-				if err != nil {
-					return err
-				}
-				all = append(all, rs...)
+			o.Files = args
+			if err := o.Out.check(); err != nil {
+				return err
 			}
-			if len(all) == 0 {
-				return nil
+			o.Out.Stdout, o.Out.Stderr = cmd.OutOrStdout(), cmd.ErrOrStderr()
+			if runF != nil {
+				return runF(o)
 			}
-			return out.write(all)
+			return reportShowRun(o)
 		},
 	}
-	cmd.Flags().StringVar(&out.JSON, "json", "", "also write the results as JSON to FILE ('-' for stdout)")
-	cmd.Flags().StringVar(&out.CSV, "csv", "", "also write the results as CSV to FILE ('-' for stdout)")
+	cmd.Flags().StringVar(&o.Out.JSON, "json", "", "also write the results as JSON to FILE ('-' for stdout)")
+	cmd.Flags().StringVar(&o.Out.CSV, "csv", "", "also write the results as CSV to FILE ('-' for stdout)")
 	return cmd
 }
 
-func readTuned(path string) (report.Tuned, bool) {
-	var t report.Tuned
-	b, err := os.ReadFile(path)
-	if err != nil || json.Unmarshal(b, &t) != nil || t.Ops == nil {
-		return t, false
+func reportShowRun(o *reportShowOptions) error {
+	var all []result.Result
+	for _, path := range o.Files {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		t, ok, err := report.ReadTuned(b)
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		if ok {
+			if err := writeTuned(o.Out, t); err != nil {
+				return err
+			}
+			continue
+		}
+		rs, err := result.ReadAll(bytes.NewReader(b))
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		all = append(all, rs...)
 	}
-	return t, true
+	if len(all) == 0 {
+		return nil
+	}
+	return o.Out.write(all)
 }
 
-func newCmdReportCompare() *cobra.Command {
+type reportCompareOptions struct {
+	Files []string
+	Out   io.Writer
+}
+
+func newCmdReportCompare(runF func(*reportCompareOptions) error) *cobra.Command {
+	o := &reportCompareOptions{}
 	return &cobra.Command{
 		Use:   "compare A B [C...]",
 		Short: "Compare runs or NIC generations side by side, aligned by configuration, with deltas against A",
 		Args:  cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var runs [][]result.Result
-			var names []string
-			for _, a := range args {
-				rs, err := readResults(a)
-				if err != nil {
-					return err
-				}
-				runs = append(runs, rs)
-				names = append(names, filepath.Base(a))
+			o.Files, o.Out = args, cmd.OutOrStdout()
+			if runF != nil {
+				return runF(o)
 			}
-			return report.Compare(cmd.OutOrStdout(), names, runs)
+			return reportCompareRun(o)
 		},
 	}
 }
 
-func newCmdReportCheck() *cobra.Command {
-	var th report.Thresholds
-	var baseline string
+func reportCompareRun(o *reportCompareOptions) error {
+	var runs [][]result.Result
+	var names []string
+	for _, path := range o.Files {
+		rs, err := readResults(path)
+		if err != nil {
+			return err
+		}
+		runs = append(runs, rs)
+		names = append(names, filepath.Base(path))
+	}
+	return report.Compare(o.Out, names, runs)
+}
+
+type reportCheckOptions struct {
+	Files      []string
+	Baseline   string // results file; loaded into Thresholds.Baseline by the run
+	Thresholds report.Thresholds
+	Out        io.Writer
+}
+
+func newCmdReportCheck(runF func(*reportCheckOptions) error) *cobra.Command {
+	o := &reportCheckOptions{}
 	cmd := &cobra.Command{
 		Use:   "check FILE...",
 		Short: "Check results against thresholds or a baseline; exit 1 with one line per failure",
@@ -111,41 +149,62 @@ result without one fails, as does a result that lacks the p99 its --baseline has
 baseline without a p99 cannot be regressed from: that is printed as a NOTE.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if baseline != "" {
-				b, err := readResults(baseline)
-				if err != nil {
-					return err
+			th := o.Thresholds
+			for _, f := range []struct {
+				name string
+				v    float64
+			}{{"--min-bw", th.MinBWGbps}, {"--min-link-fraction", th.MinLinkFraction}, {"--min-rate", th.MinMsgRateMpps}, {"--tolerance", th.Tolerance}} {
+				if !(f.v >= 0) || math.IsInf(f.v, 0) {
+					return flagErrorf("%s %v: want a number, 0 or more", f.name, f.v)
 				}
-				th.Baseline = b
 			}
-			var all []result.Result
-			for _, a := range args {
-				rs, err := readResults(a)
-				if err != nil {
-					return err
-				}
-				all = append(all, rs...)
+			if th.MaxP99 < 0 {
+				return flagErrorf("--max-p99 %v: want a duration, 0 (none) or more", th.MaxP99)
 			}
-			fails, notes := report.Check(all, th)
-			for _, n := range notes {
-				fmt.Fprintln(cmd.OutOrStdout(), "NOTE", n)
+			o.Files, o.Out = args, cmd.OutOrStdout()
+			if runF != nil {
+				return runF(o)
 			}
-			for _, f := range fails {
-				fmt.Fprintln(cmd.OutOrStdout(), "FAIL", f)
-			}
-			if len(fails) > 0 {
-				return fmt.Errorf("%d of %d checks failed", len(fails), len(all))
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "ok: %d results pass\n", len(all))
-			return nil
+			return reportCheckRun(o)
 		},
 	}
 	f := cmd.Flags()
-	f.Float64Var(&th.MinBWGbps, "min-bw", 0, "minimum bandwidth, Gb/s")
-	f.Float64Var(&th.MinLinkFraction, "min-link-fraction", 0, "minimum bandwidth as a fraction of the port's rate (0.9 = 90%)")
-	f.Float64Var(&th.MinMsgRateMpps, "min-rate", 0, "minimum message rate, Mpps")
-	f.DurationVar(&th.MaxP99, "max-p99", 0, "maximum p99 latency (e.g. 50us); a result with too few samples for a p99 fails")
-	f.StringVar(&baseline, "baseline", "", "results file to compare against, by configuration")
-	f.Float64Var(&th.Tolerance, "tolerance", 0.05, "allowed regression against --baseline, as a fraction")
+	f.Float64Var(&o.Thresholds.MinBWGbps, "min-bw", 0, "minimum bandwidth, Gb/s")
+	f.Float64Var(&o.Thresholds.MinLinkFraction, "min-link-fraction", 0, "minimum bandwidth as a fraction of the port's rate (0.9 = 90%)")
+	f.Float64Var(&o.Thresholds.MinMsgRateMpps, "min-rate", 0, "minimum message rate, Mpps")
+	f.DurationVar(&o.Thresholds.MaxP99, "max-p99", 0, "maximum p99 latency (e.g. 50us); a result with too few samples for a p99 fails")
+	f.StringVar(&o.Baseline, "baseline", "", "results file to compare against, by configuration")
+	f.Float64Var(&o.Thresholds.Tolerance, "tolerance", 0.05, "allowed regression against --baseline, as a fraction")
 	return cmd
+}
+
+func reportCheckRun(o *reportCheckOptions) error {
+	th := o.Thresholds
+	if o.Baseline != "" {
+		b, err := readResults(o.Baseline)
+		if err != nil {
+			return err
+		}
+		th.Baseline = b
+	}
+	var all []result.Result
+	for _, path := range o.Files {
+		rs, err := readResults(path)
+		if err != nil {
+			return err
+		}
+		all = append(all, rs...)
+	}
+	fails, notes := report.Check(all, th)
+	for _, n := range notes {
+		fmt.Fprintln(o.Out, "NOTE", n)
+	}
+	for _, f := range fails {
+		fmt.Fprintln(o.Out, "FAIL", f)
+	}
+	if len(fails) > 0 {
+		return fmt.Errorf("%d of %d checks failed", len(fails), len(all))
+	}
+	fmt.Fprintf(o.Out, "ok: %d results pass\n", len(all))
+	return nil
 }

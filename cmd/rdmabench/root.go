@@ -1,11 +1,12 @@
 package main
 
 import (
+	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/rdmabench/rdmabench/bench"
+	"github.com/rdmabench/rdmabench/result"
 	"github.com/spf13/cobra"
 )
 
@@ -25,46 +26,68 @@ func newRootCmd() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return &flagError{fmt.Errorf("%w (see '%s --help')", err, c.CommandPath())}
-	})
-	root.AddCommand(newCmdVersion(), newCmdDevices(nil), newCmdServer(nil), newCmdOp("write"), newCmdOp("read"),
-		newCmdSweep(nil), newCmdProfiles(), newCmdReport())
+	root.AddCommand(newCmdVersion(nil), newCmdDevices(nil), newCmdServer(nil), newCmdOp("write"), newCmdOp("read"),
+		newCmdSweep(nil), newCmdProfiles(nil), newCmdReport())
+	root.InitDefaultCompletionCmd()
+	usageErrors(root)
 	return root
 }
 
-// parseSize reads a byte count with an optional binary unit: 64K, 1M, 2G, 4KiB, 4096.
-func parseSize(s string) (int, error) {
-	t := strings.TrimSuffix(strings.TrimSuffix(strings.ToUpper(strings.TrimSpace(s)), "B"), "I")
-	mult := 1
-	if n := len(t); n > 0 {
-		switch t[n-1] {
-		case 'K':
-			mult, t = 1<<10, t[:n-1]
-		case 'M':
-			mult, t = 1<<20, t[:n-1]
-		case 'G':
-			mult, t = 1<<30, t[:n-1]
+// usageErrors makes every bad command line under c a *flagError (exit 2): flags that do
+// not parse, and arguments a command's Args refuses, an unknown command included. A
+// command that only groups others shows its help when called alone.
+func usageErrors(c *cobra.Command) {
+	c.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return &flagError{fmt.Errorf("%w (see '%s --help')", err, c.CommandPath())}
+	})
+	var walk func(*cobra.Command)
+	walk = func(c *cobra.Command) {
+		if c.HasSubCommands() && !c.Runnable() {
+			// cobra would show the help for any arguments: they are an unknown command.
+			c.Args = unknownCommand
+			c.RunE = func(c *cobra.Command, _ []string) error { return c.Help() }
+		}
+		if args := c.Args; args != nil {
+			c.Args = func(c *cobra.Command, a []string) error {
+				if err := args(c, a); err != nil {
+					return &flagError{fmt.Errorf("%w (see '%s --help')", err, c.CommandPath())}
+				}
+				return nil
+			}
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
 		}
 	}
-	v, err := strconv.Atoi(t)
-	if err != nil || v < 0 {
-		return 0, fmt.Errorf("invalid size %q: want a byte count such as 4096, 64K, 1M or 2G", s)
-	}
-	return v * mult, nil
+	walk(c)
 }
 
-// sizeValue is a pflag value that accepts units.
+// unknownCommand refuses arguments to a command that only groups others.
+func unknownCommand(c *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	if c.SuggestionsMinimumDistance <= 0 {
+		c.SuggestionsMinimumDistance = 2 // cobra's
+	}
+	msg := fmt.Sprintf("unknown command %q for %q", args[0], c.CommandPath())
+	if s := c.SuggestionsFor(args[0]); len(s) > 0 {
+		msg += fmt.Sprintf("; did you mean %s?", strings.Join(s, " or "))
+	}
+	return errors.New(msg)
+}
+
+// sizeValue is a pflag value that accepts units (result.ParseSize).
 type sizeValue struct{ p *int }
 
 func (v sizeValue) String() string {
 	if v.p == nil {
 		return "0"
 	}
-	return strconv.Itoa(*v.p)
+	return result.FormatSize(*v.p)
 }
 func (v sizeValue) Set(s string) error {
-	n, err := parseSize(s)
+	n, err := result.ParseSize(s)
 	if err != nil {
 		return err
 	}

@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -12,7 +10,6 @@ import (
 
 	"github.com/mattn/go-isatty"
 	"github.com/rdmabench/rdmabench/bench"
-	"github.com/rdmabench/rdmabench/oob"
 	"github.com/rdmabench/rdmabench/profiles"
 	"github.com/rdmabench/rdmabench/report"
 	"github.com/rdmabench/rdmabench/result"
@@ -85,6 +82,9 @@ is an error.`,
 			if o.Resume != "" && o.Results != "" && o.Resume != o.Results {
 				return flagErrorf("--resume appends to the file it resumes: drop --results")
 			}
+			if err := o.Out.check(); err != nil {
+				return err
+			}
 			o.Out.Stdout, o.Out.Stderr = cmd.OutOrStdout(), cmd.ErrOrStderr()
 			if runF != nil {
 				return runF(o)
@@ -112,63 +112,7 @@ is an error.`,
 	return cmd
 }
 
-// clientMeasurer runs sweep points over one server session. A plan the server refuses
-// is a failed point; a lost connection ends the sweep.
-type clientMeasurer struct{ c *bench.Client }
-
-// errSessionLost ends a sweep: nothing more can be measured.
-type errSessionLost struct{ err error }
-
-func (e errSessionLost) Error() string { return "lost the server: " + e.err.Error() }
-func (e errSessionLost) Unwrap() error { return e.err }
-
-// StopsSweep ends the sweep (sweep.Measurer): nothing more can be measured.
-func (e errSessionLost) StopsSweep() bool { return true }
-
-func (m clientMeasurer) Measure(ctx context.Context, cfg result.Config) (result.Result, error) {
-	r, err := m.c.Run(ctx, ops[cfg.Op], cfg)
-	if oob.Lost(err) {
-		return r, errSessionLost{err}
-	}
-	return r, err
-}
-
 func sweepRun(o *sweepOptions) error { return o.session(o.sweep) }
-
-// readStream reads a sweep's results stream: results (checked as the result schema's
-// readers check them), each with the wall time the sweep charged for it.
-func readStream(path string) ([]sweep.Recorded, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := result.ReadAll(bytes.NewReader(b)); err != nil {
-		return nil, err
-	}
-	var out []sweep.Recorded
-	dec := json.NewDecoder(bytes.NewReader(b))
-	for {
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err == io.EOF {
-			return out, nil
-		} else if err != nil {
-			return nil, err
-		}
-		if len(raw) > 0 && raw[0] == '[' {
-			var many []sweep.Recorded
-			if err := json.Unmarshal(raw, &many); err != nil {
-				return nil, err
-			}
-			out = append(out, many...)
-			continue
-		}
-		var one sweep.Recorded
-		if err := json.Unmarshal(raw, &one); err != nil {
-			return nil, err
-		}
-		out = append(out, one)
-	}
-}
 
 func (o *sweepOptions) sweep(ctx context.Context, c *bench.Client) error {
 	var prof profiles.Profile
@@ -198,16 +142,6 @@ func (o *sweepOptions) sweep(ctx context.Context, c *bench.Client) error {
 		return fmt.Errorf("cannot open the results stream: %w", err)
 	}
 	defer stream.Close()
-	record := func(r sweep.Recorded) error {
-		b, err := json.Marshal(r)
-		if err != nil {
-			return err
-		}
-		if _, err := stream.Write(append(b, '\n')); err != nil {
-			return err
-		}
-		return stream.Sync() // a point on disk is a point not lost
-	}
 	obj, _ := sweep.ParseObjective(o.Objective, o.MaxP99)
 	dur := o.PointDuration
 	if dur <= 0 {
@@ -225,7 +159,10 @@ func (o *sweepOptions) sweep(ctx context.Context, c *bench.Client) error {
 		fmt.Fprintf(o.Out.Stderr, "sweep: objective %s needs a p99, which needs %d signalled completions in a point's %.2g s; a point with fewer is not a candidate (--point-duration gives more)\n",
 			obj, result.MinSamples(0.99), dur)
 	}
-	runner := sweep.NewRunner(clientMeasurer{c}, record, prior)
+	measure := sweep.SessionMeasurer(func(ctx context.Context, cfg result.Config) (result.Result, error) {
+		return c.Run(ctx, ops[cfg.Op], cfg)
+	})
+	runner := sweep.NewRunner(measure, sweep.StreamRecorder(stream), prior)
 	prog := newProgress(o.Out.Stderr)
 	runner.Progress = prog.event
 	outcomes := map[string]sweep.Outcome{}
@@ -255,7 +192,7 @@ func (o *sweepOptions) sweep(ctx context.Context, c *bench.Client) error {
 		outcomes[op] = out
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s sweep: %w", op, err))
-			var lost errSessionLost
+			var lost *sweep.SessionLostError
 			if errors.As(err, &lost) {
 				break
 			}
@@ -274,13 +211,19 @@ func (o *sweepOptions) sweep(ctx context.Context, c *bench.Client) error {
 	return errors.Join(errs...)
 }
 
+// readStream reads the results stream of the sweep to resume (sweep.ReadStream).
+func readStream(path string) ([]sweep.Recorded, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return sweep.ReadStream(f)
+}
+
 func writeTuned(out outputs, t report.Tuned) error {
 	return out.emit(func(w io.Writer) error { return report.TunedTable(w, t) },
-		func(w io.Writer) error {
-			e := json.NewEncoder(w)
-			e.SetIndent("", "  ")
-			return e.Encode(t)
-		},
+		func(w io.Writer) error { return report.WriteTunedJSON(w, t) },
 		func(w io.Writer) error { return report.TunedCSV(w, t) })
 }
 
@@ -338,13 +281,6 @@ func (p *progress) done() {
 }
 
 func pointString(pt profiles.Point) string {
-	return fmt.Sprintf("size %s depth %d offset %d cq-mod %d post-list %d", sizeString(pt.MsgSizeBytes),
+	return fmt.Sprintf("size %s depth %d offset %d cq-mod %d post-list %d", result.FormatSize(pt.MsgSizeBytes),
 		pt.SQDepth, pt.BufOffsetBytes, pt.CQMod, pt.PostList)
-}
-
-func sizeString(v int) string {
-	if v >= 1024 && v%1024 == 0 {
-		return fmt.Sprintf("%dK", v/1024)
-	}
-	return fmt.Sprint(v)
 }

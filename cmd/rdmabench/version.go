@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"runtime"
 
 	"github.com/rdmabench/rdmabench/oob"
@@ -9,14 +10,28 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func newCmdVersion() *cobra.Command {
+type versionOptions struct {
+	Out io.Writer
+}
+
+func newCmdVersion(runF func(*versionOptions) error) *cobra.Command {
+	o := &versionOptions{}
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print the version, the protocol version and the result schema version",
 		Args:  cobra.NoArgs,
-		Run: func(cmd *cobra.Command, _ []string) {
-			fmt.Fprintf(cmd.OutOrStdout(), "rdmabench %s (protocol %d, result schema %d, %s %s/%s)\n",
-				version, oob.Version, result.SchemaVersion, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			o.Out = cmd.OutOrStdout()
+			if runF != nil {
+				return runF(o)
+			}
+			return versionRun(o)
 		},
 	}
+}
+
+func versionRun(o *versionOptions) error {
+	_, err := fmt.Fprintf(o.Out, "rdmabench %s (protocol %d, result schema %d, %s %s/%s)\n",
+		version, oob.Version, result.SchemaVersion, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	return err
 }

@@ -1,0 +1,65 @@
+package result_test
+
+import (
+	"bytes"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/rdmabench/rdmabench/internal/schemacheck"
+	"github.com/rdmabench/rdmabench/result"
+)
+
+func ramp(n int) []int64 {
+	s := make([]int64, n)
+	for i := range s {
+		s[i] = int64(i+1) * 1000
+	}
+	return s
+}
+
+func TestSchemaAcceptsAResultAndRefusesDrift(t *testing.T) {
+	for _, n := range []int{3, 1000} { // percentiles null, and p99 set
+		l, h, _ := result.NewLatency(result.FromSamples(ramp(n)))
+		r := result.Result{SchemaVersion: result.SchemaVersion, Config: result.Config{Op: "write", Test: "bw", MsgSizeBytes: 64, SQDepth: 1, PostList: 1, CQMod: 1, NumQPs: 1},
+			LatKind: "completion_under_load", Clock: "tsc", ClockNote: "TSC: constant and nonstop", ClockBackwards: 2, Lat: l, Histogram: h,
+			Verify: &result.Verify{Side: "server", Slots: 4, CheckedBytes: 256, OK: true, FirstBadOffset: -1}}
+		var buf bytes.Buffer
+		result.WriteJSON(&buf, r)
+		if err := schemacheck.Validate(buf.Bytes()); err != nil {
+			t.Fatalf("%d samples: a result must validate: %v", n, err)
+		}
+		for _, drift := range []string{
+			strings.Replace(buf.String(), `"bw_gbit_per_s"`, `"bw_gbps"`, 1),
+			strings.Replace(buf.String(), `"clock_backwards_samples"`, `"samples_dropped"`, 1),
+			strings.Replace(buf.String(), `"schema_version": 2`, `"schema_version": 1`, 1),
+		} {
+			if err := schemacheck.Validate([]byte(drift)); err == nil {
+				t.Fatalf("drift must fail validation:\n%s", drift)
+			}
+		}
+	}
+}
+
+// What the readers return is a result of the schema, whatever the form it came in
+// (CSV gives the columns it has; the rest is zero, which the schema allows).
+func TestEveryFormReadsBackIntoTheSchema(t *testing.T) {
+	for _, file := range []string{"testdata/results.ndjson", "testdata/results.csv"} {
+		f, err := os.Open(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rs, err := result.ReadAll(f)
+		f.Close()
+		if err != nil || len(rs) != 3 {
+			t.Fatalf("%s: %d results, %v", file, len(rs), err)
+		}
+		for i, r := range rs {
+			var buf bytes.Buffer
+			result.WriteJSON(&buf, r)
+			if err := schemacheck.Validate(buf.Bytes()); err != nil {
+				t.Errorf("%s: result %d does not validate: %v\n%s", file, i, err, buf.Bytes())
+			}
+		}
+	}
+}

@@ -1,0 +1,143 @@
+package sweep
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rdmabench/rdmabench/oob"
+	"github.com/rdmabench/rdmabench/result"
+)
+
+// syncCounter is a stream that counts its syncs.
+type syncCounter struct {
+	bytes.Buffer
+	syncs int
+}
+
+func (s *syncCounter) Sync() error { s.syncs++; return nil }
+
+// The stream a sweep writes resumes it: an interrupted sweep written to a file, read
+// back, measures only what the file lacks.
+func TestStreamResumesTheSweep(t *testing.T) {
+	p := rxe(t)
+	path := filepath.Join(t.TempDir(), "sweep.ndjson")
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	pl := plan(p, "grid")
+	if _, err := NewRunner(&fake{stopAfter: 10, cancel: cancel}, StreamRecorder(f), nil).Run(ctx, pl); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One line per measurement, but for the interrupted 10th: no data point.
+	if n := bytes.Count(b, []byte("\n")); n != 9 || bytes.Count(b, []byte(`"sweep_wall_ns":`)) != 9 {
+		t.Fatalf("%d lines, want 9, each with its wall time", n)
+	}
+	prior, err := ReadStream(bytes.NewReader(b))
+	if err != nil || len(prior) != 9 || prior[0].WallNS <= 0 || prior[0].SchemaVersion != result.SchemaVersion {
+		t.Fatalf("read back %d: %v", len(prior), err)
+	}
+	f2 := &fake{}
+	out, err := NewRunner(f2, nil, prior).Run(context.Background(), pl)
+	if err != nil || out.Reused != 9 || f2.calls != out.Runs {
+		t.Fatalf("resumed: reused %d, measured %d of %d runs: %v", out.Reused, f2.calls, out.Runs, err)
+	}
+
+	var s syncCounter
+	rec := StreamRecorder(&s)
+	for range 3 {
+		if err := rec(prior[0]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if s.syncs != 3 || bytes.Count(s.Bytes(), []byte("\n")) != 3 {
+		t.Fatalf("every line synced: %d syncs, %q", s.syncs, s.String())
+	}
+}
+
+// The resume reader refuses what it cannot trust, saying where.
+func TestReadStreamRefuses(t *testing.T) {
+	good := `{"schema_version":2,"config":{"op":"write"},"sweep_wall_ns":5}`
+	for _, tc := range []struct{ doc, want string }{
+		{good + "\n" + `{"schema_version":1,"sweep_wall_ns":5}` + "\n", "line 2: result has schema_version 1; this rdmabench reads schema_version 2"},
+		{good + "\n" + `[{"schema_version":99}]` + "\n", "line 2: element 0 of an array: result has schema_version 99"},
+		{good + "\n" + good + "\n" + `{"schema_version":2,"conf`, "line 3"},
+	} {
+		got, err := ReadStream(strings.NewReader(tc.doc))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("want an error with %q, got %v", tc.want, err)
+		}
+		if len(got) == 0 || got[0].WallNS != 5 {
+			t.Errorf("the lines before the bad one come back: %+v", got)
+		}
+	}
+}
+
+// SessionMeasurer: a lost connection ends the sweep, a refused plan is a failed point.
+func TestSessionMeasurer(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		lost bool
+	}{
+		{nil, false},
+		{&oob.PeerError{Msg: "--size too large"}, false},
+		{errors.New("ibv_post_send: no memory"), false},
+		{io.EOF, true},
+		{fmt.Errorf("receiving: %w", io.ErrUnexpectedEOF), true},
+		{&net.OpError{Op: "read", Err: errors.New("connection reset by peer")}, true},
+		{&oob.ProtocolError{Msg: "bad frame"}, true},
+	} {
+		m := SessionMeasurer(func(_ context.Context, c result.Config) (result.Result, error) {
+			return result.Result{Config: c, Error: fmt.Sprint(tc.err)}, tc.err
+		})
+		r, err := m.Measure(context.Background(), result.Config{Op: "read"})
+		var lost *SessionLostError
+		if errors.As(err, &lost) != tc.lost || stopsSweep(err) != tc.lost || !errors.Is(err, tc.err) || r.Config.Op != "read" {
+			t.Errorf("%v: got %v (lost %v), want lost %v, the error kept and the result passed on", tc.err, err, errors.As(err, &lost), tc.lost)
+		}
+	}
+	// A sweep over it stops at the loss.
+	n := 0
+	m := SessionMeasurer(func(ctx context.Context, c result.Config) (result.Result, error) {
+		if n++; n > 2 {
+			return result.Result{Config: c}, io.EOF
+		}
+		return (&fake{}).Measure(ctx, c)
+	})
+	var lost *SessionLostError
+	if _, err := NewRunner(m, nil, nil).Run(context.Background(), plan(rxe(t), "grid")); !errors.As(err, &lost) || n != 3 {
+		t.Fatalf("a lost session ends the sweep at once: %v after %d runs", err, n)
+	}
+}
+
+// A measurer that fails with no result at all still leaves a line the resume reads.
+func TestBareFailureResumes(t *testing.T) {
+	var s syncCounter
+	m := SessionMeasurer(func(context.Context, result.Config) (result.Result, error) {
+		return result.Result{}, &oob.PeerError{Msg: "no"}
+	})
+	pl := plan(rxe(t), "grid")
+	NewRunner(m, StreamRecorder(&s), nil).Run(context.Background(), pl) // every point failed: no optimum
+	prior, err := ReadStream(bytes.NewReader(s.Bytes()))
+	if err != nil || len(prior) == 0 || prior[0].Error != "peer: no" {
+		t.Fatalf("%d lines: %v", len(prior), err)
+	}
+	f := &fake{}
+	if out, err := NewRunner(f, nil, prior).Run(context.Background(), pl); errors.Is(err, ErrStreamMismatch) || f.calls != 0 || out.Reused != len(prior) {
+		t.Fatalf("resumed: %d measured, %d reused of %d: %v", f.calls, out.Reused, len(prior), err)
+	}
+}
