@@ -208,7 +208,7 @@ func TunedTable(w io.Writer, t Tuned) error {
 	for _, op := range ops {
 		o := t.Ops[op]
 		mb.Append(op, "chosen", fmtPoint(o.Chosen.Point), o.Chosen.Runs, fmtValue(o.Unit, o.Chosen.Median), fmtInterval(o.Unit, o.Chosen.CILow, o.Chosen.CIHigh), "")
-		for _, name := range []string{"article", "perftest_defaults"} {
+		for _, name := range []string{sweep.RefArticle, sweep.RefPerftest} {
 			if r, ok := o.References[name]; ok {
 				mb.Append(op, strings.ReplaceAll(name, "_", " "), fmtPoint(r.Point), r.Runs, fmtValue(o.Unit, r.Median), fmtInterval(o.Unit, r.CILow, r.CIHigh), fmtGain(r.Gain))
 			}

@@ -45,8 +45,8 @@ func TunedCSV(w io.Writer, t Tuned) error {
 				continue
 			}
 			p := m.Point
-			art, aok := m.Gains["article"]
-			pft, pok := m.Gains["perftest_defaults"]
+			art, aok := m.Gains[sweep.RefArticle]
+			pft, pok := m.Gains[sweep.RefPerftest]
 			i := strconv.Itoa
 			if err := cw.Write([]string{op, name, i(p.MsgSizeBytes), i(p.SQDepth), i(p.BufOffsetBytes), i(p.CQMod), i(p.PostList),
 				i(m.Runs), f(m.Median), fp(m.CILow), fp(m.CIHigh), g(art, aok), g(pft, pok),

@@ -26,6 +26,12 @@ import (
 	"github.com/rdmabench/rdmabench/result"
 )
 
+// The references a sweep reports gains over, by the names reports show them under.
+const (
+	RefArticle  = "article"           // the article's configuration (ArticlePoint)
+	RefPerftest = "perftest_defaults" // perftest's defaults (bench.Defaults)
+)
+
 // Measurer runs one test. An error that has a method StopsSweep() returning true (a
 // lost session) ends the sweep; any other error is a failed point.
 type Measurer interface {
@@ -45,7 +51,7 @@ type Plan struct {
 	Repeat    int           // the chosen configuration and the references: at least this many runs
 	Tolerance float64       // points whose ratio's interval lies within 1 +- Tolerance are equal
 	Budget    time.Duration // wall-clock time for the whole plan; <= 0: no limit (see Run)
-	// References are measured in every final round (e.g. "article", "perftest_defaults"),
+	// References are measured in every final round (RefArticle, RefPerftest),
 	// for the gains; those on the grid compete too.
 	References map[string]profiles.Point
 	// Article is the article's [lo, hi] per dimension, for the verdicts.

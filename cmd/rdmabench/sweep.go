@@ -183,8 +183,8 @@ func (o *sweepOptions) sweep(ctx context.Context, c *bench.Client) error {
 			Objective: obj, Others: others, Repeat: o.Repeat, Tolerance: o.Tolerance, Budget: o.Budget,
 			Article: prof.Reference[op],
 			References: map[string]profiles.Point{
-				"article":           sweep.ArticlePoint(prof.Grid[op], prof.Reference[op], prof.Start[op]),
-				"perftest_defaults": sweep.PointOf(pt),
+				sweep.RefArticle:  sweep.ArticlePoint(prof.Grid[op], prof.Reference[op], prof.Start[op]),
+				sweep.RefPerftest: sweep.PointOf(pt),
 			}}
 		prog.start(op)
 		out, err := runner.Run(ctx, p)
