@@ -113,9 +113,10 @@ func (c *Client) Close() error {
 	if c == nil {
 		return nil
 	}
-	if !c.broken {
-		_ = c.conn.Send(oob.Msg{Type: oob.TBye})
+	if c.broken { // already closed
+		return c.dev.Close()
 	}
+	_ = c.conn.Send(oob.Msg{Type: oob.TBye})
 	return errors.Join(c.conn.Close(), c.dev.Close())
 }
 
@@ -190,7 +191,7 @@ func (c *Client) Run(ctx context.Context, op Op, cfg result.Config) (r result.Re
 		if m.err == nil {
 			m.err = &oob.ProtocolError{Msg: fmt.Sprintf("expected nothing during a test, got %s", oob.Quote(m.Type))}
 		}
-		c.broken = true
+		c.drop()
 		if oob.Lost(m.err) {
 			return r, errors.Join(merr, fmt.Errorf("lost the server during the test: %w", m.err))
 		}
@@ -198,7 +199,7 @@ func (c *Client) Run(ctx context.Context, op Op, cfg result.Config) (r result.Re
 	default:
 	}
 	if lost != nil {
-		c.broken = true
+		c.drop()
 		return r, errors.Join(merr, fmt.Errorf("lost the server during the test: %w", lost))
 	}
 	// The server's side: stop its responder, verify, report.
@@ -207,6 +208,7 @@ func (c *Client) Run(ctx context.Context, op Op, cfg result.Config) (r result.Re
 		done.Done = &oob.Done{Completed: perQP}
 	}
 	if err := c.conn.Send(done); err != nil {
+		c.drop()
 		return r, errors.Join(merr, err)
 	}
 	check := time.Duration(DestBytes(cfg)/(16<<20)) * time.Second // checking runs at >= 16 MiB/s
@@ -269,6 +271,13 @@ func (c *Client) beat(s Session) func() error {
 	}
 }
 
+// drop gives up a connection that can carry no more plans; closing it also ends the
+// read that listen left waiting.
+func (c *Client) drop() {
+	c.broken = true
+	c.conn.Close()
+}
+
 type received struct {
 	oob.Msg
 	err error
@@ -300,17 +309,16 @@ func (c *Client) awaitReport(reply <-chan received, timeout time.Duration) (oob.
 		switch {
 		case m.err != nil:
 			if oob.Lost(m.err) {
-				c.broken = true
+				c.drop()
 			}
 			return m.Msg, m.err
 		case m.Type != oob.TReport || m.Report == nil:
-			c.broken = true
+			c.drop()
 			return m.Msg, &oob.ProtocolError{Msg: fmt.Sprintf("expected a report, got %s", oob.Quote(m.Type))}
 		}
 		return m.Msg, nil
 	case <-t.C:
-		c.broken = true
-		c.conn.Close()
+		c.drop()
 		return oob.Msg{}, fmt.Errorf("lost the server: no report within %v of the end of the test", timeout)
 	}
 }

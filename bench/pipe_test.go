@@ -86,7 +86,7 @@ func TestPipeRunsEveryTest(t *testing.T) {
 func TestPipeVerificationFails(t *testing.T) {
 	r := fake.NewRig(t, ops, nil)
 	c := dial(t, r, "")
-	r.Client.Corrupt = true
+	r.Client.Corrupt.Store(true)
 	for _, op := range []string{"write", "read"} {
 		res, err := run(t, c, result.Config{Op: op, Test: "bw", Verify: true, Iterations: 50})
 		side := map[string]string{"write": "server", "read": "client"}[op]
@@ -173,7 +173,7 @@ func TestPipeClientLoopFails(t *testing.T) {
 func TestPipeStalledLoopTimesOut(t *testing.T) {
 	r := fake.NewRig(t, ops, nil)
 	c := dial(t, r, "")
-	r.Client.Stall = true
+	r.Client.Stall.Store(true)
 	start := time.Now()
 	_, err := run(t, c, result.Config{Op: "read", Test: "lat", Iterations: 10})
 	var te *verbs.TimeoutError
@@ -216,12 +216,12 @@ func TestPipeServerLost(t *testing.T) {
 func TestPipeClientLost(t *testing.T) {
 	r := fake.NewRig(t, ops, nil)
 	c := dial(t, r, "")
-	go run(t, c, result.Config{Op: "write", Test: "lat", Iterations: 1 << 40})
+	r.Client.Stall.Store(true) // the client's loop waits on the peer, as after a crash
+	go c.Run(context.Background(), ops["write"], result.Config{Op: "write", Test: "lat", Iterations: 100})
 	deadline := time.Now().Add(5 * time.Second)
 	for len(r.Server.Sessions()) == 0 && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
-	r.Client.Stall = true // the client's loop now waits on the peer, as after a crash
 	r.CutClients()
 	for time.Now().Before(deadline) && !r.Server.Sessions()[0].Closed() {
 		time.Sleep(10 * time.Millisecond)
@@ -229,7 +229,7 @@ func TestPipeClientLost(t *testing.T) {
 	if !r.Server.Sessions()[0].Closed() {
 		t.Fatalf("the server kept the lost client's session; log:\n%s", r.Logs())
 	}
-	r.Client.Stall = false
+	r.Client.Stall.Store(false)
 	c2 := dial(t, r, "")
 	if _, err := run(t, c2, result.Config{Op: "read", Test: "bw", Iterations: 10}); err != nil {
 		t.Fatalf("next client: %v", err)

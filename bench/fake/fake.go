@@ -51,10 +51,10 @@ type Engine struct {
 	// a *verbs.CompletionError).
 	FailLoop error
 	// Stall makes every loop wait, as for a peer that stopped answering, until Stop or
-	// the loop's timeout (then a *verbs.TimeoutError).
-	Stall bool
+	// the loop's timeout (then a *verbs.TimeoutError). It may change while loops run.
+	Stall atomic.Bool
 	// Corrupt flips a byte of the last message each bandwidth loop delivers.
-	Corrupt bool
+	Corrupt atomic.Bool
 
 	mu       sync.Mutex
 	sessions []*Session
@@ -301,7 +301,7 @@ func (s *Session) Bandwidth(p verbs.BWParams) (verbs.BWResult, error) {
 	if err != nil {
 		return verbs.BWResult{}, err
 	}
-	if s.e.Stall {
+	if s.e.Stall.Load() {
 		return verbs.BWResult{PerQP: make([]uint64, len(s.qpns))}, s.stall("bandwidth loop", "completions", p.Timeout)
 	}
 	n := p.Iters
@@ -330,7 +330,7 @@ func (s *Session) Bandwidth(p verbs.BWParams) (verbs.BWResult, error) {
 			}
 		}
 	}
-	if s.e.Corrupt && n > 0 {
+	if s.e.Corrupt.Load() && n > 0 {
 		dst, at := peer.buf, (int((n-1)%uint64(l.RSlots)))*l.Stride
 		if p.Op == verbs.Read {
 			dst, at = s.buf, (int((n-1)%uint64(l.LSlots)))*l.Stride
@@ -356,7 +356,7 @@ func (s *Session) PingPong(p verbs.PingPongParams) (verbs.LatResult, error) {
 	if err != nil {
 		return verbs.LatResult{}, err
 	}
-	if s.e.Stall {
+	if s.e.Stall.Load() {
 		return verbs.LatResult{}, s.stall("write ping-pong", "the peer's answer", p.Timeout)
 	}
 	if !p.Initiator {
@@ -397,7 +397,7 @@ func (s *Session) ReadLatency(p verbs.ReadLatParams) (verbs.LatResult, error) {
 	if err != nil {
 		return verbs.LatResult{}, err
 	}
-	if s.e.Stall {
+	if s.e.Stall.Load() {
 		return verbs.LatResult{}, s.stall("read latency loop", "a READ completion", p.Timeout)
 	}
 	n := p.Iters
