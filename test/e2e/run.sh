@@ -7,6 +7,7 @@
 #     tested in loopback (rxe0 <-> rxe0) and as two hosts (rxe1 -> rxe0), after a
 #     check of the no-device path before Soft-RoCE is set up.
 # Expects bin/rdmabench and bin/e2e.test (make e2e builds them).
+# test/e2e/run.sh [REGEXP] runs only the tests REGEXP matches (go test -run).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 export RDMABENCH_BIN=$PWD/bin/rdmabench
@@ -23,11 +24,11 @@ if [ -z "${RDMABENCH_E2E_DEV:-}" ] && [ -n "$(ls /sys/class/infiniband 2>/dev/nu
 fi
 if [ -n "${RDMABENCH_E2E_DEV:-}" ]; then
   export E2E_SRV_DEV=$RDMABENCH_E2E_DEV E2E_SRV_IP=${RDMABENCH_E2E_IP:?set RDMABENCH_E2E_IP too} E2E_CLI_DEV=${RDMABENCH_E2E_CLI_DEV:-}
-  exec "$T" -test.v -test.count=1 -test.timeout=15m
+  exec "$T" -test.v -test.count=1 -test.timeout=15m ${1:+-test.run "$1"}
 fi
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-env VM_TIMEOUT=${VM_TIMEOUT:-1200} test/rxevm/run test/e2e/guest.sh 2>&1 | tee "$log"
+env VM_TIMEOUT=${VM_TIMEOUT:-1200} test/rxevm/run test/e2e/guest.sh "$@" 2>&1 | tee "$log"
 rc=${PIPESTATUS[0]}
 echo "e2e: $(grep -c -- '--- PASS' "$log") passed, $(grep -c -- '--- FAIL' "$log") failed, $(grep -c -- '--- SKIP' "$log") skipped (exit $rc)"
 exit "$rc"
