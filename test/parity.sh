@@ -136,6 +136,8 @@ for name in ["write_bw_64K_MiBps", "read_bw_64K_MiBps", "write_rate_64B_Mpps", "
     # The verdict needs the whole 95% interval on one side of the goal; where it
     # straddles the goal, the noise does not allow one.
     verdict = "ok" if met(lo) and met(hi) else "SHORT" if not met(lo) and not met(hi) else "cannot tell"
+    if len(pairs) < 5:  # a bootstrap of fewer rounds is no interval at all
+        verdict = "cannot tell: fewer than 5 rounds"
     print(f"{name:26} {mp:10.6g} {mr:10.6g} {ratio:10.3f} [{lo:5.3f}, {hi:5.3f}] {mr/mp:9.3f}  {goal} {verdict} ({len(pairs)} rounds)")
 PY
 [ -s "$OUT/rb.err" ] && { echo "rdmabench errors:"; cat "$OUT/rb.err"; }
