@@ -1,0 +1,167 @@
+package rdma
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/rdmabench/rdmabench/oob"
+	"github.com/rdmabench/rdmabench/rdma/internal/provider"
+	"github.com/rdmabench/rdmabench/result"
+	"github.com/rdmabench/rdmabench/verbs"
+)
+
+var (
+	// ErrClosed resolves the ops still in flight when their connection closes, and
+	// every op posted after.
+	ErrClosed = errors.New("rdma: the connection is closed: the operation was not known to complete")
+	// ErrUnsupported is what Open wraps in a build without cgo or off Linux.
+	ErrUnsupported = verbs.ErrUnsupported
+	// ErrRange is an op outside the remote region or a buffer that cannot be posted.
+	ErrRange = errors.New("rdma: out of range")
+)
+
+// Device is an opened RDMA device and port: it registers memory (Pool) and dials
+// servers (Dial). Pools and connections of one device share its protection domain,
+// so any of its buffers can go to any of its connections.
+type Device struct {
+	p provider.Provider
+
+	mu     sync.Mutex
+	closed bool
+	pools  map[*Pool]struct{}
+	conns  map[*Conn]struct{}
+}
+
+// Open opens the named device (or, with name "", the first one whose port is ACTIVE)
+// and its port, with GID index gidIndex (-1: the one rdmabench would pick).
+func Open(name string, port, gidIndex int) (*Device, error) {
+	d, err := verbs.Open(name, port, gidIndex)
+	if err != nil {
+		if errors.Is(err, verbs.ErrUnsupported) {
+			return nil, fmt.Errorf("rdma: %w", err)
+		}
+		return nil, err
+	}
+	return newDevice(verbsProvider{d}), nil
+}
+
+func newDevice(p provider.Provider) *Device {
+	return &Device{p: p, pools: map[*Pool]struct{}{}, conns: map[*Conn]struct{}{}}
+}
+
+// Identity describes the device as hellos and results name it.
+func (d *Device) Identity() result.Device { return d.p.Identity() }
+
+// Close closes the device's connections and pools, then the device.
+func (d *Device) Close() error {
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		return nil
+	}
+	d.closed = true
+	conns, pools := d.conns, d.pools
+	d.conns, d.pools = nil, nil
+	d.mu.Unlock()
+	var errs []error
+	for c := range conns {
+		errs = append(errs, c.Close())
+	}
+	for p := range pools {
+		errs = append(errs, p.Close())
+	}
+	return errors.Join(append(errs, d.p.Close())...)
+}
+
+func (d *Device) track(c *Conn, p *Pool) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return errors.New("rdma: the device is closed")
+	}
+	if c != nil {
+		d.conns[c] = struct{}{}
+	}
+	if p != nil {
+		d.pools[p] = struct{}{}
+	}
+	return nil
+}
+
+func (d *Device) forget(c *Conn, p *Pool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	delete(d.conns, c)
+	delete(d.pools, p)
+}
+
+// verbsProvider is the provider over libibverbs (package verbs).
+type verbsProvider struct{ d *verbs.Device }
+
+func (v verbsProvider) Identity() result.Device {
+	d := v.d
+	host, _ := os.Hostname()
+	return result.Device{
+		Name: d.Info.Name, Driver: d.Info.Driver, Model: d.Info.Model, VendorID: d.Info.VendorID,
+		VendorPartID: d.Info.VendorPartID, FirmwareVer: d.Info.FirmwareVer, NodeGUID: d.Info.NodeGUID,
+		Port: d.Port.Port, LinkLayer: d.Port.LinkLayer, RateGbps: d.Port.RateGbps, ActiveMTU: d.Port.ActiveMTU,
+		GIDIndex: d.GID.Index, GIDType: d.GID.Type, Host: host,
+	}
+}
+
+func (v verbsProvider) Register(size int, remoteWrite, remoteRead bool) (provider.Memory, error) {
+	m, err := v.d.RegisterMR(size, remoteWrite, remoteRead)
+	if err != nil {
+		return nil, err
+	}
+	return verbsMemory{m}, nil
+}
+
+// pollBatch is how many completions one poll takes.
+const pollBatch = 64
+
+func (v verbsProvider) NewSession(spec verbs.Spec) (provider.Session, error) {
+	spec.Events = true // the poller sleeps on the completion channel
+	s, err := v.d.NewSession(spec)
+	if err != nil {
+		return nil, err
+	}
+	q, err := s.NewQueue(spec.SQDepth, pollBatch)
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	return &verbsSession{Session: s, q: q}, nil
+}
+
+func (v verbsProvider) Close() error { return v.d.Close() }
+
+type verbsMemory struct{ m *verbs.MR }
+
+func (m verbsMemory) Addr() uint64  { return m.m.Addr }
+func (m verbsMemory) LKey() uint32  { return m.m.LKey }
+func (m verbsMemory) RKey() uint32  { return m.m.RKey }
+func (m verbsMemory) Bytes() []byte { return m.m.Bytes() }
+func (m verbsMemory) Close() error  { return m.m.Close() }
+
+type verbsSession struct {
+	*verbs.Session
+	q *verbs.Queue
+}
+
+func (s *verbsSession) Connect(r oob.Endpoint) error { return s.Session.Connect(r, 0) }
+func (s *verbsSession) WRs() []verbs.WR              { return s.q.WRs() }
+func (s *verbsSession) WCs() []verbs.WC              { return s.q.WCs() }
+func (s *verbsSession) Post(qp, n int) (int, error)  { return s.q.Post(qp, n) }
+func (s *verbsSession) Poll() (int, error)           { return s.q.Poll() }
+func (s *verbsSession) Wait(d time.Duration) (int, error) {
+	return s.q.Wait(d)
+}
+
+func (s *verbsSession) Close() error {
+	s.q.Close()
+	return s.Session.Close()
+}

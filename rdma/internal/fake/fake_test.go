@@ -1,0 +1,163 @@
+package fake
+
+import (
+	"errors"
+	"syscall"
+	"testing"
+
+	"github.com/rdmabench/rdmabench/rdma/internal/provider"
+	"github.com/rdmabench/rdmabench/verbs"
+)
+
+// pair is a client session connected to a server session whose buffer allows remote
+// WRITE and READ, and a registered local buffer on the client.
+func pair(t *testing.T, depth int) (*Fabric, provider.Session, provider.Session, provider.Memory) {
+	t.Helper()
+	f := New()
+	cd, sd := f.Device("c"), f.Device("s")
+	srv, err := sd.NewSession(verbs.Spec{NumQP: 1, SQDepth: 1, BufSize: 4096, RemoteWrite: true, RemoteRead: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cli, err := cd.NewSession(verbs.Spec{NumQP: 1, SQDepth: depth, BufSize: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Connect(cli.Local()); err != nil {
+		t.Fatal(err)
+	}
+	if err := cli.Connect(srv.Local()); err != nil {
+		t.Fatal(err)
+	}
+	mem, err := cd.Register(4096, false, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f, cli, srv, mem
+}
+
+func write(cli provider.Session, mem provider.Memory, srv provider.Session, i int, id uint64, off uint64, n uint32, sig bool) {
+	w := verbs.WR{WRID: id, LAddr: mem.Addr() + off, LKey: mem.LKey(), Len: n, RAddr: srv.Local().Addr + off, RKey: srv.Local().RKey}
+	if sig {
+		w.Flags = verbs.WRSignaled
+	}
+	cli.WRs()[i] = w
+}
+
+func TestSendQueueBoundAndRetire(t *testing.T) {
+	f, cli, srv, mem := pair(t, 4)
+	for i := range 4 {
+		write(cli, mem, srv, i, uint64(i), 0, 8, i == 3)
+	}
+	if n, err := cli.Post(0, 4); n != 4 || err != nil {
+		t.Fatalf("post: %d, %v", n, err)
+	}
+	write(cli, mem, srv, 0, 4, 0, 8, true)
+	if n, err := cli.Post(0, 1); n != 0 || !errors.Is(err, syscall.ENOMEM) {
+		t.Fatalf("post into a full queue: %d, %v; want ENOMEM", n, err)
+	}
+	// The one completion retires all four WRs.
+	if n, _ := cli.Poll(); n != 1 || cli.WCs()[0].WRID != 3 || cli.WCs()[0].Status != verbs.WCSuccess {
+		t.Fatalf("poll: %d %+v", n, cli.WCs()[0])
+	}
+	if n, err := cli.Post(0, 1); n != 1 || err != nil {
+		t.Fatalf("post after the completion: %d, %v", n, err)
+	}
+	if v := f.Violations(); len(v) != 0 {
+		t.Fatal(v)
+	}
+}
+
+func TestUnsignalledOnlyIsAViolation(t *testing.T) {
+	f, cli, srv, mem := pair(t, 2)
+	write(cli, mem, srv, 0, 0, 0, 8, false)
+	write(cli, mem, srv, 1, 1, 0, 8, false)
+	cli.Post(0, 2)
+	if v := f.Violations(); len(v) != 1 {
+		t.Fatalf("violations %v, want one", v)
+	}
+}
+
+func TestBytesMove(t *testing.T) {
+	_, cli, srv, mem := pair(t, 4)
+	copy(mem.Bytes(), "abcdefgh")
+	write(cli, mem, srv, 0, 1, 0, 8, true)
+	cli.Post(0, 1)
+	if string(srv.Bytes()[:8]) != "abcdefgh" {
+		t.Fatalf("WRITE: the server holds %q", srv.Bytes()[:8])
+	}
+	cli.Poll()
+	write(cli, mem, srv, 0, 2, 0, 8, true)
+	cli.WRs()[0].Opcode = verbs.WRRead
+	cli.WRs()[0].LAddr += 100
+	cli.Post(0, 1)
+	if string(mem.Bytes()[100:108]) != "abcdefgh" {
+		t.Fatalf("READ: %q", mem.Bytes()[100:108])
+	}
+}
+
+func TestErrorsFlushTheQP(t *testing.T) {
+	f, cli, srv, mem := pair(t, 8)
+	f.FailNth(2, verbs.WCRetryExcErr)
+	for i := range 4 {
+		write(cli, mem, srv, i, uint64(i), 0, 8, i == 3)
+	}
+	cli.Post(0, 4)
+	n, _ := cli.Poll()
+	wcs := cli.WCs()[:n]
+	// WR 1 fails (unsignalled, it completes all the same), 2 and 3 are flushed.
+	want := []struct {
+		id     uint64
+		status uint32
+	}{{1, verbs.WCRetryExcErr}, {2, verbs.WCWRFlushErr}, {3, verbs.WCWRFlushErr}}
+	if len(wcs) != len(want) {
+		t.Fatalf("completions %+v", wcs)
+	}
+	for i, w := range want {
+		if wcs[i].WRID != w.id || wcs[i].Status != w.status {
+			t.Fatalf("completion %d: %+v, want %+v", i, wcs[i], w)
+		}
+	}
+	if wcs[0].VendorErr != VendorErr {
+		t.Fatalf("vendor error 0x%x", wcs[0].VendorErr)
+	}
+}
+
+func TestAccessChecked(t *testing.T) {
+	f := New()
+	cd, sd := f.Device("c"), f.Device("s")
+	srv, _ := sd.NewSession(verbs.Spec{NumQP: 1, SQDepth: 1, BufSize: 64, RemoteRead: true}) // no remote write
+	cli, _ := cd.NewSession(verbs.Spec{NumQP: 1, SQDepth: 4, BufSize: 1})
+	srv.Connect(cli.Local())
+	cli.Connect(srv.Local())
+	mem, _ := cd.Register(64, false, false)
+	foreign, _ := sd.Register(64, false, false)
+	write(cli, mem, srv, 0, 1, 0, 8, true)
+	cli.Post(0, 1)
+	if n, _ := cli.Poll(); n != 1 || cli.WCs()[0].Status != verbs.WCRemAccessErr {
+		t.Fatalf("WRITE without remote write access: %+v", cli.WCs()[0])
+	}
+	cli2, _ := cd.NewSession(verbs.Spec{NumQP: 1, SQDepth: 4, BufSize: 1})
+	cli2.Connect(srv.Local())
+	write(cli2, foreign, srv, 0, 1, 0, 8, true)
+	cli2.WRs()[0].Opcode = verbs.WRRead
+	cli2.Post(0, 1)
+	if n, _ := cli2.Poll(); n != 1 || cli2.WCs()[0].Status != verbs.WCLocProtErr {
+		t.Fatalf("local memory of another device: %+v", cli2.WCs()[0])
+	}
+}
+
+func TestHoldRelease(t *testing.T) {
+	f, cli, srv, mem := pair(t, 4)
+	f.Hold()
+	copy(mem.Bytes(), "x")
+	write(cli, mem, srv, 0, 1, 0, 1, true)
+	cli.Post(0, 1)
+	if n, _ := cli.Poll(); n != 0 || srv.Bytes()[0] != 0 {
+		t.Fatal("a held fabric moved bytes or completed a WR")
+	}
+	f.Release()
+	if n, _ := cli.Poll(); n != 1 || srv.Bytes()[0] != 'x' {
+		t.Fatal("Release did not execute the stalled WR")
+	}
+}
