@@ -63,6 +63,7 @@ fuzz-short:
 
 e2e: build
 	$(GO) test -c -tags e2e -o bin/e2e.test ./test/e2e
+	$(GO) build -o bin/examples/ ./examples/...
 	test/e2e/run.sh
 
 # A WRITE/READ sweep on Soft-RoCE (in the test bed when the host has no RDMA device).
