@@ -104,3 +104,25 @@ func TestAPIWriteBandwidth(t *testing.T) {
 	t.Logf("WRITE %d x %d B, depth %d, signalled every 16: API %.3f Gb/s (wall time, post to last completion), C loop %.3f Gb/s: ratio %.3f",
 		n, size, depth, api, r.BWGbps, api/r.BWGbps)
 }
+
+// rdma.Serve is the listening side of the API: the CLI and the examples use it as they
+// use 'rdmabench server'.
+func TestAPIServe(t *testing.T) {
+	needDevice(t)
+	p := int(port.Add(1))
+	l, err := net.Listen("tcp", net.JoinHostPort(srvIP, fmt.Sprint(p)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- rdma.Serve(ctx, l, rdma.ServeConfig{Device: srvDev, GIDIndex: -1}) }()
+	defer func() {
+		cancel()
+		if err := <-served; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	}()
+	measure(t, client("read", "bw", srvDev, p, "-n", "200", "--verify")...)
+	example(t, "broadcast", "--device", srvDev, "--size", "65536", net.JoinHostPort(srvIP, fmt.Sprint(p)))
+}
