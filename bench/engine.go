@@ -62,8 +62,10 @@ func (verbsEngine) Open(l Local) (Device, error) {
 
 type verbsDevice struct{ d *verbs.Device }
 
-func (v verbsDevice) Identity() result.Device {
-	d := v.d
+func (v verbsDevice) Identity() result.Device { return Identity(v.d) }
+
+// Identity is what a hello and a result say about an opened verbs device and its host.
+func Identity(d *verbs.Device) result.Device {
 	host, _ := os.Hostname()
 	return result.Device{
 		Name: d.Info.Name, Driver: d.Info.Driver, Model: d.Info.Model, VendorID: d.Info.VendorID,

@@ -3,10 +3,10 @@ package rdma
 import (
 	"errors"
 	"fmt"
-	"os"
 	"sync"
 	"time"
 
+	"github.com/rdmabench/rdmabench/bench"
 	"github.com/rdmabench/rdmabench/oob"
 	"github.com/rdmabench/rdmabench/rdma/internal/provider"
 	"github.com/rdmabench/rdmabench/result"
@@ -101,16 +101,7 @@ func (d *Device) forget(c *Conn, p *Pool) {
 // verbsProvider is the provider over libibverbs (package verbs).
 type verbsProvider struct{ d *verbs.Device }
 
-func (v verbsProvider) Identity() result.Device {
-	d := v.d
-	host, _ := os.Hostname()
-	return result.Device{
-		Name: d.Info.Name, Driver: d.Info.Driver, Model: d.Info.Model, VendorID: d.Info.VendorID,
-		VendorPartID: d.Info.VendorPartID, FirmwareVer: d.Info.FirmwareVer, NodeGUID: d.Info.NodeGUID,
-		Port: d.Port.Port, LinkLayer: d.Port.LinkLayer, RateGbps: d.Port.RateGbps, ActiveMTU: d.Port.ActiveMTU,
-		GIDIndex: d.GID.Index, GIDType: d.GID.Type, Host: host,
-	}
-}
+func (v verbsProvider) Identity() result.Device { return bench.Identity(v.d) }
 
 func (v verbsProvider) Register(size int, remoteWrite, remoteRead bool) (provider.Memory, error) {
 	m, err := v.d.RegisterMR(size, remoteWrite, remoteRead)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/bench"
+	"github.com/rdmabench/rdmabench/result"
 )
 
 // Rig is an rdmabench server and its clients on one fabric, talking over net.Pipe.
@@ -154,3 +155,36 @@ type pipeAddr struct{}
 
 func (pipeAddr) Network() string { return "pipe" }
 func (pipeAddr) String() string  { return "pipe" }
+
+// TestOp runs every test of op (bandwidth with --verify over 2 QPs, duration mode,
+// latency) through a client and a server on the fake engine, and checks that each
+// measured something, that the data landed where op says it goes, and that latency
+// results have op's kind. bench/write and bench/read test their ops with it.
+func TestOp(t *testing.T, op bench.Op) {
+	t.Helper()
+	name := string(op.Name)
+	r := NewRig(t, map[string]bench.Op{name: op}, nil)
+	c, err := r.Dial("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for _, cfg := range []result.Config{
+		{Test: "bw", Verify: true, Iterations: 200, MsgSizeBytes: 64, NumQPs: 2},
+		{Test: "bw", DurationS: 0.05},
+		{Test: "lat", Iterations: 100, MsgSizeBytes: 8},
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		res, err := c.Run(ctx, op, cfg)
+		cancel()
+		if err != nil {
+			t.Fatalf("%s %s: %v", name, cfg.Test, err)
+		}
+		if res.Config.Op != name || res.Iterations == 0 || (cfg.Verify && !res.Verify.OK) {
+			t.Errorf("%s %s: op %q, %d iterations, verify %+v", name, cfg.Test, res.Config.Op, res.Iterations, res.Verify)
+		}
+		if cfg.Test == "lat" && res.LatKind != op.LatKind {
+			t.Errorf("%s latency kind %q, want %q", name, res.LatKind, op.LatKind)
+		}
+	}
+}
