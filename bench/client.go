@@ -136,12 +136,18 @@ func (c *Client) Run(ctx context.Context, op Op, cfg result.Config) (r result.Re
 		if err != nil {
 			r.Error = err.Error()
 		}
+		if oob.Lost(err) && !c.broken { // e.g. a timeout before ready: a late answer would desynchronise the next plan
+			c.drop()
+		}
 	}()
+	if cfg.Test == "region" {
+		return r, errors.New("region plans are the Go API's (package rdma), not a test")
+	}
 	if err := Validate(cfg); err != nil {
 		return r, err
 	}
 	if c.broken {
-		return r, fmt.Errorf("the connection to the server was lost in an earlier test: %w", net.ErrClosed)
+		return r, sessionLost{errors.New("the connection to the server was lost in an earlier test")}
 	}
 	if err := c.conn.Send(oob.Msg{Type: oob.TPlan, Plan: &cfg}); err != nil {
 		return r, err
@@ -177,7 +183,8 @@ func (c *Client) Run(ctx context.Context, op Op, cfg result.Config) (r result.Re
 	stopping := make(chan struct{})
 	stop := context.AfterFunc(ctx, func() { s.Stop(); close(stopping) })
 	endBeats := c.beat(s)
-	reply := c.listen(s)
+	reply, listening := c.listen(s)
+	defer func() { <-listening }() // before s.Close: the reader may still Stop the session
 	perQP, merr := c.measure(ctx, op, s, cfg, sl, &r)
 	lost := endBeats()
 	if !stop() {
@@ -193,14 +200,14 @@ func (c *Client) Run(ctx context.Context, op Op, cfg result.Config) (r result.Re
 		}
 		c.drop()
 		if oob.Lost(m.err) {
-			return r, errors.Join(merr, fmt.Errorf("lost the server during the test: %w", m.err))
+			return r, errors.Join(merr, sessionLost{fmt.Errorf("lost the server during the test: %w", m.err)})
 		}
-		return r, errors.Join(merr, fmt.Errorf("the server ended the test: %w", m.err))
+		return r, errors.Join(merr, sessionLost{fmt.Errorf("the server ended the test: %w", m.err)})
 	default:
 	}
 	if lost != nil {
 		c.drop()
-		return r, errors.Join(merr, fmt.Errorf("lost the server during the test: %w", lost))
+		return r, errors.Join(merr, sessionLost{fmt.Errorf("lost the server during the test: %w", lost)})
 	}
 	// The server's side: stop its responder, verify, report.
 	done := oob.Msg{Type: oob.TDone}
@@ -209,7 +216,7 @@ func (c *Client) Run(ctx context.Context, op Op, cfg result.Config) (r result.Re
 	}
 	if err := c.conn.Send(done); err != nil {
 		c.drop()
-		return r, errors.Join(merr, err)
+		return r, errors.Join(merr, sessionLost{err})
 	}
 	check := time.Duration(DestBytes(cfg)/(16<<20)) * time.Second // checking runs at >= 16 MiB/s
 	rep, err := c.awaitReport(reply, c.conn.Timeout+check)
@@ -286,18 +293,30 @@ type received struct {
 // listen reads the one message the server sends after ready: its report once the
 // client is done, or, during the test, an error that ends it (a shutdown, its
 // --max-test-time). Such an error stops the loop at once, so that the client reports
-// the server's reason rather than finding a broken connection later.
-func (c *Client) listen(s Session) <-chan received {
-	reply := make(chan received, 1)
+// the server's reason rather than finding a broken connection later. The message is
+// in reply before the loop is stopped; listening is closed when the reader is done
+// with s (every path of Run either takes the reply or drops the connection, which ends
+// the read).
+func (c *Client) listen(s Session) (reply <-chan received, listening <-chan struct{}) {
+	rc, done := make(chan received, 1), make(chan struct{})
 	go func() {
-		m, err := c.conn.Recv(0) // bounded by awaitReport, which closes the connection
+		defer close(done)
+		m, err := c.conn.Recv(0) // bounded by awaitReport, which drops the connection
+		rc <- received{m, err}
 		if err != nil || m.Type != oob.TReport {
 			s.Stop()
 		}
-		reply <- received{m, err}
 	}()
-	return reply
+	return rc, done
 }
+
+// sessionLost marks an error after which the connection to the server carries no
+// more plans (oob.Lost says so).
+type sessionLost struct{ err error }
+
+func (e sessionLost) Error() string     { return e.err.Error() }
+func (e sessionLost) Unwrap() error     { return e.err }
+func (e sessionLost) SessionLost() bool { return true }
 
 // awaitReport waits for the server's report; a server that sends none within timeout
 // is gone, and the connection is closed.
@@ -319,7 +338,7 @@ func (c *Client) awaitReport(reply <-chan received, timeout time.Duration) (oob.
 		return m.Msg, nil
 	case <-t.C:
 		c.drop()
-		return oob.Msg{}, fmt.Errorf("lost the server: no report within %v of the end of the test", timeout)
+		return oob.Msg{}, sessionLost{fmt.Errorf("lost the server: no report within %v of the end of the test", timeout)}
 	}
 }
 

@@ -9,7 +9,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"net"
 	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -74,7 +78,10 @@ func TestPipeRunsEveryTest(t *testing.T) {
 			t.Errorf("%s: %d messages, want %d", name, res.Iterations, cfg.Iterations*uint64(max(1, cfg.NumQPs)))
 		}
 	}
-	// Every session the server made for a test is gone with the test.
+	// Every session the server made for a test is gone with the test (it is closed
+	// just after the report is sent, so look once the session is over).
+	c.Close()
+	r.Shutdown()
 	for _, s := range r.Server.Sessions() {
 		if !s.Closed() {
 			t.Errorf("a server session outlived its test: %+v", s.Spec)
@@ -203,11 +210,68 @@ func TestPipeServerLost(t *testing.T) {
 	time.AfterFunc(300*time.Millisecond, r.CutServer)
 	start := time.Now()
 	res, err := run(t, c, result.Config{Op: "write", Test: "bw", DurationS: 30, WarmupIterations: 0})
-	if err == nil || !strings.Contains(err.Error(), "lost the server") || time.Since(start) > 10*time.Second {
-		t.Fatalf("want 'lost the server' within seconds, got %v after %v", err, time.Since(start))
+	if err == nil || !strings.Contains(err.Error(), "lost the server") || !oob.Lost(err) || time.Since(start) > 10*time.Second {
+		t.Fatalf("want 'lost the server' (oob.Lost) within seconds, got %v after %v", err, time.Since(start))
 	}
 	if res.Error == "" || res.Iterations == 0 {
 		t.Errorf("the result must keep what was measured and say what went wrong: %d messages, error %q", res.Iterations, res.Error)
+	}
+}
+
+// halfDead is the client's end of a connection to a host that crashed: once dead,
+// writes fail (the kernel gave up retransmitting) and reads see nothing more until the
+// connection is closed.
+type halfDead struct {
+	net.Conn
+	dead   atomic.Bool
+	closed chan struct{}
+	once   sync.Once
+}
+
+func (h *halfDead) Write(p []byte) (int, error) {
+	if h.dead.Load() {
+		return 0, &net.OpError{Op: "write", Net: "tcp", Err: syscall.ETIMEDOUT}
+	}
+	return h.Conn.Write(p)
+}
+
+func (h *halfDead) Read(p []byte) (int, error) {
+	n, err := h.Conn.Read(p)
+	if h.dead.Load() {
+		<-h.closed
+		return 0, net.ErrClosed
+	}
+	return n, err
+}
+
+func (h *halfDead) Close() error {
+	h.once.Do(func() { close(h.closed) })
+	return h.Conn.Close()
+}
+
+// The server's host crashing: beats fail while the read waits. The client stops, says
+// the server is lost, never touches the session after closing it (the fake panics on
+// that), and refuses further plans on the connection, which oob.Lost recognises.
+func TestPipeServerHostCrash(t *testing.T) {
+	r := fake.NewRig(t, ops, nil)
+	var h *halfDead
+	c, err := r.DialWith("", func(nc net.Conn) net.Conn { h = &halfDead{Conn: nc, closed: make(chan struct{})}; return h })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	time.AfterFunc(300*time.Millisecond, func() { h.dead.Store(true) })
+	start := time.Now()
+	res, err := run(t, c, result.Config{Op: "write", Test: "bw", DurationS: 30, WarmupIterations: 0})
+	if err == nil || !strings.Contains(err.Error(), "lost the server") || !oob.Lost(err) || time.Since(start) > 10*time.Second {
+		t.Fatalf("want a lost server (oob.Lost) within seconds, got %v after %v", err, time.Since(start))
+	}
+	if res.Iterations == 0 {
+		t.Error("the result must keep what was measured")
+	}
+	_, err = run(t, c, result.Config{Op: "write", Test: "bw", Iterations: 10})
+	if !oob.Lost(err) {
+		t.Fatalf("a plan on a lost connection: want an error oob.Lost recognises, got %v", err)
 	}
 }
 
@@ -242,8 +306,8 @@ func TestPipeShutdownDuringTest(t *testing.T) {
 	c := dial(t, r, "")
 	time.AfterFunc(200*time.Millisecond, r.Shutdown)
 	_, err := run(t, c, result.Config{Op: "write", Test: "bw", DurationS: 0.6, WarmupIterations: 0})
-	if err == nil || !strings.Contains(err.Error(), "shutting down") {
-		t.Fatalf("want the server's shutdown notice, got %v", err)
+	if err == nil || !strings.Contains(err.Error(), "shutting down") || !oob.Lost(err) {
+		t.Fatalf("want the server's shutdown notice, recognised as the end of the session, got %v", err)
 	}
 }
 

@@ -292,7 +292,7 @@ func (sv *Server) session(ctx context.Context, c *oob.Conn) error {
 				return err
 			}
 			if err := sv.test(ctx, c, *m.Plan); err != nil {
-				if oob.Lost(err) || errors.Is(err, errLost) || ctx.Err() != nil {
+				if oob.Lost(err) || errors.Is(err, errAborted) || ctx.Err() != nil {
 					return err
 				}
 				// The client was told; it may send another plan.
@@ -311,6 +311,7 @@ func (sv *Server) session(ctx context.Context, c *oob.Conn) error {
 var (
 	errShutdown = errors.New("the server is shutting down")
 	errLost     = errors.New("lost the client")
+	errAborted  = errors.New("test aborted") // the session ends with it
 )
 
 func isNetErr(err error) bool {
@@ -381,11 +382,14 @@ func (sv *Server) test(ctx context.Context, c *oob.Conn, cfg result.Config) erro
 	}
 	done, err := sv.await(ctx, c)
 	s.Stop()
-	if rerr := <-respErr; rerr != nil && err == nil {
-		err = rerr
-	}
+	rerr := <-respErr
 	if err != nil {
-		return refuse(err)
+		// The client is still measuring and beating: the session cannot go on.
+		c.SendError(err)
+		return fmt.Errorf("%w: %w", errAborted, err)
+	}
+	if rerr != nil {
+		return refuse(rerr)
 	}
 	rep := oob.Report{}
 	if cfg.Test == "region" {

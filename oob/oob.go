@@ -127,7 +127,13 @@ func (e *ProtocolError) Unwrap() error { return e.Err }
 // connection broke or timed out, or the peer broke the protocol. An error the peer sent
 // (PeerError) is not a loss: the peer said what went wrong and may take another plan.
 // Servers and sweeps use it alike to decide whether to go on.
+//
+// An error with a method SessionLost() returning true is a loss whatever it wraps.
 func Lost(err error) bool {
+	var over interface{ SessionLost() bool }
+	if errors.As(err, &over) && over.SessionLost() {
+		return true
+	}
 	var pe *PeerError
 	if err == nil || errors.As(err, &pe) {
 		return false

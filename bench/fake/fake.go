@@ -209,7 +209,13 @@ func pattern(i int, seed uint32) byte {
 
 func (s *Session) Digest(off, n int) [32]byte { return sha256.Sum256(s.buf[off : off+n]) }
 
-func (s *Session) Stop() { s.stop.Store(true) }
+// Stop after Close is a use after free in the verbs layer: the fake panics on it.
+func (s *Session) Stop() {
+	if s.Closed() {
+		panic("fake: Stop on a closed session (the verbs layer would write freed memory)")
+	}
+	s.stop.Store(true)
+}
 
 func (s *Session) Close() error {
 	f := s.e.Fabric
@@ -231,16 +237,24 @@ func (s *Session) Closed() bool {
 	return s.closed
 }
 
-// connected returns the peer, or the completion error an RC QP would see without one.
-func (s *Session) connected() (*Session, error) {
+// connected returns the peer, or the completion error an RC QP would see: without a
+// live peer, or when the peer's buffer does not give access for op, or is smaller
+// than remoteEnd.
+func (s *Session) connected(op verbs.Op, remoteEnd int) (*Session, error) {
+	if s.Closed() {
+		panic("fake: a loop on a closed session")
+	}
 	s.mu.Lock()
 	p := s.peer
 	s.mu.Unlock()
-	if p == nil {
+	opcode := map[verbs.Op]string{verbs.Write: "RDMA_WRITE", verbs.Read: "RDMA_READ"}[op]
+	switch {
+	case p == nil:
 		return nil, &verbs.VerbError{Verb: "ibv_post_send", Err: errors.New("QP not connected")}
-	}
-	if p.Closed() {
-		return nil, &verbs.CompletionError{Status: "IBV_WC_RETRY_EXC_ERR", Detail: "transport retry counter exceeded", Opcode: "RDMA_WRITE", QPNum: s.qpns[0]}
+	case p.Closed():
+		return nil, &verbs.CompletionError{Status: "IBV_WC_RETRY_EXC_ERR", Detail: "transport retry counter exceeded", Opcode: opcode, QPNum: s.qpns[0]}
+	case op == verbs.Write && !p.Spec.RemoteWrite, op == verbs.Read && !p.Spec.RemoteRead, remoteEnd > len(p.buf):
+		return nil, &verbs.CompletionError{Status: "IBV_WC_REM_ACCESS_ERR", Detail: "remote access error", Opcode: opcode, QPNum: s.qpns[0]}
 	}
 	return p, nil
 }
@@ -297,7 +311,7 @@ func (s *Session) Bandwidth(p verbs.BWParams) (verbs.BWResult, error) {
 	if p.CQMod < 1 || p.CQMod > p.SQDepth || p.PostList < 1 || p.PostList > p.SQDepth || p.SQDepth > s.Spec.SQDepth {
 		return verbs.BWResult{}, fmt.Errorf("need 1 <= cq-mod (%d) <= sq-depth (%d) and 1 <= post-list (%d) <= sq-depth, sq-depth <= %d", p.CQMod, p.SQDepth, p.PostList, s.Spec.SQDepth)
 	}
-	peer, err := s.connected()
+	peer, err := s.connected(p.Op, len(s.qpns)*l.RSlots*l.Stride)
 	if err != nil {
 		return verbs.BWResult{}, err
 	}
@@ -352,7 +366,7 @@ func (s *Session) PingPong(p verbs.PingPongParams) (verbs.LatResult, error) {
 	if 2*p.Size > len(s.buf) {
 		return verbs.LatResult{}, fmt.Errorf("ping-pong of %d bytes needs a %d-byte buffer", p.Size, 2*p.Size)
 	}
-	peer, err := s.connected()
+	peer, err := s.connected(verbs.Write, 2*p.Size)
 	if err != nil {
 		return verbs.LatResult{}, err
 	}
@@ -393,7 +407,7 @@ func (s *Session) PingPong(p verbs.PingPongParams) (verbs.LatResult, error) {
 // ReadLatency reads the peer's first Size bytes Iters times.
 func (s *Session) ReadLatency(p verbs.ReadLatParams) (verbs.LatResult, error) {
 	s.Loops.Add(1)
-	peer, err := s.connected()
+	peer, err := s.connected(verbs.Read, p.Size)
 	if err != nil {
 		return verbs.LatResult{}, err
 	}

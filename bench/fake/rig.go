@@ -52,12 +52,19 @@ func NewRig(tb testing.TB, ops map[string]bench.Op, configure func(*bench.Server
 }
 
 // Dial connects a new client with the rig's client engine.
-func (r *Rig) Dial(token string) (*bench.Client, error) {
+func (r *Rig) Dial(token string) (*bench.Client, error) { return r.DialWith(token, nil) }
+
+// DialWith is Dial with the client's end of the connection wrapped (to inject faults).
+func (r *Rig) DialWith(token string, wrap func(net.Conn) net.Conn) (*bench.Client, error) {
 	dev, err := r.Client.Open(bench.Local{})
 	if err != nil {
 		return nil, err
 	}
-	return bench.NewClient(r.l.dial(), dev, "fake-server:18600", token, 2*time.Second)
+	nc := r.l.dial()
+	if wrap != nil {
+		nc = wrap(nc)
+	}
+	return bench.NewClient(nc, dev, "fake-server:18600", token, 2*time.Second)
 }
 
 // DialConn connects a raw connection to the server (a client speaking the protocol
