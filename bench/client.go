@@ -153,8 +153,12 @@ func (c *Client) Run(ctx context.Context, op Op, cfg result.Config) (r result.Re
 		return r, err
 	}
 	m, err := c.conn.Expect(oob.TEndpoint)
-	if err != nil {
+	var refused *oob.PeerError
+	switch {
+	case errors.As(err, &refused):
 		return r, fmt.Errorf("server refused the plan: %w", err)
+	case err != nil:
+		return r, fmt.Errorf("no answer from the server to the plan: %w", err)
 	}
 	spec := op.ClientSpec(cfg)
 	spec.Events, spec.ModCount, spec.ModPeriodUS = cfg.CompletionEvents, cfg.CQModerationCount, cfg.CQModerationUS
