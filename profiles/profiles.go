@@ -6,11 +6,13 @@ package profiles
 import (
 	"embed"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"sort"
 	"strings"
 
+	"github.com/rdmabench/rdmabench/counters"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -74,7 +76,10 @@ type Profile struct {
 	Grid             map[string]map[string][]int `yaml:"grid"`      // op -> dim -> values
 	Start            map[string]Point            `yaml:"start"`     // op -> start point
 	Reference        map[string]map[string][]int `yaml:"reference"` // op -> dim -> [lo, hi]
-	Source           string                      `yaml:"-"`         // "embedded" or the file
+	// Counters classifies the NIC's counters: class (error, congestion, sanity, info)
+	// -> counter names, any scope. Optional: a counter it does not name is info.
+	Counters map[string][]string `yaml:"counters,omitempty"`
+	Source   string              `yaml:"-"` // "embedded" or the file
 }
 
 // Parse reads and checks one profile.
@@ -123,7 +128,44 @@ func (p Profile) check() error {
 			}
 		}
 	}
+	return p.checkCounters()
+}
+
+// checkCounters refuses unknown classes, empty names, and a name listed twice.
+func (p Profile) checkCounters() error {
+	for _, class := range slices.Sorted(maps.Keys(p.Counters)) {
+		if _, err := counters.ParseClass(class); err != nil {
+			return fmt.Errorf("profile %s: counters: %w", p.Name, err)
+		}
+	}
+	seen := map[string]counters.Class{}
+	for _, class := range counters.Classes {
+		for _, n := range p.Counters[string(class)] {
+			if strings.TrimSpace(n) == "" {
+				return fmt.Errorf("profile %s: counters: an empty name in %s", p.Name, class)
+			}
+			if c, dup := seen[n]; dup {
+				if c == class {
+					return fmt.Errorf("profile %s: counters: %s is listed twice in %s", p.Name, n, class)
+				}
+				return fmt.Errorf("profile %s: counters: %s is in both %s and %s", p.Name, n, c, class)
+			}
+			seen[n] = class
+		}
+	}
 	return nil
+}
+
+// CounterClasses returns the profile's counter classification (counters.Classify);
+// counters it does not name are info.
+func (p Profile) CounterClasses() counters.Classification {
+	c := counters.Classification{}
+	for class, names := range p.Counters {
+		for _, n := range names {
+			c[n] = counters.Class(class)
+		}
+	}
+	return c
 }
 
 // All returns the embedded profiles, sorted by name.

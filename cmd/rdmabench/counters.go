@@ -1,0 +1,351 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/rdmabench/rdmabench/bench"
+	"github.com/rdmabench/rdmabench/counters"
+	"github.com/rdmabench/rdmabench/profiles"
+	"github.com/rdmabench/rdmabench/report"
+	"github.com/rdmabench/rdmabench/verbs"
+	"github.com/spf13/cobra"
+)
+
+type countersOptions struct {
+	Out, Err io.Writer
+	// Root is the file system root sysfs is under ("/"; tests pass a fixture tree).
+	Root    string
+	Local   bench.Local
+	Profile string // a profile name or YAML file; "" detects it from sysfs
+	Watch   time.Duration
+	Count   int // with Watch: stop after this many intervals (0: until Ctrl-C)
+	JSON    bool
+	All     bool // with Watch: every counter, not only those that changed
+	Ctx     context.Context
+	// Take and Tick are seams for tests: counters.Take, and a time.Ticker's channel and
+	// its Stop.
+	Take func(root, dev string, port int) (counters.Snapshot, error)
+	Tick func(time.Duration) (<-chan time.Time, func())
+}
+
+func newCmdCounters(runF func(*countersOptions) error) *cobra.Command {
+	o := &countersOptions{Root: "/", Local: bench.Local{Port: 1, GIDIndex: -1}}
+	cmd := &cobra.Command{
+		Use:   "counters [-d DEVICE] [-i PORT] [--watch 1s [--count N] [--all]] [--json]",
+		Short: "Show a port's counters (PMA, driver hw_counters, netdev drops), or watch them move",
+		Long: `Show a port's counters from sysfs: the PMA port counters, the driver's hw_counters
+(port and device), the drop and error counters of the port's netdev, and the link state
+and rate. It needs no cgo and opens no device. Without -d: the first device whose port
+is ACTIVE.
+
+With --watch INTERVAL, print what moved every interval (like watch(1), but only the
+counters that changed; --all shows every one), --count times or until Ctrl-C. Each
+counter has a class from the NIC profile (--profile, default: detected from sysfs):
+error, congestion, sanity (should move with the traffic) or info; error and congestion
+counters that move are marked "!". A value sysfs says is not available ("N/A (no PMA)")
+is shown as such, never as 0. port_xmit_data and port_rcv_data count 4-byte words;
+their deltas are in bytes.
+
+With --json, print NDJSON: one "snapshot" line, then with --watch one "delta" line per
+interval (with its flags).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			f := cmd.Flags()
+			switch {
+			case f.Changed("gid-index"):
+				return flagErrorf("--gid-index: counters are per port, not per GID (see '%s --help')", cmd.CommandPath())
+			case o.Local.Port < 1:
+				return flagErrorf("--ib-port %d: ports are numbered from 1", o.Local.Port)
+			case f.Changed("watch") && o.Watch <= 0:
+				return flagErrorf("--watch %v: want a positive interval (1s, 500ms)", o.Watch)
+			case f.Changed("count") && !f.Changed("watch"):
+				return flagErrorf("--count goes with --watch (see '%s --help')", cmd.CommandPath())
+			case f.Changed("count") && o.Count < 1:
+				return flagErrorf("--count %d: want 1 or more (without --count: until Ctrl-C)", o.Count)
+			case f.Changed("all") && !f.Changed("watch"):
+				return flagErrorf("--all goes with --watch: a snapshot shows every counter")
+			}
+			o.Out, o.Err = cmd.OutOrStdout(), cmd.ErrOrStderr()
+			if o.Ctx == nil && o.Watch > 0 {
+				ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+				defer stop()
+				o.Ctx = ctx
+			}
+			if runF != nil {
+				return runF(o)
+			}
+			return countersRun(o)
+		},
+	}
+	addLocalFlags(cmd, &o.Local)
+	f := cmd.Flags()
+	f.MarkHidden("gid-index") // refused: counters are per port
+	f.DurationVar(&o.Watch, "watch", 0, "print the counters that moved every INTERVAL")
+	f.IntVar(&o.Count, "count", 0, "with --watch: stop after N intervals (default: until Ctrl-C)")
+	f.BoolVar(&o.JSON, "json", false, "print NDJSON: a snapshot line, then one line per interval")
+	f.BoolVar(&o.All, "all", false, "with --watch: show every counter, not only those that changed")
+	f.StringVar(&o.Profile, "profile", "", "NIC profile name or YAML file for the counter classes (default: detected from sysfs)")
+	return cmd
+}
+
+// snapshotLine and deltaLine are the NDJSON lines of --json.
+type snapshotLine struct {
+	Kind    string `json:"kind"` // "snapshot"
+	Profile string `json:"profile,omitempty"`
+	counters.Snapshot
+	// Classes are the classes of the snapshot's counters that are not info.
+	Classes map[string]counters.Class `json:"classes,omitempty"`
+}
+
+type deltaLine struct {
+	Kind    string `json:"kind"` // "delta"
+	Profile string `json:"profile,omitempty"`
+	counters.Deltas
+	Flags []counters.Flag `json:"flags,omitempty"`
+}
+
+func countersRun(o *countersOptions) error {
+	if o.Take == nil {
+		o.Take = counters.Take
+	}
+	if o.Tick == nil {
+		o.Tick = func(d time.Duration) (<-chan time.Time, func()) {
+			t := time.NewTicker(d)
+			return t.C, t.Stop
+		}
+	}
+	if o.Ctx == nil {
+		o.Ctx = context.Background()
+	}
+	dev, err := counters.FindDevice(o.Root, o.Local.Device, o.Local.Port)
+	if errors.Is(err, counters.ErrNoDevice) {
+		return verbs.ErrNoDevice
+	}
+	if err != nil {
+		return err
+	}
+	var prof profiles.Profile
+	if o.Profile != "" {
+		if prof, err = profiles.Load(o.Profile); err != nil {
+			return err
+		}
+	} else if prof, err = detectProfile(o.Root, dev); err != nil {
+		fmt.Fprintf(o.Err, "counters: %v: no counter classes (pass --profile)\n", err)
+	}
+	classes := prof.CounterClasses()
+
+	s, err := o.Take(o.Root, dev, o.Local.Port)
+	if err != nil {
+		return err
+	}
+	if o.JSON {
+		line := snapshotLine{Kind: "snapshot", Profile: prof.Name, Snapshot: s, Classes: map[string]counters.Class{}}
+		for _, c := range s.Counters {
+			if k := classes.Of(c.Name); k != counters.Info {
+				line.Classes[c.Name] = k
+			}
+		}
+		if err := json.NewEncoder(o.Out).Encode(line); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintln(o.Out, portLine(s, prof.Name))
+		if o.Watch <= 0 {
+			return snapshotTable(o.Out, s, classes)
+		}
+	}
+	if o.Watch <= 0 {
+		return nil
+	}
+	if settle := s.Settle(); o.Watch < settle {
+		fmt.Fprintf(o.Err, "counters: --watch %v is shorter than the hw_counters' cache (%v): they move at most every %v\n", o.Watch, s.Lifespan, s.Lifespan)
+	}
+
+	tick, stop := o.Tick(o.Watch)
+	defer stop()
+	for n := 0; o.Count == 0 || n < o.Count; n++ {
+		select {
+		case <-o.Ctx.Done():
+			return nil
+		case <-tick:
+		}
+		next, err := o.Take(o.Root, dev, o.Local.Port)
+		if err != nil {
+			return err
+		}
+		d, err := counters.Delta(s, next)
+		if err != nil {
+			return err
+		}
+		s = next
+		flags := counters.Classify(classes, d)
+		for i := range flags {
+			flags[i].Side = "local"
+		}
+		if !o.All {
+			d = d.Changed()
+		}
+		if o.JSON {
+			err = json.NewEncoder(o.Out).Encode(deltaLine{Kind: "delta", Profile: prof.Name, Deltas: d, Flags: flags})
+		} else {
+			err = deltaTable(o.Out, d, classes, flags)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// portLine says which port this is and how its link is.
+func portLine(s counters.Snapshot, profile string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s port %d: %s", s.Device, s.Port, orDash(s.State))
+	if s.PhysState != "" {
+		fmt.Fprintf(&b, " (%s)", s.PhysState)
+	}
+	for _, x := range []string{s.LinkLayer, s.Rate} {
+		if x != "" {
+			b.WriteString(", " + x)
+		}
+	}
+	if s.Netdev != "" {
+		fmt.Fprintf(&b, "; netdev %s %s, MTU %d", s.Netdev, orDash(s.NetdevOperState), s.NetdevMTU)
+	}
+	if profile != "" {
+		fmt.Fprintf(&b, "; profile %s", profile)
+	}
+	if s.Lifespan > 0 {
+		fmt.Fprintf(&b, "; hw_counters cached %v", s.Lifespan)
+	}
+	return b.String()
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func snapshotTable(w io.Writer, s counters.Snapshot, classes counters.Classification) error {
+	t := report.NewTable(w)
+	t.Header("counter", "scope", "value", "unit", "class")
+	var bad []string
+	for _, c := range s.Counters {
+		v := ""
+		switch c.Status {
+		case counters.OK:
+			v = strconv.FormatUint(*c.Value, 10)
+		case counters.NotAvailable:
+			v = c.Text
+		default:
+			v = string(c.Status)
+			bad = append(bad, c.Text)
+		}
+		t.Append(c.Name, c.Scope, v, unitName(c.Unit), classes.Of(c.Name))
+	}
+	if err := t.Render(); err != nil {
+		return err
+	}
+	return notes(w, append(s.Notes, bad...))
+}
+
+func deltaTable(w io.Writer, d counters.Deltas, classes counters.Classification, flags []counters.Flag) error {
+	when := d.Start.Add(d.Interval).Format("15:04:05.000")
+	if len(d.Counters) == 0 {
+		fmt.Fprintf(w, "%s (%.3fs): no counter changed\n", when, d.Interval.Seconds())
+		return notes(w, d.Notes)
+	}
+	fmt.Fprintf(w, "%s (%.3fs):\n", when, d.Interval.Seconds())
+	flagged := map[string]bool{}
+	for _, f := range flags {
+		flagged[string(f.Scope)+"/"+f.Counter] = true
+	}
+	t := report.NewTable(w)
+	t.Header("flag", "counter", "scope", "delta", "unit", "per s", "class")
+	var bad []string
+	for _, c := range d.Counters {
+		mark, delta, rate := "", string(c.Status), ""
+		if flagged[string(c.Scope)+"/"+c.Name] {
+			mark = "!"
+		}
+		switch {
+		case c.Status == counters.OK:
+			delta = strconv.FormatUint(*c.Delta, 10)
+			if s := d.Interval.Seconds(); s > 0 {
+				rate = strconv.FormatFloat(float64(*c.Delta)/s, 'f', 1, 64)
+			}
+			if c.Saturated {
+				delta = ">=" + delta + " (saturated)"
+			}
+		case c.Status == counters.Backwards:
+			delta = fmt.Sprintf("backwards %d -> %d", *c.RawBefore, *c.RawAfter)
+		case c.Text != "":
+			bad = append(bad, c.Name+": "+c.Text)
+		}
+		t.Append(mark, c.Name, c.Scope, delta, unitName(c.Unit), rate, classes.Of(c.Name))
+	}
+	if err := t.Render(); err != nil {
+		return err
+	}
+	return notes(w, append(d.Notes, bad...))
+}
+
+func unitName(u counters.Unit) string {
+	switch u {
+	case counters.Count:
+		return ""
+	case counters.Words4:
+		return "4-byte words"
+	}
+	return string(u)
+}
+
+func notes(w io.Writer, ns []string) error {
+	for _, n := range ns {
+		if _, err := fmt.Fprintln(w, "  note:", n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// pciVendorIB maps PCI vendor IDs (sysfs) to the IB vendor IDs (IEEE OUIs) that
+// ibv_query_device reports and the profiles match: Mellanox's 0x15b3 is 0x02c9.
+var pciVendorIB = map[uint32]uint32{0x15b3: 0x02c9}
+
+// detectProfile finds dev's profile from sysfs alone, as profiles.Detect would from
+// ibv_query_device: rxe devices have a "parent" attribute (their netdev); a PCI NIC
+// has its driver link, and its PCI device ID is its vendor part ID.
+func detectProfile(root, dev string) (profiles.Profile, error) {
+	dir := filepath.Join(root, "sys/class/infiniband", dev)
+	if _, err := os.Stat(filepath.Join(dir, "parent")); err == nil {
+		return profiles.Detect("rxe", 0xffffff, 0)
+	}
+	l, err := os.Readlink(filepath.Join(dir, "device/driver"))
+	if err != nil {
+		return profiles.Profile{}, fmt.Errorf("cannot tell %s's driver from sysfs", dev)
+	}
+	hex := func(name string) uint32 {
+		b, _ := os.ReadFile(filepath.Join(dir, "device", name))
+		v, _ := strconv.ParseUint(strings.TrimPrefix(strings.TrimSpace(string(b)), "0x"), 16, 32)
+		return uint32(v)
+	}
+	vendor := hex("vendor")
+	if v, ok := pciVendorIB[vendor]; ok {
+		vendor = v
+	}
+	return profiles.Detect(filepath.Base(l), vendor, hex("device"))
+}
