@@ -69,7 +69,7 @@ func FuzzShow(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Add(arr)
-	old := bytes.Replace(one.Bytes(), []byte(`"schema_version": 2`), []byte(`"schema_version": 1`), 1)
+	old := bytes.Replace(one.Bytes(), []byte(`"schema_version": 3`), []byte(`"schema_version": 1`), 1)
 	var c bytes.Buffer
 	if err := result.WriteCSV(&c, rs); err != nil {
 		f.Fatal(err)
@@ -78,11 +78,11 @@ func FuzzShow(f *testing.F) {
 	f.Add(old)                                                 // a version 1 file: refused
 	f.Add(append(append([]byte("["), arr[1:]...), '{'))        // a truncated stream
 	f.Add(append(append([]byte{}, ndjson.Bytes()...), old...)) // good results, then a bad one
-	for _, s := range []string{``, `[]`, `null`, `{}`, `[null]`, `{"schema_version":2}`, `[{"schema_version":2},{"schema_version":3}]`,
-		`{"schema_version":2,"config":{"test":"lat"},"lat_ns":{"samples":1,"p50":null}}`,
-		`{"schema_version":2,"time":"10000-01-01T00:00:00Z"}`, `{"schema_version":2,"bw_gbit_per_s":1e400}`,
+	for _, s := range []string{``, `[]`, `null`, `{}`, `[null]`, `{"schema_version": 3}`, `[{"schema_version": 3},{"schema_version":3}]`,
+		`{"schema_version": 3,"config":{"test":"lat"},"lat_ns":{"samples":1,"p50":null}}`,
+		`{"schema_version": 3,"time":"10000-01-01T00:00:00Z"}`, `{"schema_version": 3,"bw_gbit_per_s":1e400}`,
 		// Tuned reports (their format is report.Tuned's): what show takes for one.
-		`{"ops":{}}`, `{"schema_version":2,"ops":{}}`, `{"schema_version":3,"ops":{}}`, `{"schema_version":3,"objective":"bw","ops":{"write":{"op":"write","objective":"bw"},"read":{}}}`,
+		`{"ops":{}}`, `{"schema_version": 3,"ops":{}}`, `{"schema_version":3,"ops":{}}`, `{"schema_version":3,"objective":"bw","ops":{"write":{"op":"write","objective":"bw"},"read":{}}}`,
 		`{"ops":{"write":{"op":"write"}},"reference":{"write":{"msg_size_bytes":[65536]}}}`,
 	} {
 		f.Add([]byte(s))

@@ -72,7 +72,7 @@ func TestJSONFormsReadBack(t *testing.T) {
 // Every form a reader accepts has its schema version checked, result by result, and
 // the error says where, what it found and what this rdmabench reads.
 func TestReadAllChecksTheVersionOfEveryForm(t *testing.T) {
-	good := `{"schema_version":2}`
+	good := `{"schema_version":3}`
 	csvRow := func(v string) string {
 		return strings.Join(CSVHeader, ",") + "\n" + v + strings.Repeat(",", len(CSVHeader)-1) + "\n"
 	}
@@ -81,15 +81,15 @@ func TestReadAllChecksTheVersionOfEveryForm(t *testing.T) {
 		want      []string // in the error
 		before    int      // results returned with it
 	}{
-		{"one object", `{"schema_version":99}`, []string{"line 1", "schema_version 99", "reads schema_version 2"}, 0},
-		{"version 1", "\n\n" + `{"schema_version":1}`, []string{"line 3", "schema_version 1;", "reads schema_version 2"}, 0},
-		{"array", `[{"schema_version":2},{"schema_version":99}]`, []string{"line 1", "element 1 of an array", "schema_version 99", "reads schema_version 2"}, 0},
-		{"array later", good + "\n" + `[{"schema_version":2},` + "\n" + `{"schema_version":3}]`, []string{"line 2", "element 1 of an array", "schema_version 3", "reads schema_version 2"}, 1},
-		{"ndjson", good + "\n" + good + "\n" + `{"schema_version":99}` + "\n" + good + "\n", []string{"line 3", "schema_version 99", "reads schema_version 2"}, 2},
-		{"no version", good + "\n{}\n", []string{"line 2", "no schema_version", "reads schema_version 2"}, 1},
+		{"one object", `{"schema_version":99}`, []string{"line 1", "schema_version 99", "reads schema_version 3"}, 0},
+		{"version 1", "\n\n" + `{"schema_version":1}`, []string{"line 3", "schema_version 1;", "reads schema_version 3"}, 0},
+		{"array", `[{"schema_version":3},{"schema_version":99}]`, []string{"line 1", "element 1 of an array", "schema_version 99", "reads schema_version 3"}, 0},
+		{"array later", good + "\n" + `[{"schema_version":3},` + "\n" + `{"schema_version":4}]`, []string{"line 2", "element 1 of an array", "schema_version 4", "reads schema_version 3"}, 1},
+		{"ndjson", good + "\n" + good + "\n" + `{"schema_version":99}` + "\n" + good + "\n", []string{"line 3", "schema_version 99", "reads schema_version 3"}, 2},
+		{"no version", good + "\n{}\n", []string{"line 2", "no schema_version", "reads schema_version 3"}, 1},
 		{"null in an array", `[null]`, []string{"element 0", "no schema_version"}, 0},
-		{"cut short", good + "\n" + good + "\n" + `{"schema_version":2,"op`, []string{"line 3", "unexpected EOF"}, 2},
-		{"csv", csvRow("99"), []string{"line 2", "schema_version 99", "reads schema_version 2"}, 0},
+		{"cut short", good + "\n" + good + "\n" + `{"schema_version":3,"op`, []string{"line 3", "unexpected EOF"}, 2},
+		{"csv", csvRow("99"), []string{"line 2", "schema_version 99", "reads schema_version 3"}, 0},
 	} {
 		got, err := ReadAll(strings.NewReader(tc.doc))
 		if err == nil {
@@ -191,8 +191,8 @@ func TestRecordsKeepTheirKeys(t *testing.T) {
 	if err != nil || len(out) != 2 || out[0].WallNS != 7 || out[0].Config.Op != "write" {
 		t.Fatalf("read back: %+v %v", out, err)
 	}
-	if _, err := ReadJSON[line](strings.NewReader(`{"schema_version":2}` + "\n" + `{"schema_version":9,"sweep_wall_ns":1}`)); err == nil ||
-		!strings.Contains(err.Error(), "line 2: result has schema_version 9; this rdmabench reads schema_version 2") {
+	if _, err := ReadJSON[line](strings.NewReader(`{"schema_version":3}` + "\n" + `{"schema_version":9,"sweep_wall_ns":1}`)); err == nil ||
+		!strings.Contains(err.Error(), "line 2: result has schema_version 9; this rdmabench reads schema_version 3") {
 		t.Fatalf("want the version refused, got %v", err)
 	}
 	var c bytes.Buffer

@@ -3,10 +3,14 @@
 // they never re-run anything.
 package result
 
-import "time"
+import (
+	"time"
+
+	"github.com/rdmabench/rdmabench/counters"
+)
 
 // SchemaVersion changes whenever a key changes meaning or disappears.
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 // Config is the test plan: everything the client sends the server and both sides use.
 type Config struct {
@@ -30,6 +34,10 @@ type Config struct {
 	CompletionEvents  bool `json:"completion_events"`
 	CQModerationCount int  `json:"cq_moderation_count"`
 	CQModerationUS    int  `json:"cq_moderation_usec"`
+	// Counters says which NIC counters the run reads around its measured phase: "auto"
+	// (every counter in JSON, the classified ones flagged), "all", "off", or a
+	// comma-separated list of names.
+	Counters string `json:"counters,omitempty"`
 }
 
 // Device identifies one side's NIC and port.
@@ -114,6 +122,24 @@ type Result struct {
 	Verify      *Verify `json:"verify,omitempty"`
 	Interrupted bool    `json:"interrupted"`
 	Error       string  `json:"error,omitempty"`
+
+	// Counters are the NIC's counters over the measured phase on both sides; Flags the
+	// error and congestion counters that moved, and the sanity checks that failed. A
+	// tainted result was measured while the NIC retransmitted, dropped or miscounted:
+	// it is not the same number as a clean one.
+	Counters      *Counters       `json:"counters,omitempty"`
+	CountersFlags []counters.Flag `json:"counters_flags,omitempty"`
+	Tainted       bool            `json:"tainted"`
+}
+
+// Counters are the deltas of each side's port counters over the measured phase, read
+// after the counters' cache expired (see counters.Snapshot.Settle).
+type Counters struct {
+	Local  *counters.Deltas `json:"local,omitempty"`
+	Remote *counters.Deltas `json:"remote,omitempty"`
+	// Notes say why a side has none (no sysfs counters, the device not found there) and
+	// what the sanity checks compared.
+	Notes []string `json:"notes,omitempty"`
 }
 
 // SetThroughput fills bytes, bandwidth and message rate from a count and a duration.

@@ -32,7 +32,7 @@ func TestSchemaAcceptsAResultAndRefusesDrift(t *testing.T) {
 		for _, drift := range []string{
 			strings.Replace(buf.String(), `"bw_gbit_per_s"`, `"bw_gbps"`, 1),
 			strings.Replace(buf.String(), `"clock_backwards_samples"`, `"samples_dropped"`, 1),
-			strings.Replace(buf.String(), `"schema_version": 2`, `"schema_version": 1`, 1),
+			strings.Replace(buf.String(), `"schema_version": 3`, `"schema_version": 1`, 1),
 		} {
 			if err := schemacheck.Validate([]byte(drift)); err == nil {
 				t.Fatalf("drift must fail validation:\n%s", drift)

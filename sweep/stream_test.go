@@ -71,11 +71,11 @@ func TestStreamResumesTheSweep(t *testing.T) {
 
 // The resume reader refuses what it cannot trust, saying where.
 func TestReadStreamRefuses(t *testing.T) {
-	good := `{"schema_version":2,"config":{"op":"write"},"sweep_wall_ns":5}`
+	good := `{"schema_version": 3,"config":{"op":"write"},"sweep_wall_ns":5}`
 	for _, tc := range []struct{ doc, want string }{
-		{good + "\n" + `{"schema_version":1,"sweep_wall_ns":5}` + "\n", "line 2: result has schema_version 1; this rdmabench reads schema_version 2"},
+		{good + "\n" + `{"schema_version":1,"sweep_wall_ns":5}` + "\n", "line 2: result has schema_version 1; this rdmabench reads schema_version 3"},
 		{good + "\n" + `[{"schema_version":99}]` + "\n", "line 2: element 0 of an array: result has schema_version 99"},
-		{good + "\n" + good + "\n" + `{"schema_version":2,"conf`, "line 3"},
+		{good + "\n" + good + "\n" + `{"schema_version": 3,"conf`, "line 3"},
 	} {
 		got, err := ReadStream(strings.NewReader(tc.doc))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -76,7 +76,7 @@ func TestVersionFlags(t *testing.T) {
 			{args: []string{"--json"}, wantErr: "unknown flag: --json"},
 		})
 	var out bytes.Buffer
-	if err := versionRun(&versionOptions{Out: &out}); err != nil || !strings.Contains(out.String(), "result schema 2") {
+	if err := versionRun(&versionOptions{Out: &out}); err != nil || !strings.Contains(out.String(), "result schema 3") {
 		t.Fatalf("%v: %s", err, out.String())
 	}
 }
