@@ -93,9 +93,9 @@ func FuzzRecv(f *testing.F) {
 	f.Add([]byte{})
 	f.Add([]byte("GET / HTTP/1.0\r\n\r\n"))
 	f.Add([]byte("RDMB\x00\x07\x00\x00\x00\x02{}"))
-	f.Add([]byte("RDMB\x00\x02\x00\x10\x00\x00{}")) // exactly MaxBody claimed, 2 bytes sent
-	f.Add([]byte("RDMB\x00\x02\x00\x10\x00\x01{}")) // MaxBody+1
-	f.Add([]byte("RDMB\x00\x02\xff\xff\xff\xff"))   // 4 GiB claimed
+	f.Add([]byte("RDMB\x00\x03\x00\x10\x00\x00{}")) // exactly MaxBody claimed, 2 bytes sent
+	f.Add([]byte("RDMB\x00\x03\x00\x10\x00\x01{}")) // MaxBody+1
+	f.Add([]byte("RDMB\x00\x03\xff\xff\xff\xff"))   // 4 GiB claimed
 	f.Add(rawFrame("null"))                         // a frame without a message
 	f.Add(rawFrame(`{"evil":1}`))                   // unknown field
 	f.Add(rawFrame(`{"type":"done"}{"type":"bye"}`))

@@ -15,11 +15,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rdmabench/rdmabench/counters"
 	"github.com/rdmabench/rdmabench/result"
 )
 
 // Version is the protocol version; peers must agree on it exactly.
-const Version = 2
+const Version = 3
 
 // MaxBody bounds a message body.
 const MaxBody = 1 << 20
@@ -38,6 +39,8 @@ const (
 	TEndpoint  = "endpoint"  // both ways: QPs, GID, buffer, rkey
 	TReady     = "ready"     // server: QPs are in RTS, responder running
 	TBeat      = "beat"      // client, while it measures: still here
+	TStart     = "start"     // client, after the warm-up: the measured phase starts (take the counters)
+	TStarted   = "started"   // server: its counters are taken
 	TDone      = "done"      // client: measurement over (bandwidth: WRs completed per QP)
 	TReport    = "report"    // server: its side of the outcome (verification)
 	TBye       = "bye"       // client: no more plans
@@ -70,6 +73,10 @@ type Report struct {
 	// Digest (region plans): the lowercase hex SHA-256 of the region when the client
 	// said done.
 	Digest string `json:"digest,omitempty"`
+	// Counters are the server's port counters over the measured phase (from start to
+	// done, read after their cache expired); CountersNote says why there are none.
+	Counters     *counters.Deltas `json:"counters,omitempty"`
+	CountersNote string           `json:"counters_note,omitempty"`
 }
 
 // Done ends a bandwidth measurement: how many WRs of each QP completed, so that the

@@ -25,7 +25,7 @@ echo "soak: server $SPID: $base_fds fds; resources: $(echo $base_res)"
 python3 - "$SRV_IP" 18690 "$GARBAGE" "$T/stop" > "$T/garbage" 2>&1 <<'PY' &
 import os, socket, sys, time
 host, port, n, stop = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
-junk = [b"GET / HTTP/1.0\r\n\r\n", b"\xff" * 64, b"RDMB\x00\x02\x7f\xff\xff\xff", b"RDMB\x00\x02\x00\x00\x00\x10{\"type\":\"error\"}"]
+junk = [b"GET / HTTP/1.0\r\n\r\n", b"\xff" * 64, b"RDMB\x00\x03\x7f\xff\xff\xff", b"RDMB\x00\x03\x00\x00\x00\x10{\"type\":\"error\"}"]
 count, k = 0, 0
 while not os.path.exists(stop) and count < 100000:
     socks = []
