@@ -183,13 +183,17 @@ func (c *Client) Run(ctx context.Context, op Op, cfg result.Config) (r result.Re
 	}
 	r.Clock, r.ClockNote = c.dev.Clock()
 	sl := bwSlots(cfg)
+	var mine sideCounters
+	var ended time.Time
 	// Ctrl-C stops the loop; the stop must be over before the session is closed.
 	stopping := make(chan struct{})
 	stop := context.AfterFunc(ctx, func() { s.Stop(); close(stopping) })
 	endBeats := c.beat(s)
-	reply, listening := c.listen(s)
+	reply, started, listening := c.listen(s)
 	defer func() { <-listening }() // before s.Close: the reader may still Stop the session
-	perQP, merr := c.measure(ctx, op, s, cfg, sl, &r)
+	start := func() error { return c.start(cfg, &mine, started, reply) }
+	perQP, merr := c.measure(ctx, op, s, cfg, sl, &r, start)
+	ended = time.Now()
 	lost := endBeats()
 	if !stop() {
 		<-stopping
@@ -247,10 +251,44 @@ func (c *Client) Run(ctx context.Context, op Op, cfg result.Config) (r result.Re
 			merr = fmt.Errorf("verification failed at the %s: %s", r.Verify.Side, r.Verify.Detail)
 		}
 	}
+	if mine.began {
+		var notes []string
+		l, note := mine.close(c.dev, ended)
+		if note != "" {
+			notes = append(notes, "client: "+note)
+		}
+		if rep.Report.CountersNote != "" {
+			notes = append(notes, "server: "+oob.Clean(rep.Report.CountersNote, 300))
+		}
+		judge(&r, l, rep.Report.Counters, notes)
+	}
 	if merr == nil {
 		merr = measured(r)
 	}
 	return r, merr
+}
+
+// start begins the measured phase: once the warm-up's traffic has left the counters'
+// cache, this side reads its counters and tells the server to read its own, and waits
+// until it has.
+func (c *Client) start(cfg result.Config, local *sideCounters, started <-chan struct{}, reply <-chan received) error {
+	if !CountersOn(cfg) {
+		return nil
+	}
+	local.open(c.dev, settle(nil))
+	if err := c.conn.Send(oob.Msg{Type: oob.TStart}); err != nil {
+		return sessionLost{fmt.Errorf("lost the server at the start of the measured phase: %w", err)}
+	}
+	t := time.NewTimer(c.conn.Timeout)
+	defer t.Stop()
+	select {
+	case <-started:
+		return nil
+	case <-reply: // the server spoke otherwise or went away: Run reports it
+		return nil
+	case <-t.C:
+		return fmt.Errorf("the server did not read its counters within %v", c.conn.Timeout)
+	}
 }
 
 // beat tells the server every oob.BeatInterval that the client is still measuring,
@@ -301,17 +339,27 @@ type received struct {
 // in reply before the loop is stopped; listening is closed when the reader is done
 // with s (every path of Run either takes the reply or drops the connection, which ends
 // the read).
-func (c *Client) listen(s Session) (reply <-chan received, listening <-chan struct{}) {
-	rc, done := make(chan received, 1), make(chan struct{})
+func (c *Client) listen(s Session) (reply <-chan received, started, listening <-chan struct{}) {
+	rc, st, done := make(chan received, 1), make(chan struct{}, 1), make(chan struct{})
 	go func() {
 		defer close(done)
-		m, err := c.conn.Recv(0) // bounded by awaitReport, which drops the connection
-		rc <- received{m, err}
-		if err != nil || m.Type != oob.TReport {
-			s.Stop()
+		for {
+			m, err := c.conn.Recv(0) // bounded by awaitReport, which drops the connection
+			if err == nil && m.Type == oob.TStarted {
+				select {
+				case st <- struct{}{}:
+					continue
+				default: // a second one is a protocol error
+				}
+			}
+			rc <- received{m, err}
+			if err != nil || m.Type != oob.TReport {
+				s.Stop()
+			}
+			return
 		}
 	}()
-	return rc, done
+	return rc, st, done
 }
 
 // sessionLost marks an error after which the connection to the server carries no
@@ -365,7 +413,7 @@ func measured(r result.Result) error {
 
 // measure runs the warm-up and the measured run, and returns the WRs each QP completed
 // in the measured run (bandwidth tests).
-func (c *Client) measure(ctx context.Context, op Op, s Session, cfg result.Config, sl slots, r *result.Result) ([]uint64, error) {
+func (c *Client) measure(ctx context.Context, op Op, s Session, cfg result.Config, sl slots, r *result.Result, start func() error) ([]uint64, error) {
 	warm, timeout := cfg.WarmupIterations, c.conn.Timeout
 	if cfg.Test == "lat" {
 		if warm > 0 {
@@ -377,6 +425,9 @@ func (c *Client) measure(ctx context.Context, op Op, s Session, cfg result.Confi
 		}
 		if ctx.Err() != nil {
 			return nil, nil
+		}
+		if err := start(); err != nil {
+			return nil, err
 		}
 		res, err := op.ClientLatency(s, cfg, warm, cfg.Iterations, timeout)
 		r.DurationNS = res.DurationNS
@@ -413,6 +464,9 @@ func (c *Client) measure(ctx context.Context, op Op, s Session, cfg result.Confi
 	}
 	if ctx.Err() != nil {
 		return nil, nil
+	}
+	if err := start(); err != nil {
+		return nil, err
 	}
 	p.Iters = cfg.Iterations
 	if cfg.DurationS > 0 {

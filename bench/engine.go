@@ -3,6 +3,7 @@ package bench
 import (
 	"os"
 
+	"github.com/rdmabench/rdmabench/counters"
 	"github.com/rdmabench/rdmabench/oob"
 	"github.com/rdmabench/rdmabench/result"
 	"github.com/rdmabench/rdmabench/verbs"
@@ -21,6 +22,8 @@ type Device interface {
 	Identity() result.Device
 	// Clock names the timed loops' tick source and why it was chosen.
 	Clock() (name, note string)
+	// Counters reads the port's counters (package counters, from sysfs).
+	Counters() (counters.Snapshot, error)
 	NewSession(verbs.Spec) (Session, error)
 	Close() error
 }
@@ -76,6 +79,10 @@ func Identity(d *verbs.Device) result.Device {
 }
 
 func (verbsDevice) Clock() (string, string) { return verbs.Clock(), verbs.ClockNote() }
+
+func (v verbsDevice) Counters() (counters.Snapshot, error) {
+	return counters.Take("/", v.d.Info.Name, v.d.Port.Port)
+}
 
 func (v verbsDevice) NewSession(s verbs.Spec) (Session, error) {
 	sess, err := v.d.NewSession(s)

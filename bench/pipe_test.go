@@ -21,6 +21,7 @@ import (
 	"github.com/rdmabench/rdmabench/bench/fake"
 	"github.com/rdmabench/rdmabench/bench/read"
 	"github.com/rdmabench/rdmabench/bench/write"
+	"github.com/rdmabench/rdmabench/counters"
 	"github.com/rdmabench/rdmabench/oob"
 	"github.com/rdmabench/rdmabench/result"
 	"github.com/rdmabench/rdmabench/verbs"
@@ -361,5 +362,62 @@ func TestPipeRegion(t *testing.T) {
 	conn.Send(oob.Msg{Type: oob.TPlan, Plan: &result.Config{Op: "write", Test: "region", MsgSizeBytes: size, NumQPs: 1, Verify: true}})
 	if _, err := conn.Expect(oob.TEndpoint); err == nil || !strings.Contains(err.Error(), "size and a number of QPs") {
 		t.Fatalf("want the region plan refused, got %v", err)
+	}
+}
+
+// Counters around the measured phase: both sides' deltas in the result, error and
+// congestion counters flagged, sanity checks across the two sides, taint.
+func TestPipeCounters(t *testing.T) {
+	r := fake.NewRig(t, ops, nil)
+	c := dial(t, r, "")
+	cfg := result.Config{Op: "write", Test: "bw", Iterations: 300, MsgSizeBytes: 4096, WarmupIterations: 50}
+	res, err := run(t, c, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Counters == nil || res.Counters.Local == nil || res.Counters.Remote == nil || res.Tainted {
+		t.Fatalf("want both sides' counters and a clean result, got %+v tainted=%v", res.Counters, res.Tainted)
+	}
+	sent, _ := res.Counters.Local.Get(counters.HWPort, "sent_pkts")
+	rcvd, _ := res.Counters.Remote.Get(counters.HWPort, "rcvd_pkts")
+	if sent.Delta == nil || *sent.Delta != 300*4 || rcvd.Delta == nil || *rcvd.Delta != 300*4 {
+		t.Fatalf("the measured phase is 300 messages of 4 packets (warm-up excluded): sent %+v rcvd %+v", sent, rcvd)
+	}
+
+	r.Client.Retries.Store(2)
+	res, err = run(t, c, cfg)
+	r.Client.Retries.Store(0)
+	if err != nil || !res.Tainted || len(res.CountersFlags) != 1 || res.CountersFlags[0].Counter != "retry_exceeded_err" ||
+		res.CountersFlags[0].Side != "local" || res.CountersFlags[0].Class != counters.Error {
+		t.Fatalf("a retry during the run must taint it, flagged on the client: %v %+v", err, res.CountersFlags)
+	}
+
+	r.Client.Lose.Store(30) // 2.5% of 1200: above the 1% the check allows
+	res, err = run(t, c, cfg)
+	r.Client.Lose.Store(0)
+	if err != nil || !res.Tainted || len(res.CountersFlags) != 1 || res.CountersFlags[0].Class != counters.Sanity {
+		t.Fatalf("packets the server never counted must fail the sanity check: %v %+v", err, res.CountersFlags)
+	}
+
+	r.Server.NoCounters.Store(true)
+	res, err = run(t, c, cfg)
+	r.Server.NoCounters.Store(false)
+	if err != nil || res.Counters.Remote != nil || res.Tainted || !strings.Contains(strings.Join(res.Counters.Notes, "\n"), "server: no counters") {
+		t.Fatalf("a server without counters: the notes say so, the result is not tainted: %v %+v", err, res.Counters)
+	}
+
+	off := cfg
+	off.Counters = "off"
+	if res, err = run(t, c, off); err != nil || res.Counters != nil || res.Tainted {
+		t.Fatalf("--counters off: %v %+v", err, res.Counters)
+	}
+	list := cfg
+	list.Counters = "sent_pkts"
+	if res, err = run(t, c, list); err != nil || len(res.Counters.Local.Counters) != 1 || res.Counters.Local.Counters[0].Name != "sent_pkts" {
+		t.Fatalf("--counters sent_pkts keeps that counter only: %v %+v", err, res.Counters.Local)
+	}
+	lat := result.Config{Op: "read", Test: "lat", Iterations: 100}
+	if res, err = run(t, c, lat); err != nil || res.Counters == nil || res.Counters.Local == nil {
+		t.Fatalf("latency tests read the counters too: %v %+v", err, res.Counters)
 	}
 }

@@ -270,8 +270,10 @@ func Validate(c result.Config) error {
 		return fmt.Errorf("--inline applies to WRITE; READ carries no payload in the request")
 	case c.MTUBytes != 0 && (c.MTUBytes < 256 || c.MTUBytes > 4096 || c.MTUBytes&(c.MTUBytes-1) != 0):
 		return fmt.Errorf("--mtu %d: want 256, 512, 1024, 2048 or 4096", c.MTUBytes)
+	case len(c.Counters) > 1024:
+		return fmt.Errorf("--counters: a list of at most 1024 characters")
 	}
-	return nil
+	return ValidateCounters(c.Counters)
 }
 
 // A region plan asks the server for a buffer that the client's QPs may WRITE to and

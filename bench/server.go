@@ -380,9 +380,15 @@ func (sv *Server) test(ctx context.Context, c *oob.Conn, cfg result.Config) erro
 		<-respErr
 		return err
 	}
-	done, err := sv.await(ctx, c)
+	var counts sideCounters
+	done, err := sv.await(ctx, c, func() {
+		if CountersOn(cfg) && !counts.began {
+			counts.open(sv.dev, 0) // the client waited for the cache to expire
+		}
+	})
 	s.Stop()
 	rerr := <-respErr
+	ended := time.Now()
 	if err != nil {
 		// The client is still measuring and beating: the session cannot go on.
 		c.SendError(err)
@@ -392,6 +398,7 @@ func (sv *Server) test(ctx context.Context, c *oob.Conn, cfg result.Config) erro
 		return refuse(rerr)
 	}
 	rep := oob.Report{}
+	serverCounters(&counts, sv.dev, cfg, ended, &rep)
 	if cfg.Test == "region" {
 		d := s.Digest(0, cfg.MsgSizeBytes)
 		rep.Digest = hex.EncodeToString(d[:])
@@ -414,7 +421,9 @@ func (sv *Server) test(ctx context.Context, c *oob.Conn, cfg result.Config) erro
 // await follows a measuring client until it says done: it sends a beat every
 // oob.BeatInterval, and silence for longer than max(--timeout, 3 beats) means the client
 // (or its host, or the network) is gone. The test is also bounded by --max-test-time.
-func (sv *Server) await(ctx context.Context, c *oob.Conn) (oob.Msg, error) {
+//
+// A start message (the measured phase begins) calls onStart and is answered.
+func (sv *Server) await(ctx context.Context, c *oob.Conn, onStart func()) (oob.Msg, error) {
 	silence := max(sv.Timeout, 3*oob.BeatInterval)
 	end := time.Now().Add(sv.MaxTestTime + silence)
 	for {
@@ -434,9 +443,15 @@ func (sv *Server) await(ctx context.Context, c *oob.Conn) (oob.Msg, error) {
 			return m, err
 		case m.Type == oob.TBeat:
 			continue
+		case m.Type == oob.TStart:
+			onStart()
+			if err := c.Send(oob.Msg{Type: oob.TStarted}); err != nil {
+				return m, err
+			}
+			continue
 		case m.Type == oob.TDone:
 			return m, nil
 		}
-		return m, &oob.ProtocolError{Msg: fmt.Sprintf("expected done or a beat during a test, got %s", oob.Quote(m.Type))}
+		return m, &oob.ProtocolError{Msg: fmt.Sprintf("expected done, start or a beat during a test, got %s", oob.Quote(m.Type))}
 	}
 }

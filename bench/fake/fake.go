@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/bench"
+	"github.com/rdmabench/rdmabench/counters"
 	"github.com/rdmabench/rdmabench/oob"
 	"github.com/rdmabench/rdmabench/result"
 	"github.com/rdmabench/rdmabench/verbs"
@@ -55,6 +56,14 @@ type Engine struct {
 	Stall atomic.Bool
 	// Corrupt flips a byte of the last message each bandwidth loop delivers.
 	Corrupt atomic.Bool
+	// Retries is added to the device's retry_exceeded_err counter by every loop (an
+	// error counter in the rxe profile); Lose drops that many of every loop's packets
+	// on their way to the peer (its rcvd_pkts falls short of this side's sent_pkts).
+	Retries, Lose atomic.Uint64
+	// NoCounters makes Counters fail, as on a device without sysfs counters.
+	NoCounters atomic.Bool
+
+	sent, rcvd, retries atomic.Uint64 // the device's counters
 
 	mu       sync.Mutex
 	sessions []*Session
@@ -96,11 +105,42 @@ type Device struct {
 	closed atomic.Bool
 }
 
+// Identity: the fake counts packets as Soft-RoCE does (sent_pkts, rcvd_pkts), so it
+// says it is rxe: the rxe profile classifies its counters.
 func (d *Device) Identity() result.Device {
 	host, _ := os.Hostname()
-	return result.Device{Name: d.e.name(), Driver: "fake", Model: "fake engine", Port: d.port,
+	return result.Device{Name: d.e.name(), Driver: "rxe", Model: "fake engine", VendorID: 0xffffff, Port: d.port,
 		LinkLayer: "Ethernet", ActiveMTU: 1024, GIDType: "RoCE v2", Host: host}
 }
+
+// Counters is a snapshot of the device's packet counters, as sysfs would show rxe's.
+func (d *Device) Counters() (counters.Snapshot, error) {
+	if d.e.NoCounters.Load() {
+		return counters.Snapshot{}, errors.New("no counters under /sys/class/infiniband/" + d.e.name())
+	}
+	s := counters.Snapshot{Device: d.e.name(), Port: d.port, Time: time.Now(), State: "ACTIVE"}
+	for _, c := range []struct {
+		name string
+		v    uint64
+	}{{"sent_pkts", d.e.sent.Load()}, {"rcvd_pkts", d.e.rcvd.Load()}, {"retry_exceeded_err", d.e.retries.Load()}} {
+		v := c.v
+		s.Counters = append(s.Counters, counters.Counter{Name: c.name, Scope: counters.HWPort, Unit: counters.Count, Status: counters.OK, Value: &v})
+	}
+	return s, nil
+}
+
+// traffic counts packets from s's device to the peer's (and the peer's answers).
+func traffic(from, to *Engine, pkts, answers uint64) {
+	lost := min(from.Lose.Load(), pkts)
+	from.sent.Add(pkts)
+	to.rcvd.Add(pkts - lost)
+	to.sent.Add(answers)
+	from.rcvd.Add(answers)
+	from.retries.Add(from.Retries.Load())
+}
+
+// pkts is how many MTU-sized packets a message of size bytes takes (at least one).
+func pkts(size int) uint64 { return uint64(max(1, (size+1023)/1024)) }
 
 func (d *Device) Clock() (string, string) { return "fake", "synthetic times from a test engine" }
 
@@ -344,6 +384,12 @@ func (s *Session) Bandwidth(p verbs.BWParams) (verbs.BWResult, error) {
 			}
 		}
 	}
+	wrs := n * uint64(nqp)
+	if p.Op == verbs.Read {
+		traffic(s.e, peer.e, wrs, wrs*pkts(p.Size))
+	} else {
+		traffic(s.e, peer.e, wrs*pkts(p.Size), wrs)
+	}
 	if s.e.Corrupt.Load() && n > 0 {
 		dst, at := peer.buf, (int((n-1)%uint64(l.RSlots)))*l.Stride
 		if p.Op == verbs.Read {
@@ -395,6 +441,7 @@ func (s *Session) PingPong(p verbs.PingPongParams) (verbs.LatResult, error) {
 		n /= 2
 	}
 	copy(peer.buf[:p.Size], s.buf[p.Size:2*p.Size])
+	traffic(s.e, peer.e, n*pkts(p.Size), n*pkts(p.Size))
 	s.rounds.Store(p.First + n)
 	rtt := 2 * s.cost()
 	lat := rtt
@@ -422,5 +469,6 @@ func (s *Session) ReadLatency(p verbs.ReadLatParams) (verbs.LatResult, error) {
 		n /= 2
 	}
 	copy(s.buf[:p.Size], peer.buf[:p.Size])
+	traffic(s.e, peer.e, n, n*pkts(p.Size))
 	return verbs.LatResult{Done: n, DurationNS: (time.Duration(n) * s.cost()).Nanoseconds(), Lat: s.samples(n, s.cost())}, s.e.FailLoop
 }

@@ -1,0 +1,194 @@
+package bench
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/rdmabench/rdmabench/counters"
+	"github.com/rdmabench/rdmabench/oob"
+	"github.com/rdmabench/rdmabench/profiles"
+	"github.com/rdmabench/rdmabench/result"
+)
+
+// Counters around the measured phase. Both sides read their port's counters when the
+// measured phase starts (the client says "start" after the warm-up, once the counters'
+// cache has expired, and waits until the server has read its own) and after it ends
+// (once the cache has expired again); the server sends its deltas in its report. The
+// client classifies both sides' deltas with the NIC profiles' classes, runs the sanity
+// checks the NICs allow, and marks the result tainted when an error or congestion
+// counter moved or a check failed.
+
+// CountersOn says whether a plan reads the NIC's counters.
+func CountersOn(c result.Config) bool { return c.Counters != "off" }
+
+// ValidateCounters checks --counters: auto, all, off or a list of counter names.
+func ValidateCounters(s string) error {
+	switch s {
+	case "", "auto", "all", "off":
+		return nil
+	}
+	for _, n := range strings.Split(s, ",") {
+		if n = strings.TrimSpace(n); n == "" || strings.ContainsAny(n, "/ \t") || n == "." || n == ".." {
+			return fmt.Errorf("--counters %q: want auto, all, off or a comma-separated list of counter names", s)
+		}
+	}
+	return nil
+}
+
+// settle is how long after traffic a snapshot of s's counters is fresh.
+func settle(s *counters.Snapshot) time.Duration {
+	if s == nil {
+		return counters.DefaultLifespan + counters.SettleMargin
+	}
+	return s.Settle()
+}
+
+// sideCounters is one side's snapshots around the measured phase.
+type sideCounters struct {
+	began  bool // the measured phase started
+	before *counters.Snapshot
+	note   string // why there are none
+}
+
+// open takes the opening snapshot, after the counters' cache has expired since the
+// warm-up's traffic.
+func (sc *sideCounters) open(dev Device, settleFor time.Duration) {
+	sc.began = true
+	time.Sleep(settleFor)
+	s, err := dev.Counters()
+	if err != nil {
+		sc.note = err.Error()
+		return
+	}
+	sc.before = &s
+}
+
+// close takes the closing snapshot (at least settle after the traffic ended) and
+// returns the deltas, or why there are none.
+func (sc *sideCounters) close(dev Device, trafficEnd time.Time) (*counters.Deltas, string) {
+	if sc.before == nil {
+		return nil, sc.note
+	}
+	if wait := settle(sc.before) - time.Since(trafficEnd); wait > 0 {
+		time.Sleep(wait)
+	}
+	after, err := dev.Counters()
+	if err != nil {
+		return nil, err.Error()
+	}
+	d, err := counters.Delta(*sc.before, after)
+	if err != nil {
+		return nil, err.Error()
+	}
+	return &d, ""
+}
+
+// keep narrows deltas to the counters a --counters list names (auto and all keep all).
+func keep(d *counters.Deltas, list string) {
+	if d == nil || list == "" || list == "auto" || list == "all" {
+		return
+	}
+	names := strings.Split(list, ",")
+	for i := range names {
+		names[i] = strings.TrimSpace(names[i])
+	}
+	d.Counters = slices.DeleteFunc(d.Counters, func(c counters.Change) bool { return !slices.Contains(names, c.Name) })
+}
+
+// classesOf are the counter classes of a device's NIC profile (none for a NIC no
+// profile knows: its counters are reported, not judged).
+func classesOf(d result.Device) counters.Classification {
+	p, err := profiles.Detect(d.Driver, d.VendorID, d.VendorPartID)
+	if err != nil {
+		return nil
+	}
+	return p.CounterClasses()
+}
+
+// judge fills the result's counters, flags and taint from both sides' deltas.
+func judge(r *result.Result, local, remote *counters.Deltas, notes []string) {
+	cfg := r.Config
+	keep(local, cfg.Counters)
+	keep(remote, cfg.Counters)
+	r.Counters = &result.Counters{Local: local, Remote: remote, Notes: notes}
+	var flags []counters.Flag
+	for _, side := range []struct {
+		name string
+		d    *counters.Deltas
+		dev  result.Device
+	}{{"local", local, r.Client}, {"remote", remote, r.ServerDevice}} {
+		if side.d == nil {
+			continue
+		}
+		for _, f := range counters.Classify(classesOf(side.dev), *side.d) {
+			f.Side = side.name
+			flags = append(flags, f)
+		}
+	}
+	sf, sn := sanity(r, local, remote)
+	r.Counters.Notes = append(r.Counters.Notes, sn...)
+	r.CountersFlags = append(flags, sf...)
+	r.Tainted = len(r.CountersFlags) > 0
+}
+
+// sanityTolerance is how far counts that should match may differ (packets in flight
+// when a snapshot is read, a peer's unrelated traffic).
+const sanityTolerance = 0.01
+
+// sanity compares counters that should match the traffic, where the NICs allow it:
+// on two Soft-RoCE devices, each side's sent_pkts with the other's rcvd_pkts; on mlx5,
+// the responder's rx_write_requests or rx_read_requests with the messages completed
+// (bandwidth tests). It returns the failed checks as flags and what it compared.
+func sanity(r *result.Result, local, remote *counters.Deltas) (flags []counters.Flag, notes []string) {
+	if local == nil || remote == nil {
+		return nil, nil
+	}
+	value := func(d *counters.Deltas, name string) (uint64, bool) {
+		for _, c := range d.Counters {
+			if c.Name == name && c.Status == counters.OK && c.Delta != nil {
+				return *c.Delta, true
+			}
+		}
+		return 0, false
+	}
+	check := func(what string, got, want uint64) {
+		diff := max(got, want) - min(got, want)
+		notes = append(notes, fmt.Sprintf("sanity: %s: %d vs %d", what, got, want))
+		if float64(diff) > sanityTolerance*float64(max(got, want)) && diff > 2 {
+			flags = append(flags, counters.Flag{Counter: what, Scope: counters.HWPort, Side: "both",
+				Class: counters.Sanity, Unit: counters.Count, Status: counters.OK, Delta: &diff})
+		}
+	}
+	sameDevice := local.Device == remote.Device && r.Client.Host == r.ServerDevice.Host
+	if !sameDevice {
+		for _, pair := range [][2]*counters.Deltas{{local, remote}, {remote, local}} {
+			sent, ok1 := value(pair[0], "sent_pkts")
+			rcvd, ok2 := value(pair[1], "rcvd_pkts")
+			if ok1 && ok2 {
+				who := map[bool]string{true: "client", false: "server"}[pair[0] == local]
+				check(fmt.Sprintf("%s sent_pkts / %s rcvd_pkts", who, map[string]string{"client": "server", "server": "client"}[who]), sent, rcvd)
+			}
+		}
+	}
+	if r.Config.Test == "bw" && !sameDevice {
+		name := map[string]string{"write": "rx_write_requests", "read": "rx_read_requests"}[r.Config.Op]
+		if v, ok := value(remote, name); ok && r.Iterations > 0 {
+			check(fmt.Sprintf("server %s / messages completed", name), v, r.Iterations)
+		}
+	}
+	return flags, notes
+}
+
+// serverCounters is the server's side: the opening snapshot on start, the deltas in
+// the report.
+func serverCounters(sc *sideCounters, dev Device, cfg result.Config, ended time.Time, rep *oob.Report) {
+	if !CountersOn(cfg) {
+		return
+	}
+	rep.Counters, rep.CountersNote = sc.close(dev, ended)
+	if rep.Counters == nil && rep.CountersNote == "" {
+		rep.CountersNote = "the client never said when the measured phase started"
+	}
+}
