@@ -53,7 +53,8 @@ func (b Buffer) Slice(off, n int) Buffer {
 // Pool hands out fixed-size registered buffers and takes them back for reuse, so that
 // the cost of registering memory (pinning its pages, a system call) is paid once per
 // block of buffers, not per op. A pool registers count buffers as one block when it
-// is made and another block of count whenever Get finds none free; it never
+// is made and another block of count whenever Get finds none free, up to SetMax
+// buffers in all when set (else for as long as the device registers memory); it never
 // deregisters a block before Close. A Pool is safe for concurrent use.
 type Pool struct {
 	d         *Device
@@ -61,8 +62,19 @@ type Pool struct {
 	mu        sync.Mutex
 	free      []Buffer
 	blocks    []*block
+	total     int // buffers registered
+	max       int // SetMax's bound; 0: none
+	out       int // buffers handed out by Get and not Put back
 	closed    bool
 }
+
+var (
+	// ErrPoolExhausted is what Get wraps when no buffer is free and the pool may
+	// register no more (SetMax).
+	ErrPoolExhausted = errors.New("rdma: the pool is exhausted")
+	// ErrPoolBusy is what Pool.Close wraps while buffers are out.
+	ErrPoolBusy = errors.New("rdma: the pool has buffers out")
+)
 
 // NewPool registers count buffers of size bytes each, for local access (the source of
 // a WRITE, the destination of a READ).
@@ -71,27 +83,30 @@ func (d *Device) NewPool(size, count int) (*Pool, error) {
 		return nil, fmt.Errorf("rdma: a pool of %d buffers of %d bytes: want 1 to 2 GiB per buffer, at most 1 TiB in all", count, size)
 	}
 	p := &Pool{d: d, size: size, per: count}
-	if err := d.track(nil, p); err != nil {
+	d.life.RLock()
+	defer d.life.RUnlock()
+	if d.closed {
+		return nil, fmt.Errorf("rdma: a pool: %w", ErrDeviceClosed)
+	}
+	if err := p.grow(count); err != nil {
 		return nil, err
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if err := p.grow(); err != nil {
-		d.forget(nil, p)
-		return nil, err
-	}
+	d.mu.Lock()
+	d.pools[p] = struct{}{}
+	d.mu.Unlock()
 	return p, nil
 }
 
-// grow registers another block (p.mu held).
-func (p *Pool) grow() error {
-	mem, err := p.d.p.Register(p.size*p.per, false, false)
+// grow registers another block of n buffers (p.mu held, or p not yet shared).
+func (p *Pool) grow(n int) error {
+	mem, err := p.d.p.Register(p.size*n, false, false)
 	if err != nil {
-		return fmt.Errorf("rdma: registering %d buffers of %d bytes: %w", p.per, p.size, err)
+		return fmt.Errorf("rdma: registering %d buffers of %d bytes: %w", n, p.size, err)
 	}
-	bl := &block{dev: p.d, mem: mem, bytes: mem.Bytes(), addr: mem.Addr(), lkey: mem.LKey(), pool: p, inUse: make([]bool, p.per)}
+	bl := &block{dev: p.d, mem: mem, bytes: mem.Bytes(), addr: mem.Addr(), lkey: mem.LKey(), pool: p, inUse: make([]bool, n)}
 	p.blocks = append(p.blocks, bl)
-	for i := p.per - 1; i >= 0; i-- {
+	p.total += n
+	for i := n - 1; i >= 0; i-- {
 		p.free = append(p.free, Buffer{m: bl, off: i * p.size, n: p.size})
 	}
 	return nil
@@ -107,8 +122,18 @@ func (p *Pool) Registrations() int {
 	return len(p.blocks)
 }
 
-// Get returns a free buffer; it registers another block when none is free. The
-// buffer's bytes are what its last user left.
+// SetMax bounds the buffers the pool registers in all, those registered already
+// included: a Get that finds none free registers a block of at most the buffers left
+// under the bound, and, with none left, fails with an error that wraps
+// ErrPoolExhausted. 0 (the default) is no bound.
+func (p *Pool) SetMax(buffers int) {
+	p.mu.Lock()
+	p.max = max(buffers, 0)
+	p.mu.Unlock()
+}
+
+// Get returns a free buffer; it registers another block when none is free (see
+// SetMax). The buffer's bytes are what its last user left.
 func (p *Pool) Get() (Buffer, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -116,13 +141,21 @@ func (p *Pool) Get() (Buffer, error) {
 		return Buffer{}, errors.New("rdma: the pool is closed")
 	}
 	if len(p.free) == 0 {
-		if err := p.grow(); err != nil {
+		n := p.per
+		if p.max > 0 {
+			n = min(n, p.max-p.total)
+		}
+		if n <= 0 {
+			return Buffer{}, fmt.Errorf("%w: all %d buffers are out (SetMax %d)", ErrPoolExhausted, p.total, p.max)
+		}
+		if err := p.grow(n); err != nil {
 			return Buffer{}, err
 		}
 	}
 	b := p.free[len(p.free)-1]
 	p.free = p.free[:len(p.free)-1]
 	b.m.inUse[b.off/p.size] = true
+	p.out++
 	return b, nil
 }
 
@@ -139,15 +172,27 @@ func (p *Pool) Put(b Buffer) {
 		panic("rdma: Put of a buffer that is not out of this pool")
 	}
 	b.m.inUse[b.off/p.size] = false
+	p.out--
 	p.free = append(p.free, b)
 }
 
-// Close deregisters every block: the pool's buffers, out or not, become invalid.
-func (p *Pool) Close() error {
+// Close deregisters every block, once every buffer is back: while a buffer is out (Get
+// without Put; an op on it may be in flight), Close deregisters nothing and returns an
+// error that wraps ErrPoolBusy, and the pool stays open. Device.Close closes its
+// pools regardless. After Close the pool's buffers are invalid: ops on them fail with
+// ErrRange, and their Bytes must not be touched.
+func (p *Pool) Close() error { return p.close(false) }
+
+func (p *Pool) close(force bool) error {
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
 		return nil
+	}
+	if p.out > 0 && !force {
+		n := p.out
+		p.mu.Unlock()
+		return fmt.Errorf("%w: %d of its buffers are out (Put them back once their ops resolved, then Close)", ErrPoolBusy, n)
 	}
 	p.closed = true
 	blocks := p.blocks

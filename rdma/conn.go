@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/rdmabench/rdmabench/bench"
@@ -28,7 +29,13 @@ type Config struct {
 	// crosses the wire (see 'rdmabench server --token-file').
 	Token string
 	// Timeout bounds each step of the control protocol (default 30 s); a server that
-	// stops answering is detected within about as long.
+	// stops answering is detected within about as long. It also bounds Close (plus a
+	// second per 64 MiB of region, for the server's hashing).
+	//
+	// A server holds a region for at most its --max-test-time (ServeConfig.MaxTestTime,
+	// 10 minutes by default), counted from Dial: a connection held longer is ended by
+	// the server, and its ops in flight and all later ones then fail with the server's
+	// words ("the test ran past this server's --max-test-time"). Dial again for more.
 	Timeout time.Duration
 	// QPs is the number of RC QPs (default 1). Each batch goes to one QP; ops on one QP
 	// execute in order, ops on different QPs in no set order.
@@ -87,7 +94,8 @@ type Conn struct {
 	mu     sync.Mutex  // the QPs' state, the post list, closed, failed, room
 	qps    []qpState
 	closed bool
-	failed error         // the connection broke: every op resolves with it
+	failed error         // the connection broke: every later post fails with it
+	qpErr  error         // the first error of a QP
 	room   chan struct{} // closed when send queue slots free up
 	rr     int
 
@@ -116,14 +124,29 @@ type ctrlMsg struct {
 }
 
 // qpState is one QP's send queue as the connection sees it: WRs head..next-1 are in
-// flight, their ops in ring[seq % depth].
+// flight, their ops in ring[seq % depth] (nil for a cover: a signalled zero-length
+// WRITE that retires the unsignalled WRs before it).
 type qpState struct {
 	num        uint32
 	ring       []*Op
 	head, next uint64
 	unsig      int   // WRs posted since the last signalled one
-	err        error // the QP failed: its first error completion
+	err        error // the QP takes no more posts: its first error completion, or why not
+	errState   bool  // the QP is in the error state: its outstanding WRs flush
 }
+
+// flushError is the outcome of an op whose WR did not run because its QP had failed:
+// the flush completion, and the error that failed the QP.
+type flushError struct {
+	wc    error // the IBV_WC_WR_FLUSH_ERR completion
+	cause error // the QP's first error
+}
+
+func (e *flushError) Error() string {
+	return e.wc.Error() + ", after the QP failed: " + e.cause.Error()
+}
+
+func (e *flushError) Unwrap() []error { return []error{e.wc, e.cause} }
 
 // wr_id is the QP index above qpShift, the WR's sequence number below.
 const (
@@ -132,15 +155,23 @@ const (
 )
 
 // Dial connects to the rdmabench server at addr (host:port; the port defaults to
-// 18600), asks it for a region of cfg.Size bytes, and connects QPs to it.
-func (d *Device) Dial(ctx context.Context, addr string, cfg Config) (_ *Conn, err error) {
+// 18600), asks it for a region of cfg.Size bytes, and connects QPs to it. It returns
+// a connection or an error, never both; on a closed device the error wraps
+// ErrDeviceClosed. The connection beats to the server until Close, which is required:
+// a connection dropped without Close holds the server's region until the server's
+// --max-test-time ends it, and its own QPs and poller goroutine for good.
+func (d *Device) Dial(ctx context.Context, addr string, cfg Config) (*Conn, error) {
 	if err := cfg.defaults(); err != nil {
 		return nil, err
+	}
+	if d.isClosed() {
+		return nil, fmt.Errorf("rdma: dialing %s: %w", addr, ErrDeviceClosed)
 	}
 	if _, _, err := net.SplitHostPort(addr); err != nil {
 		addr = net.JoinHostPort(addr, strconv.Itoa(oob.DefaultPort))
 	}
 	var nc net.Conn
+	var err error
 	if cfg.Dial != nil {
 		nc, err = cfg.Dial(ctx, addr)
 	} else {
@@ -154,70 +185,86 @@ func (d *Device) Dial(ctx context.Context, addr string, cfg Config) (_ *Conn, er
 	c := &Conn{d: d, addr: addr, cfg: cfg, ctrl: oob.NewConn(nc, cfg.Timeout)}
 	// Cancelling ctx cuts the handshake short.
 	stop := context.AfterFunc(ctx, func() { nc.Close() })
-	defer func() {
-		if !stop() && err == nil {
-			err = ctx.Err()
+	// From the session on, the device is held: Device.Close waits until the connection
+	// is tracked or torn down, so that it never meets one half made.
+	held := false
+	abort := func(err error) (*Conn, error) {
+		stop()
+		if c.sess != nil {
+			c.sess.Close()
 		}
-		if err != nil {
-			if c.sess != nil {
-				c.sess.Close()
-			}
-			nc.Close()
-			if ctx.Err() != nil {
-				err = fmt.Errorf("%w (%v)", ctx.Err(), err)
-			}
+		if held {
+			d.life.RUnlock()
 		}
-	}()
+		nc.Close()
+		if ctx.Err() != nil {
+			err = fmt.Errorf("%w (%v)", ctx.Err(), err)
+		}
+		return nil, err
+	}
 	h, err := bench.Handshake(c.ctrl, d.Identity(), cfg.Token)
 	if err != nil {
-		return nil, fmt.Errorf("rdma: handshake with %s: %w", addr, err)
+		return abort(fmt.Errorf("rdma: handshake with %s: %w", addr, err))
 	}
 	c.server = h.Device
 	plan := result.Config{Op: "write", Test: "region", MsgSizeBytes: cfg.Size, NumQPs: cfg.QPs, SQDepth: cfg.SQDepth}
 	if err := c.ctrl.Send(oob.Msg{Type: oob.TPlan, Plan: &plan}); err != nil {
-		return nil, fmt.Errorf("rdma: %s: %w", addr, err)
+		return abort(fmt.Errorf("rdma: %s: %w", addr, err))
 	}
 	m, err := c.ctrl.Expect(oob.TEndpoint)
 	if err != nil {
-		return nil, fmt.Errorf("rdma: the server at %s refused a region of %d bytes: %w", addr, cfg.Size, err)
+		return abort(fmt.Errorf("rdma: the server at %s refused a region of %d bytes: %w", addr, cfg.Size, err))
 	}
 	c.region = *m.Endpoint
 	if len(c.region.QPNs) != cfg.QPs || c.region.Len < uint64(cfg.Size) {
 		err := fmt.Errorf("the server offers %d QPs and %d bytes, not the %d QPs and %d bytes asked for", len(c.region.QPNs), c.region.Len, cfg.QPs, cfg.Size)
 		c.ctrl.SendError(err)
-		return nil, fmt.Errorf("rdma: %s: %w", addr, err)
+		return abort(fmt.Errorf("rdma: %s: %w", addr, err))
+	}
+	d.life.RLock()
+	held = true
+	if d.closed {
+		c.ctrl.SendError(errors.New("the client's device closed"))
+		return abort(fmt.Errorf("rdma: dialing %s: %w", addr, ErrDeviceClosed))
 	}
 	// The client's own buffer is unused: ops move pool buffers.
 	c.sess, err = d.p.NewSession(verbs.Spec{NumQP: cfg.QPs, SQDepth: cfg.SQDepth, BufSize: 1})
 	if err != nil {
+		c.sess = nil
 		c.ctrl.SendError(err)
-		return nil, fmt.Errorf("rdma: %w", err)
+		return abort(fmt.Errorf("rdma: %w", err))
 	}
 	if err := c.sess.Connect(c.region); err != nil {
 		c.ctrl.SendError(err)
-		return nil, fmt.Errorf("rdma: connecting to %s: %w", addr, err)
+		return abort(fmt.Errorf("rdma: connecting to %s: %w", addr, err))
 	}
 	local := c.sess.Local()
 	if err := c.ctrl.Send(oob.Msg{Type: oob.TEndpoint, Endpoint: &local}); err != nil {
-		return nil, fmt.Errorf("rdma: %s: %w", addr, err)
+		return abort(fmt.Errorf("rdma: %s: %w", addr, err))
 	}
 	if _, err := c.ctrl.Expect(oob.TReady); err != nil {
-		return nil, fmt.Errorf("rdma: %s: %w", addr, err)
+		return abort(fmt.Errorf("rdma: %s: %w", addr, err))
 	}
+	if !stop() {
+		// ctx ended as the region became ready: its AfterFunc closes the control
+		// connection, so the connection cannot be used.
+		return abort(fmt.Errorf("rdma: %s: the region was ready, the dial cancelled", addr))
+	}
+	// From here on Dial succeeds: nothing is torn down.
 	c.wrs, c.wcs = c.sess.WRs(), c.sess.WCs()
 	c.qps = make([]qpState, cfg.QPs)
 	for i := range c.qps {
 		c.qps[i] = qpState{num: local.QPNs[i], ring: make([]*Op, cfg.SQDepth)}
-	}
-	if err := d.track(c, nil); err != nil {
-		c.ctrl.SendError(err)
-		return nil, err
 	}
 	c.kick, c.quit, c.pollerDone = make(chan struct{}, 1), make(chan struct{}), make(chan struct{})
 	c.beatQuit, c.beatDone, c.report = make(chan struct{}), make(chan error, 1), make(chan ctrlMsg, 1)
 	go c.poller()
 	go c.beat()
 	go c.listen()
+	d.mu.Lock()
+	d.conns[c] = struct{}{}
+	d.mu.Unlock()
+	d.life.RUnlock()
 	return c, nil
 }
 
@@ -305,8 +352,7 @@ func (c *Conn) postValid(ctx context.Context, ops []*Op) (err error) {
 	}
 	depth := c.cfg.SQDepth
 	c.mu.Lock()
-	qi := c.pick()
-	q := &c.qps[qi]
+	qi := -1
 	for i < len(ops) {
 		switch {
 		case c.closed:
@@ -315,10 +361,21 @@ func (c *Conn) postValid(ctx context.Context, ops []*Op) (err error) {
 		case c.failed != nil:
 			c.mu.Unlock()
 			return c.failed
-		case q.err != nil:
+		case qi >= 0 && c.qps[qi].err != nil:
+			// The QP failed under a post that went to it in part: the rest cannot go
+			// to another QP ahead of it.
+			err := fmt.Errorf("rdma: QP 0x%x failed: %w", c.qps[qi].num, c.qps[qi].err)
 			c.mu.Unlock()
-			return fmt.Errorf("rdma: QP 0x%x failed before: %w", q.num, q.err)
+			return err
+		case qi < 0:
+			if qi = c.pick(); qi < 0 {
+				c.failLocked(c.noQPLeft())
+				err := c.failed
+				c.mu.Unlock()
+				return err
+			}
 		}
+		q := &c.qps[qi]
 		room := depth - int(q.next-q.head)
 		if room == 0 {
 			if c.room == nil {
@@ -332,9 +389,13 @@ func (c *Conn) postValid(ctx context.Context, ops []*Op) (err error) {
 				return ctx.Err()
 			}
 			c.mu.Lock()
+			if i == 0 {
+				qi = -1 // nothing went to this QP yet: any QP may take the ops
+			}
 			continue
 		}
 		k := min(room, len(ops)-i)
+		unsig := q.unsig
 		for j := range k {
 			o := ops[i+j]
 			seq := q.next + uint64(j)
@@ -348,6 +409,9 @@ func (c *Conn) postValid(ctx context.Context, ops []*Op) (err error) {
 			q.ring[seq%uint64(depth)] = o
 		}
 		posted, perr := c.sess.Post(qi, k)
+		if perr != nil {
+			posted = min(max(posted, 0), k)
+		}
 		q.next += uint64(posted)
 		if posted > 0 && c.inflight.Add(int64(posted)) == int64(posted) {
 			// The poller may be asleep for want of work.
@@ -357,13 +421,13 @@ func (c *Conn) postValid(ctx context.Context, ops []*Op) (err error) {
 			}
 		}
 		if perr != nil {
-			// The QP took a prefix whose last WR may be unsignalled: it is of no use
-			// any more. Its ops, and the rest, resolve with the error.
-			q.err = fmt.Errorf("rdma: posting %d WRs to QP 0x%x: %w", k, q.num, perr)
-			for s := q.next - uint64(posted); s < q.next; s++ {
-				q.ring[s%uint64(depth)].resolve(q.err)
+			// The posted prefix stays in flight; the ops not posted, and the rest,
+			// resolve with the error.
+			for s := q.next; s < q.next+uint64(k-posted); s++ {
+				q.ring[s%uint64(depth)] = nil
 			}
-			err := q.err
+			err := c.postFailed(qi, posted, k, unsig, perr)
+			i += posted
 			c.mu.Unlock()
 			return err
 		}
@@ -373,26 +437,110 @@ func (c *Conn) postValid(ctx context.Context, ops []*Op) (err error) {
 	return nil
 }
 
-// pick chooses the QP with the most room, round robin among equals (c.mu held).
+// postFailed settles a post list that QP qi took only the first posted WRs of (c.mu
+// held): the prefix is in flight, and its last WR must be signalled, or nothing would
+// ever retire it. A post that failed for want of room (ENOMEM) leaves the QP in use.
+func (c *Conn) postFailed(qi, posted, k, unsig int, perr error) error {
+	q := &c.qps[qi]
+	err := fmt.Errorf("rdma: QP 0x%x took %d of a post list of %d WRs: %w", q.num, posted, k, perr)
+	// The unsignalled WRs at the end of what was posted.
+	t := 0
+	for t < posted && c.wrs[posted-1-t].Flags&verbs.WRSignaled == 0 {
+		t++
+	}
+	if t == posted {
+		t += unsig
+	}
+	q.unsig = t
+	if q.unsig > 0 && q.err == nil {
+		// Cover the prefix with a signalled zero-length WRITE: it touches no memory,
+		// and its completion retires the WRs before it.
+		seq := q.next
+		c.wrs[0] = verbs.WR{WRID: uint64(qi)<<qpShift | seq&seqMask, RAddr: c.region.Addr, RKey: c.region.RKey,
+			Opcode: verbs.WRWrite, Flags: verbs.WRSignaled}
+		if n, cerr := c.sess.Post(qi, 1); cerr == nil && n == 1 {
+			q.ring[seq%uint64(c.cfg.SQDepth)] = nil
+			q.next++
+			c.inflight.Add(1)
+			q.unsig = 0
+		}
+	}
+	if q.unsig > 0 || !errors.Is(perr, syscall.ENOMEM) {
+		if q.unsig > 0 && !q.errState {
+			// No cover: the error state flushes the prefix, each WR with a completion.
+			if c.sess.Fail(qi) == nil {
+				q.errState = true
+			}
+		}
+		c.qpFailed(qi, err)
+	}
+	return err
+}
+
+// qpFailed records the first error of QP qi; when no QP is left, the connection fails
+// (c.mu held).
+func (c *Conn) qpFailed(qi int, err error) {
+	q := &c.qps[qi]
+	if q.err != nil {
+		return
+	}
+	q.err = err
+	if c.qpErr == nil {
+		c.qpErr = err
+	}
+	for i := range c.qps {
+		if c.qps[i].err == nil {
+			return
+		}
+	}
+	c.failLocked(c.noQPLeft())
+}
+
+// noQPLeft is the connection's error when every QP failed (c.mu held).
+func (c *Conn) noQPLeft() error {
+	if len(c.qps) == 1 {
+		return fmt.Errorf("rdma: the connection's QP 0x%x failed: %w", c.qps[0].num, c.qpErr)
+	}
+	return fmt.Errorf("rdma: all %d QPs of the connection failed; the first: %w", len(c.qps), c.qpErr)
+}
+
+// pick chooses a QP that has not failed, the one with the most room, round robin
+// among equals; -1 when every QP failed (c.mu held).
 func (c *Conn) pick() int {
 	if len(c.qps) == 1 {
+		if c.qps[0].err != nil {
+			return -1
+		}
 		return 0
 	}
-	best, most := 0, -1
+	best, most := -1, -1
 	for k := range c.qps {
 		i := (c.rr + k) % len(c.qps)
-		if room := c.cfg.SQDepth - int(c.qps[i].next-c.qps[i].head); room > most {
+		q := &c.qps[i]
+		if q.err != nil {
+			continue
+		}
+		if room := c.cfg.SQDepth - int(q.next-q.head); room > most {
 			best, most = i, room
 		}
 	}
-	c.rr = best + 1
+	if best >= 0 {
+		c.rr = best + 1
+	}
 	return best
 }
 
-// complete resolves the ops that completions retire: a completion retires its WR and
-// every earlier one of its QP (the unsignalled ones it covers). It is the poller's (or,
-// once the poller is gone, Close's): the ops leave the rings under c.mu and resolve
-// after, so that posts wait for the lock as little as possible.
+// complete resolves the ops that completions retire. It is the poller's (or, once the
+// poller is gone, Close's): the ops leave the rings under c.mu and resolve after, so
+// that posts wait for the lock as little as possible.
+//
+// An RC QP executes its WRs in order and stops at the first that fails, which
+// completes with its error whether it was signalled or not. So a successful
+// completion retires its WR and every earlier one of its QP (the unsignalled ones it
+// covers) with success; an error completion (the first of its QP) fails its own WR
+// and retires the earlier ones with success; after it, or once the QP is moved to the
+// error state, every outstanding WR completes flushed, and an op that no completion
+// covered before a flush is not known to have run: both resolve with the flush.
 func (c *Conn) complete(wcs []verbs.WC) {
 	var freed int64
 	depth := uint64(c.cfg.SQDepth)
@@ -407,19 +555,35 @@ func (c *Conn) complete(wcs []verbs.WC) {
 		q := &c.qps[qi]
 		seq := q.head + (wc.WRID-q.head)&seqMask
 		if seq >= q.next {
-			continue // not in flight (its op was resolved when the connection failed)
+			continue // not in flight
 		}
-		var err error
+		var before, err error // the outcome of head..seq-1, and of seq
 		if wc.Status != verbs.WCSuccess {
-			err = wc.Err(q.ring[seq%depth].opcode())
-			if q.err == nil {
-				q.err = err
+			ce := wc.Err(opcodeOf(q.ring[seq%depth]))
+			q.errState = true
+			if wc.Status == verbs.WCWRFlushErr {
+				if q.err == nil {
+					c.qpFailed(qi, ce)
+					err = ce
+				} else {
+					err = &flushError{wc: ce, cause: q.err}
+				}
+				before = err
+			} else {
+				err = ce
+				c.qpFailed(qi, ce)
 			}
 		}
 		for ; q.head <= seq; q.head++ {
 			slot := &q.ring[q.head%depth]
-			retired = append(retired, outcome{*slot, err})
-			*slot = nil
+			if *slot != nil {
+				out := before
+				if q.head == seq {
+					out = err
+				}
+				retired = append(retired, outcome{*slot, out})
+				*slot = nil
+			}
 			freed++
 		}
 	}
@@ -436,7 +600,15 @@ func (c *Conn) complete(wcs []verbs.WC) {
 	c.retired = retired
 }
 
-// flush resolves every op in flight with err (c.mu held).
+func opcodeOf(o *Op) string {
+	if o == nil {
+		return "IBV_WC_RDMA_WRITE" // a cover
+	}
+	return o.opcode()
+}
+
+// flush resolves every op in flight with err (c.mu held): only once the QPs are
+// destroyed, when no WR can move memory any more.
 func (c *Conn) flush(err error) {
 	depth := uint64(c.cfg.SQDepth)
 	var freed int64
@@ -444,8 +616,10 @@ func (c *Conn) flush(err error) {
 		q := &c.qps[i]
 		for ; q.head < q.next; q.head++ {
 			slot := &q.ring[q.head%depth]
-			(*slot).resolve(err)
-			*slot = nil
+			if *slot != nil {
+				(*slot).resolve(err)
+				*slot = nil
+			}
 			freed++
 		}
 	}
@@ -456,30 +630,72 @@ func (c *Conn) flush(err error) {
 	}
 }
 
-// fail breaks the connection: the ops in flight and all later ones resolve with err.
+// fail breaks the connection: later posts fail with err, and the QPs go to the error
+// state, so that the NIC stops their WRs and the ops in flight resolve as their flush
+// completions arrive (each wraps err), or, failing that, at Close.
 func (c *Conn) fail(err error) {
 	c.mu.Lock()
-	if c.failed == nil && !c.closed {
-		c.failed = err
-		c.flush(err)
-	}
+	c.failLocked(err)
 	c.mu.Unlock()
+}
+
+// failLocked is fail with c.mu held.
+func (c *Conn) failLocked(err error) {
+	if c.failed != nil || c.closed {
+		return
+	}
+	c.failed = err
+	for i := range c.qps {
+		q := &c.qps[i]
+		if q.err == nil {
+			q.err = err
+		}
+		if !q.errState && c.sess.Fail(i) == nil {
+			q.errState = true
+		}
+	}
+	if c.room != nil {
+		close(c.room)
+		c.room = nil
+	}
 }
 
 // Polling: after a completion or a post the poller keeps polling for spinFor (a
 // caller that posts again soon finds it awake: no thread to wake), then sleeps, on the
 // CQ's completion channel for at most waitSlice at a time (so that Close is seen), or,
-// while nothing is in flight, until the next post.
+// while nothing is in flight, until the next post. With many Ps the poller spins on an
+// OS thread of its own (locked). With few (GOMAXPROCS at most yieldBelow) it yields
+// after each empty poll instead: the goroutines that post, and those that wait for the
+// ops, run in between rather than wait for the spin to end or for preemption.
 const (
-	spinFor   = 100 * time.Microsecond
-	waitSlice = 20 * time.Millisecond
+	spinFor    = 100 * time.Microsecond
+	waitSlice  = 20 * time.Millisecond
+	yieldBelow = 2
 )
 
 // poller is the one goroutine that polls the connection's CQ.
 func (c *Conn) poller() {
-	runtime.LockOSThread() // the poller sleeps in the verbs library, on its own thread
-	defer runtime.UnlockOSThread()
 	defer close(c.pollerDone)
+	// With many Ps the poller keeps a thread to itself; with few it yields, which a
+	// goroutine locked to its thread cannot do cheaply.
+	yield, locked := false, false
+	mode := func() {
+		yield = runtime.GOMAXPROCS(0) <= yieldBelow
+		if locked == yield {
+			if yield {
+				runtime.UnlockOSThread()
+			} else {
+				runtime.LockOSThread()
+			}
+			locked = !yield
+		}
+	}
+	mode()
+	defer func() {
+		if locked {
+			runtime.UnlockOSThread()
+		}
+	}()
 	spins, last := 0, time.Now()
 	for {
 		n, err := c.sess.Poll()
@@ -488,6 +704,9 @@ func (c *Conn) poller() {
 			case <-c.quit:
 				return
 			default:
+			}
+			if yield {
+				runtime.Gosched()
 			}
 			if spins++; spins%128 != 0 || time.Since(last) < spinFor {
 				continue
@@ -498,6 +717,7 @@ func (c *Conn) poller() {
 				case <-c.quit:
 					return
 				}
+				mode()
 				spins, last = 0, time.Now()
 				continue
 			}
@@ -550,19 +770,28 @@ func (c *Conn) listen() {
 	c.report <- ctrlMsg{m, err}
 }
 
-// Close releases the region: ops still in flight resolve with ErrClosed, the QPs are
-// destroyed (no WR moves memory after Close returns), and the server is told that the
-// client is done; its answer carries the region's SHA-256 (Digest). Close is
-// idempotent.
+// Close releases the region. It destroys the QPs first (no WR moves memory after
+// that), then resolves the ops still in flight with ErrClosed (they are not known to
+// have completed), and tells the server that the client is done; its answer carries
+// the region's SHA-256 (Digest). Close takes at most about Config.Timeout (plus a
+// second per 64 MiB of region for the server's hashing), and is idempotent. It is
+// required: a connection dropped without it holds the server's region and its own
+// QPs and goroutines (see Dial).
 func (c *Conn) Close() error {
 	c.closeOnce.Do(func() { c.closeErr = c.close() })
 	return c.closeErr
 }
 
 func (c *Conn) close() error {
+	// Hashing runs at hundreds of MB/s: allow for a large region. When the budget is
+	// spent, the control connection is cut: every send and receive on it ends.
+	budget := c.cfg.Timeout + time.Duration(c.cfg.Size/(64<<20))*time.Second
+	end := time.Now().Add(budget)
+	cut := time.AfterFunc(budget, func() { c.ctrl.Close() })
+	defer cut.Stop()
 	c.shut.Store(true)
 	c.mu.Lock()
-	c.closed = true
+	c.closed = true // no post reaches the QPs after this
 	if c.room != nil {
 		close(c.room)
 		c.room = nil
@@ -570,7 +799,7 @@ func (c *Conn) close() error {
 	c.mu.Unlock()
 	close(c.quit)
 	<-c.pollerDone
-	// What completed already resolves as it completed; the rest is flushed.
+	// What completed already resolves as it completed.
 	for {
 		n, err := c.sess.Poll()
 		if err != nil || n == 0 {
@@ -578,11 +807,16 @@ func (c *Conn) close() error {
 		}
 		c.complete(c.wcs[:n])
 	}
-	c.mu.Lock()
-	c.flush(ErrClosed)
-	failed := c.failed
-	c.mu.Unlock()
+	// The rest resolves once the QPs are gone.
 	errs := []error{c.sess.Close()}
+	c.mu.Lock()
+	failed := c.failed
+	left := ErrClosed
+	if failed != nil {
+		left = fmt.Errorf("%w; the connection had failed: %w", ErrClosed, failed)
+	}
+	c.flush(left)
+	c.mu.Unlock()
 	close(c.beatQuit)
 	<-c.beatDone
 	c.d.forget(c, nil)
@@ -591,12 +825,11 @@ func (c *Conn) close() error {
 	if err := c.ctrl.Send(oob.Msg{Type: oob.TDone}); err != nil {
 		rep.err = err
 	} else {
-		// Hashing runs at hundreds of MB/s: allow for a large region.
-		t := time.NewTimer(c.cfg.Timeout + time.Duration(c.cfg.Size/(64<<20))*time.Second)
+		t := time.NewTimer(time.Until(end))
 		select {
 		case rep = <-c.report:
 		case <-t.C:
-			rep.err = fmt.Errorf("no report from the server within %v", c.cfg.Timeout)
+			rep.err = fmt.Errorf("no report from the server within %v", budget)
 		}
 		t.Stop()
 	}
@@ -608,7 +841,9 @@ func (c *Conn) close() error {
 	} else if failed == nil {
 		errs = append(errs, fmt.Errorf("rdma: releasing the region at %s: %w", c.addr, rep.err))
 	}
-	errs = append(errs, c.ctrl.Close())
+	if cut.Stop() {
+		errs = append(errs, c.ctrl.Close())
+	}
 	if failed != nil {
 		errs = append(errs, failed)
 	}

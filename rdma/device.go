@@ -21,6 +21,8 @@ var (
 	ErrUnsupported = verbs.ErrUnsupported
 	// ErrRange is an op outside the remote region or a buffer that cannot be posted.
 	ErrRange = errors.New("rdma: out of range")
+	// ErrDeviceClosed is what Dial and NewPool wrap on a closed device.
+	ErrDeviceClosed = errors.New("rdma: the device is closed")
 )
 
 // Device is an opened RDMA device and port: it registers memory (Pool) and dials
@@ -29,8 +31,12 @@ var (
 type Device struct {
 	p provider.Provider
 
-	mu     sync.Mutex
-	closed bool
+	// life is held for reading by a Dial from its session until the connection is
+	// tracked, and by NewPool until the pool is; Close holds it to set closed. So
+	// Close never meets a connection or pool half made, nor one made after it.
+	life   sync.RWMutex
+	mu     sync.Mutex // pools, conns
+	closed bool       // written under both life and mu
 	pools  map[*Pool]struct{}
 	conns  map[*Conn]struct{}
 }
@@ -55,40 +61,36 @@ func newDevice(p provider.Provider) *Device {
 // Identity describes the device as hellos and results name it.
 func (d *Device) Identity() result.Device { return d.p.Identity() }
 
-// Close closes the device's connections and pools, then the device.
+// Close closes the device's connections (as Conn.Close does), then its pools, buffers
+// out or not (their memory becomes invalid), then the device. It waits for the Dials
+// in progress to finish or fail; later Dials and NewPools fail with ErrDeviceClosed.
 func (d *Device) Close() error {
+	d.life.Lock()
 	d.mu.Lock()
 	if d.closed {
 		d.mu.Unlock()
+		d.life.Unlock()
 		return nil
 	}
 	d.closed = true
 	conns, pools := d.conns, d.pools
 	d.conns, d.pools = nil, nil
 	d.mu.Unlock()
+	d.life.Unlock()
 	var errs []error
 	for c := range conns {
 		errs = append(errs, c.Close())
 	}
 	for p := range pools {
-		errs = append(errs, p.Close())
+		errs = append(errs, p.close(true))
 	}
 	return errors.Join(append(errs, d.p.Close())...)
 }
 
-func (d *Device) track(c *Conn, p *Pool) error {
+func (d *Device) isClosed() bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.closed {
-		return errors.New("rdma: the device is closed")
-	}
-	if c != nil {
-		d.conns[c] = struct{}{}
-	}
-	if p != nil {
-		d.pools[p] = struct{}{}
-	}
-	return nil
+	return d.closed
 }
 
 func (d *Device) forget(c *Conn, p *Pool) {
@@ -115,6 +117,14 @@ func (v verbsProvider) Register(size int, remoteWrite, remoteRead bool) (provide
 const pollBatch = 64
 
 func (v verbsProvider) NewSession(spec verbs.Spec) (provider.Session, error) {
+	// Package verbs words these limits for rdmabench's command line.
+	info := v.d.Info
+	if spec.SQDepth > info.MaxQPWR {
+		return nil, fmt.Errorf("a send queue depth of %d is above %s's max_qp_wr %d: lower Config.SQDepth", spec.SQDepth, info.Name, info.MaxQPWR)
+	}
+	if cqe := spec.SQDepth*spec.NumQP + 1; cqe > info.MaxCQE {
+		return nil, fmt.Errorf("%d QPs with a send queue depth of %d need a %d-entry completion queue, above %s's max_cqe %d: lower Config.QPs or Config.SQDepth", spec.NumQP, spec.SQDepth, cqe, info.Name, info.MaxCQE)
+	}
 	spec.Events = true // the poller sleeps on the completion channel
 	s, err := v.d.NewSession(spec)
 	if err != nil {
@@ -148,6 +158,7 @@ func (s *verbsSession) WRs() []verbs.WR              { return s.q.WRs() }
 func (s *verbsSession) WCs() []verbs.WC              { return s.q.WCs() }
 func (s *verbsSession) Post(qp, n int) (int, error)  { return s.q.Post(qp, n) }
 func (s *verbsSession) Poll() (int, error)           { return s.q.Poll() }
+func (s *verbsSession) Fail(qp int) error            { return s.q.Fail(qp) }
 func (s *verbsSession) Wait(d time.Duration) (int, error) {
 	return s.q.Wait(d)
 }

@@ -16,22 +16,41 @@
 //
 // # Completions
 //
-// One poller goroutine per connection, on a locked OS thread, polls the connection's
-// CQ and resolves the ops; there is no goroutine per op. It spins briefly after a
-// completion and then sleeps on the CQ's completion channel, and while nothing is in
-// flight it sleeps until the next post.
+// One poller goroutine per connection polls the connection's CQ and resolves the ops;
+// there is no goroutine per op. It spins briefly after a completion (yielding to the
+// other goroutines when GOMAXPROCS is 2 or less) and then sleeps on the CQ's completion
+// channel, and while nothing is in flight it sleeps until the next post.
 //
 // Moderation is the package's business: within a post list only every
-// Config.SignalEvery-th WR and the last one are signalled. An unsignalled op resolves
-// when a later signalled WR of its QP completes: with nil when that WR succeeded, with
-// the failed completion's error when it did not (an RC QP executes in order, but a
-// failure in between cannot be told apart from the ops before it: they all get it).
-// The last WR of every post list is signalled, so the send queue never fills with
-// unsignalled WRs only and every op resolves.
+// Config.SignalEvery-th WR and the last one are signalled. An RC QP executes its WRs
+// in order and stops at the first that fails, and that WR completes with its error,
+// signalled or not. So an unsignalled op resolves with nil when a later signalled WR
+// of its QP completes, or when a later WR fails (it ran before the failure); the op
+// whose WR failed gets the completion's error; and the ops after it, whose WRs the QP
+// flushed, get an error that wraps both the flush completion (IBV_WC_WR_FLUSH_ERR) and
+// the QP's first error. The last WR of every post list is signalled, so the send
+// queue never fills with unsignalled WRs only and every op resolves.
+//
+// A failed QP takes no more ops; a connection with several sends them to the others,
+// and fails, with the first QP's error, once none is left. When the connection fails
+// (the server's error or silence, a lost control connection), later posts fail with
+// that error and the QPs are moved to the error state: the ops in flight resolve as
+// their WRs are flushed, never while the NIC may still move their bytes.
 //
 // A post waits for room in the send queue (WRs not yet known complete), honouring its
-// context; the ops it could not post resolve with the context's error. Close resolves
-// every op still in flight with ErrClosed.
+// context; the ops it could not post resolve with the context's error. A post list
+// the QP takes only in part keeps the part it took in flight (covered by a signalled
+// zero-length WRITE if its last WR was unsignalled), and the ops not posted resolve
+// with the post's error. Close destroys the QPs, then resolves every op still in
+// flight with ErrClosed: no WR moves memory after that.
+//
+// # Time limits
+//
+// A server holds a region for at most its --max-test-time (ServeConfig.MaxTestTime, 10
+// minutes by default), counted from Dial: a connection held longer is ended by the
+// server, and its ops then fail with the server's words. Close is required, and takes
+// at most about Config.Timeout; a connection dropped without it keeps beating, and
+// holds the server's region, until the server ends it, and keeps its QPs and poller.
 //
 // Errors of completions are *verbs.CompletionError (status, vendor error, QP number,
 // opcode, wr_id). Without cgo or off Linux, Open returns an error that wraps

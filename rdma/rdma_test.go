@@ -187,46 +187,56 @@ func completionError(t *testing.T, err error) *verbs.CompletionError {
 	return ce
 }
 
-// A failed unsignalled WR fails the unsignalled ops before it that no signalled
-// completion covered; the ops after it are flushed; the QP takes no more posts.
+// A failed unsignalled WR fails its own op only: the ops before it ran (an RC QP
+// executes in order and stops at the first failure, which completes whether signalled
+// or not), so they succeed, and the server's region holds their bytes. The ops after
+// it are flushed, with the failure wrapped; the connection's one QP is gone, so the
+// connection fails.
 func TestModerationErrors(t *testing.T) {
-	r := newRig(t, Config{SQDepth: 64, SignalEvery: 4})
-	src := r.buf(t, 8, 1)
+	r := newRig(t, Config{Size: 80, SQDepth: 64, SignalEvery: 4})
 	r.f.FailNth(6, verbs.WCRemAccessErr) // op 5: unsignalled, after the signalled op 3
 	b := r.c.NewBatch()
 	var ops []*Op
-	for range 10 {
-		ops = append(ops, b.Write(src, 0))
+	want := make([]byte, 80)
+	for i := range 10 {
+		src := r.buf(t, 8, byte(0x40+i))
+		ops = append(ops, b.Write(src, uint64(8*i)))
+		if i < 5 {
+			copy(want[8*i:], src.Bytes())
+		}
 	}
 	if err := b.Post(bg); err != nil {
 		t.Fatal(err)
 	}
 	WaitAll(bg, ops...)
-	for i := range 4 {
+	for i := range 5 {
 		if err := ops[i].Err(); err != nil {
-			t.Fatalf("op %d (covered by the signalled op 3): %v", i, err)
+			t.Fatalf("op %d (before the failed op 5; it ran): %v", i, err)
 		}
 	}
-	for i := 4; i < 6; i++ {
-		ce := completionError(t, ops[i].Err())
-		if ce.Status != "IBV_WC_REM_ACCESS_ERR" || ce.VendorErr != fake.VendorErr || ce.Opcode != "IBV_WC_RDMA_WRITE" ||
-			ce.QPNum != r.c.qps[0].num || ce.WRID&seqMask != 5 {
-			t.Fatalf("op %d: %+v", i, ce)
-		}
+	ce := completionError(t, ops[5].Err())
+	if ce.Status != "IBV_WC_REM_ACCESS_ERR" || ce.VendorErr != fake.VendorErr || ce.Opcode != "IBV_WC_RDMA_WRITE" ||
+		ce.QPNum != r.c.qps[0].num || ce.WRID&seqMask != 5 {
+		t.Fatalf("op 5: %+v", ce)
 	}
 	for i := 6; i < 10; i++ {
-		if ce := completionError(t, ops[i].Err()); ce.Status != "IBV_WC_WR_FLUSH_ERR" {
-			t.Fatalf("op %d: %v, want a flush", i, ce)
+		err := ops[i].Err()
+		if ce := completionError(t, err); ce.Status != "IBV_WC_WR_FLUSH_ERR" || !errors.Is(err, ops[5].Err()) {
+			t.Fatalf("op %d: %v, want a flush that wraps op 5's error", i, err)
 		}
 	}
-	err := r.c.Write(bg, src, 0).Wait(bg)
-	if ce := completionError(t, err); ce.Status != "IBV_WC_REM_ACCESS_ERR" || !strings.Contains(err.Error(), "failed before") {
+	err := r.c.Write(bg, r.buf(t, 8, 1), 0).Wait(bg)
+	if ce := completionError(t, err); ce.Status != "IBV_WC_REM_ACCESS_ERR" || !strings.Contains(err.Error(), "QP 0x") {
 		t.Fatalf("a post after the failure: %v", err)
+	}
+	r.c.Close()
+	if sum := sha256.Sum256(want); r.c.Digest() != hex.EncodeToString(sum[:]) {
+		t.Fatal("the region does not hold ops 0..4's bytes (and only theirs)")
 	}
 }
 
-// A failed signalled WR fails the unsignalled ops it covers.
-func TestSignalledErrorCoversUnsignalled(t *testing.T) {
+// A failed signalled WR fails its own op; the unsignalled ops it covered ran before it.
+func TestSignalledErrorFailsItsOpOnly(t *testing.T) {
 	r := newRig(t, Config{SQDepth: 64, SignalEvery: 4})
 	src := r.buf(t, 8, 1)
 	r.f.FailNth(4, verbs.WCRetryExcErr)
@@ -236,11 +246,14 @@ func TestSignalledErrorCoversUnsignalled(t *testing.T) {
 		ops = append(ops, b.Write(src, 0))
 	}
 	b.Post(bg)
-	for i, o := range ops {
-		o.Wait(bg)
-		if ce := completionError(t, o.Err()); ce.Status != "IBV_WC_RETRY_EXC_ERR" {
-			t.Fatalf("op %d: %v", i, ce)
+	WaitAll(bg, ops...)
+	for i := range 3 {
+		if err := ops[i].Err(); err != nil {
+			t.Fatalf("op %d: %v", i, err)
 		}
+	}
+	if ce := completionError(t, ops[3].Err()); ce.Status != "IBV_WC_RETRY_EXC_ERR" || ce.WRID&seqMask != 3 {
+		t.Fatalf("op 3: %v", ce)
 	}
 }
 
@@ -399,11 +412,61 @@ func TestPoolReuse(t *testing.T) {
 		}()
 		p.Put(out[0])
 	}()
+	// Close waits for the buffers out.
+	if err := p.Close(); !errors.Is(err, ErrPoolBusy) || r.c.Write(bg, out[1], 0).Wait(bg) != nil {
+		t.Fatalf("Close with 2 buffers out: %v", err)
+	}
+	p.Put(out[1])
+	p.Put(out[2])
 	if err := p.Close(); err != nil {
 		t.Fatal(err)
 	}
 	if err := r.c.Write(bg, out[1], 0).Err(); !errors.Is(err, ErrRange) {
 		t.Fatalf("a write from a closed pool: %v", err)
+	}
+	if _, err := p.Get(); err == nil {
+		t.Fatal("Get from a closed pool")
+	}
+}
+
+// SetMax bounds a pool's growth; Device.Close releases a pool with buffers out.
+func TestPoolMax(t *testing.T) {
+	r := newRig(t, Config{})
+	p, err := r.dev.NewPool(64, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.SetMax(6)
+	var out []Buffer
+	for range 6 {
+		b, err := p.Get()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, b)
+	}
+	if p.Registrations() != 2 {
+		t.Fatalf("%d registrations, want 2 (4 buffers, then the 2 left under the bound)", p.Registrations())
+	}
+	if _, err := p.Get(); !errors.Is(err, ErrPoolExhausted) {
+		t.Fatalf("a Get past the bound: %v", err)
+	}
+	p.Put(out[5])
+	if b, err := p.Get(); err != nil || b != out[5] {
+		t.Fatalf("a Get after a Put: %v", err)
+	}
+	p.SetMax(0)
+	if _, err := p.Get(); err != nil || p.Registrations() != 3 {
+		t.Fatalf("a Get with no bound: %v, %d registrations", err, p.Registrations())
+	}
+	if err := r.dev.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.c.Write(bg, out[0], 0).Err(); !errors.Is(err, ErrClosed) {
+		t.Fatalf("a write after the device closed: %v", err)
+	}
+	if !out[0].m.closed.Load() {
+		t.Fatal("Device.Close left a pool with buffers out registered")
 	}
 }
 
@@ -490,8 +553,9 @@ func TestServerShutdown(t *testing.T) {
 	r.f.Hold()
 	op := r.c.Write(bg, r.buf(t, 8, 1), 0)
 	r.lo.Close()
+	// The op resolves through its QP's error state: flushed, the NIC done with it.
 	err := op.Wait(bg)
-	if err == nil || !strings.Contains(err.Error(), "shutting down") {
+	if ce := completionError(t, err); ce.Status != "IBV_WC_WR_FLUSH_ERR" || !strings.Contains(err.Error(), "shutting down") {
 		t.Fatalf("an op when the server shut down: %v", err)
 	}
 	if err := r.c.Write(bg, r.buf(t, 8, 1), 0).Err(); err == nil || !strings.Contains(err.Error(), "shutting down") {
@@ -509,8 +573,11 @@ func TestDeviceCloseClosesConns(t *testing.T) {
 	if err := r.c.Write(bg, src, 0).Err(); !errors.Is(err, ErrClosed) {
 		t.Fatalf("a post after the device closed: %v", err)
 	}
-	if _, err := r.dev.NewPool(8, 1); err == nil {
-		t.Fatal("NewPool on a closed device")
+	if _, err := r.dev.NewPool(8, 1); !errors.Is(err, ErrDeviceClosed) {
+		t.Fatalf("NewPool on a closed device: %v", err)
+	}
+	if _, err := r.dev.Dial(bg, r.addr, Config{Size: 8}); !errors.Is(err, ErrDeviceClosed) {
+		t.Fatalf("Dial on a closed device: %v", err)
 	}
 }
 

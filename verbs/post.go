@@ -159,6 +159,19 @@ func (q *Queue) Post(qp, n int) (posted int, err error) {
 	return n, nil
 }
 
+// Fail moves QP qp to the error state: the NIC stops its WRs, and each outstanding one
+// (signalled or not) completes with IBV_WC_WR_FLUSH_ERR, as will any posted later. It
+// may be called from any goroutine, one at a time with Post.
+func (q *Queue) Fail(qp int) error {
+	if qp < 0 || qp >= len(q.s.qps) {
+		return fmt.Errorf("error state for QP %d of %d", qp, len(q.s.qps))
+	}
+	if rc := C.rb_qp_error(q.s.qps[qp]); rc != 0 {
+		return &VerbError{Verb: "ibv_modify_qp", Phase: "ERR", Err: syscall.Errno(rc)}
+	}
+	return nil
+}
+
 // Poll polls the CQ once into WCs: the number of completions.
 func (q *Queue) Poll() (int, error) {
 	n := int(C.rb_pq_poll(q.q))

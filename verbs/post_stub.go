@@ -31,6 +31,7 @@ func (s *Session) NewQueue(maxPost, maxPoll int) (*Queue, error) { return nil, E
 func (q *Queue) WRs() []WR                                       { return nil }
 func (q *Queue) WCs() []WC                                       { return nil }
 func (q *Queue) Post(qp, n int) (int, error)                     { return 0, ErrUnsupported }
+func (q *Queue) Fail(qp int) error                               { return ErrUnsupported }
 func (q *Queue) Poll() (int, error)                              { return 0, ErrUnsupported }
 func (q *Queue) Wait(time.Duration) (int, error)                 { return 0, ErrUnsupported }
 func (q *Queue) Close()                                          {}

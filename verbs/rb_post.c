@@ -70,7 +70,9 @@ int rb_pq_post(rb_pq *q, struct ibv_qp *qp, int n) {
 		s->wr_id = w->wr_id;
 		s->next = i + 1 < n ? &q->swr[i + 1] : NULL;
 		s->sg_list = g;
-		s->num_sge = 1;
+		// A zero-length WR (a signalled cover for unsignalled ones) names no memory: a
+		// data segment of length 0 means 2 GiB to some providers.
+		s->num_sge = w->len ? 1 : 0;
 		s->opcode = w->opcode == RB_PWR_READ ? IBV_WR_RDMA_READ : IBV_WR_RDMA_WRITE;
 		s->send_flags = (w->flags & RB_PWR_SIGNALED) ? IBV_SEND_SIGNALED : 0;
 		s->wr.rdma.remote_addr = w->raddr;
@@ -84,6 +86,13 @@ int rb_pq_post(rb_pq *q, struct ibv_qp *qp, int n) {
 			q->bad = 0;
 	}
 	return rc;
+}
+
+int rb_qp_error(struct ibv_qp *qp) {
+	struct ibv_qp_attr a;
+	memset(&a, 0, sizeof a);
+	a.qp_state = IBV_QPS_ERR;
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE);
 }
 
 static void convert(rb_pq *q, int n) {

@@ -53,10 +53,16 @@ typedef struct {
 rb_pq *rb_pq_new(struct ibv_cq *cq, struct ibv_comp_channel *channel, int max_post, int max_poll);
 void rb_pq_free(rb_pq *q);
 
-// rb_pq_post posts wrs[0..n) to qp as one chained list of n ibv_send_wr. It returns 0
+// rb_pq_post posts wrs[0..n) to qp as one chained list of n ibv_send_wr (a WR of length
+// 0 with no scatter/gather entry: a zero-length WRITE touches no memory). It returns 0
 // or ibv_post_send's error (an errno); then bad is the index of the first WR not
 // posted (those before it were).
 int rb_pq_post(rb_pq *q, struct ibv_qp *qp, int n);
+
+// rb_qp_error moves qp to the error state (ibv_modify_qp to IBV_QPS_ERR): the NIC stops
+// its WRs, and every outstanding one, signalled or not, completes with
+// IBV_WC_WR_FLUSH_ERR on the CQ. It returns 0 or ibv_modify_qp's error (an errno).
+int rb_qp_error(struct ibv_qp *qp);
 
 // rb_pq_poll polls up to max_poll completions into wcs: their count, or -1.
 int rb_pq_poll(rb_pq *q);

@@ -103,7 +103,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if err := c.Write(ctx, buf, uint64((i%slots)*msg)).Wait(ctx); err != nil {
 			return err
 		}
-		p.Close()
+		p.Put(buf) // a pool closes once its buffers are back
+		if err := p.Close(); err != nil {
+			return err
+		}
 	}
 	perMsg := time.Since(start)
 

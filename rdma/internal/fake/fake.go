@@ -8,7 +8,9 @@
 //     posting into a full queue takes the WRs that fit and fails with ENOMEM;
 //   - a failed WR completes with its error status whether signalled or not, and moves
 //     its QP to the error state: every later WR of that QP completes with
-//     IBV_WC_WR_FLUSH_ERR;
+//     IBV_WC_WR_FLUSH_ERR, each with a completion, signalled or not; so does every WR
+//     outstanding when Fail moves a QP to the error state, and every one posted after;
+//   - a WR of length 0 touches no memory (a zero-length WRITE);
 //   - local memory must be registered by the QP's device, remote memory by the peer's,
 //     with the remote access the WR needs (else IBV_WC_LOC_PROT_ERR or
 //     IBV_WC_REM_ACCESS_ERR).
@@ -332,6 +334,29 @@ func (s *Session) Post(i, n int) (int, error) {
 	return n, nil
 }
 
+// Fail moves QP i to the error state: its stalled WRs complete now, flushed, and so
+// will every WR posted to it later.
+func (s *Session) Fail(i int) error {
+	f := s.f
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if s.closed || i < 0 || i >= len(s.qps) {
+		return &verbs.VerbError{Verb: "ibv_modify_qp", Phase: "ERR", Err: syscall.EINVAL}
+	}
+	q := s.qps[i]
+	q.errored = true
+	kept := f.stalled[:0]
+	for _, st := range f.stalled {
+		if st.q == q {
+			f.exec(q, &st.wr, st.idx, false)
+		} else {
+			kept = append(kept, st)
+		}
+	}
+	f.stalled = kept
+	return nil
+}
+
 // exec moves the bytes of one WR and queues its completion (f.mu held).
 func (f *Fabric) exec(q *qp, wr *verbs.WR, idx uint64, fail bool) {
 	wc := verbs.WC{WRID: wr.WRID, Status: verbs.WCSuccess, Opcode: verbs.WCOpRDMAWrite, QPNum: q.num, ByteLen: wr.Len}
@@ -345,6 +370,7 @@ func (f *Fabric) exec(q *qp, wr *verbs.WR, idx uint64, fail bool) {
 		wc.Status = verbs.WCWRFlushErr
 	case fail:
 		wc.Status, wc.VendorErr = f.failStatus, VendorErr
+	case wr.Len == 0:
 	case local == nil || lm.dev != q.s.dev:
 		wc.Status, wc.VendorErr = verbs.WCLocProtErr, 0x33
 	case remote == nil || rm.dev != q.remote.s.dev || (wr.Opcode == verbs.WRWrite && !rm.rw) || (wr.Opcode == verbs.WRRead && !rm.rr):

@@ -161,3 +161,55 @@ func TestHoldRelease(t *testing.T) {
 		t.Fatal("Release did not execute the stalled WR")
 	}
 }
+
+// Fail moves a QP to the error state: its stalled WRs, signalled or not, and any posted
+// later complete flushed, each with a completion, and move no bytes.
+func TestFailFlushes(t *testing.T) {
+	f, cli, srv, mem := pair(t, 8)
+	copy(mem.Bytes(), "abc")
+	write(cli, mem, srv, 0, 1, 0, 1, true)
+	cli.Post(0, 1)
+	f.Hold()
+	write(cli, mem, srv, 0, 2, 1, 1, false)
+	write(cli, mem, srv, 1, 3, 2, 1, true)
+	cli.Post(0, 2)
+	if err := cli.Fail(0); err != nil {
+		t.Fatal(err)
+	}
+	write(cli, mem, srv, 0, 4, 0, 1, false)
+	cli.Post(0, 1)
+	f.Release()
+	n, _ := cli.Poll()
+	wcs := cli.WCs()[:n]
+	want := []struct {
+		id     uint64
+		status uint32
+	}{{1, verbs.WCSuccess}, {2, verbs.WCWRFlushErr}, {3, verbs.WCWRFlushErr}, {4, verbs.WCWRFlushErr}}
+	if len(wcs) != len(want) {
+		t.Fatalf("completions %+v", wcs)
+	}
+	for i, w := range want {
+		if wcs[i].WRID != w.id || wcs[i].Status != w.status {
+			t.Fatalf("completion %d: %+v, want %+v", i, wcs[i], w)
+		}
+	}
+	if string(srv.Bytes()[:3]) != "a\x00\x00" {
+		t.Fatalf("flushed WRs moved bytes: %q", srv.Bytes()[:3])
+	}
+}
+
+// A WR of length 0 names no memory and succeeds (a zero-length WRITE).
+func TestZeroLength(t *testing.T) {
+	f, cli, srv, mem := pair(t, 4)
+	write(cli, mem, srv, 0, 1, 0, 8, false)
+	cli.WRs()[1] = verbs.WR{WRID: 2, RAddr: srv.Local().Addr, RKey: srv.Local().RKey, Flags: verbs.WRSignaled}
+	if n, err := cli.Post(0, 2); n != 2 || err != nil {
+		t.Fatalf("post: %d, %v", n, err)
+	}
+	if n, _ := cli.Poll(); n != 1 || cli.WCs()[0].WRID != 2 || cli.WCs()[0].Status != verbs.WCSuccess {
+		t.Fatalf("poll: %d %+v", n, cli.WCs()[0])
+	}
+	if v := f.Violations(); len(v) != 0 {
+		t.Fatal(v)
+	}
+}

@@ -43,8 +43,12 @@ type Session interface {
 	Bytes() []byte
 	// WRs is the post list: fill WRs()[:n], then Post(qp, n) posts them to QP qp as one
 	// post list. A failed Post says how many of them (a prefix) the QP took.
+	// A WR of length 0 names no memory (a zero-length WRITE: a signalled cover).
 	WRs() []verbs.WR
 	Post(qp, n int) (posted int, err error)
+	// Fail moves QP qp to the error state: its outstanding WRs, signalled or not, and
+	// any posted later complete with IBV_WC_WR_FLUSH_ERR, each with a completion.
+	Fail(qp int) error
 	// WCs is the completion array that Poll and Wait fill. Poll does not block; Wait
 	// sleeps until completions arrive or timeout passes (0 completions).
 	WCs() []verbs.WC

@@ -63,6 +63,14 @@ int ibv_get_cq_event(struct ibv_comp_channel *ch, struct ibv_cq **cq, void **cq_
 
 void ibv_ack_cq_events(struct ibv_cq *cq, unsigned int n) { of(cq->context)->acked += (int)n; }
 
+int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask) {
+	pm_model *m = of(qp->context);
+	m->modifies++;
+	m->qp_state = (int)attr->qp_state;
+	m->attr_mask = attr_mask;
+	return m->modify_rc;
+}
+
 int rb_wait_fd(int fd, int timeout_ms) {
 	struct pollfd p = {.fd = fd, .events = POLLIN};
 	int rc = poll(&p, 1, timeout_ms);

@@ -1,6 +1,6 @@
 // model.h: a model of the few verbs that rb_post.c calls (ibv_post_send, ibv_poll_cq,
-// ibv_req_notify_cq through a context's ops table; ibv_get_cq_event and
-// ibv_ack_cq_events; rb_wait_fd), so that the post list and the completion arrays of
+// ibv_req_notify_cq through a context's ops table; ibv_get_cq_event,
+// ibv_ack_cq_events and ibv_modify_qp; rb_wait_fd), so that the post list and the completion arrays of
 // package rdma's data path are tested without a device. It records what each post
 // list held, serves completions the test queues, and raises completion events on a pipe.
 #ifndef PM_MODEL_H
@@ -26,6 +26,11 @@ typedef struct {
 	struct ibv_wc cqes[PM_MAX];
 	int cq_head, cq_len;
 	int armed, notifies, events, acked;
+	// modify_qp
+	int modifies;  // calls
+	int qp_state;  // the last state asked for
+	int attr_mask; // its mask
+	int modify_rc; // what the next modify returns
 } pm_model;
 
 pm_model *pm_new(void);

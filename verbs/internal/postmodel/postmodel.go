@@ -77,6 +77,17 @@ func (m *Model) Last() (wrs []Posted, lists int, chained bool) {
 	return wrs, int(m.m.lists), m.m.chain_ok != 0
 }
 
+// QPError is rb_qp_error on the model's QP: its return.
+func (m *Model) QPError() int { return int(C.rb_qp_error(&m.m.qp)) }
+
+// FailModify makes the next ibv_modify_qp return rc.
+func (m *Model) FailModify(rc int) { m.m.modify_rc = C.int(rc) }
+
+// Modified says how often ibv_modify_qp was called, and the last state and mask.
+func (m *Model) Modified() (calls, state, mask int) {
+	return int(m.m.modifies), int(m.m.qp_state), int(m.m.attr_mask)
+}
+
 // PushWC queues a completion.
 func (m *Model) PushWC(wrID uint64, status, opcode int, vendorErr, qpNum, length uint32) {
 	C.pm_push_wc(m.m, C.uint64_t(wrID), C.int(status), C.int(opcode), C.uint32_t(vendorErr), C.uint32_t(qpNum), C.uint32_t(length))
@@ -110,6 +121,8 @@ const (
 	SendSignaled = int(C.IBV_SEND_SIGNALED)
 	WCRemAccess  = int(C.IBV_WC_REM_ACCESS_ERR)
 	WCRDMARead   = int(C.IBV_WC_RDMA_READ)
+	QPSErr       = int(C.IBV_QPS_ERR)
+	QPState      = int(C.IBV_QP_STATE)
 	ENOMEM       = int(C.ENOMEM)
 	EINVAL       = int(C.EINVAL)
 )

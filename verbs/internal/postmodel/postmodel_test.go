@@ -45,6 +45,38 @@ func TestPostList(t *testing.T) {
 	}
 }
 
+// A WR of length 0 (package rdma's signalled cover) goes out with no scatter/gather
+// entry: some providers read a data segment of length 0 as 2 GiB.
+func TestZeroLengthWR(t *testing.T) {
+	m := New(false, 4, 4)
+	defer m.Close()
+	m.WRs()[0] = WR{WRID: 1, LAddr: 0x1000, Len: 8, LKey: 0x11, RAddr: 0x9000, RKey: 0x22}
+	m.WRs()[1] = WR{WRID: 2, RAddr: 0x9000, RKey: 0x22, Flags: 1}
+	if rc, _ := m.Post(2); rc != 0 {
+		t.Fatalf("post: %d", rc)
+	}
+	got, _, _ := m.Last()
+	if got[0].NumSGE != 1 || got[1].NumSGE != 0 || got[1].Opcode != WRRDMAWrite || got[1].Flags != SendSignaled || got[1].RKey != 0x22 {
+		t.Fatalf("%+v", got)
+	}
+}
+
+// rb_qp_error asks for the error state, and passes ibv_modify_qp's error on.
+func TestQPError(t *testing.T) {
+	m := New(false, 1, 1)
+	defer m.Close()
+	if rc := m.QPError(); rc != 0 {
+		t.Fatalf("rb_qp_error: %d", rc)
+	}
+	if calls, state, mask := m.Modified(); calls != 1 || state != QPSErr || mask != QPState {
+		t.Fatalf("%d calls, state %d, mask %#x; want 1, %d, %#x", calls, state, mask, QPSErr, QPState)
+	}
+	m.FailModify(EINVAL)
+	if rc := m.QPError(); rc != EINVAL {
+		t.Fatalf("rb_qp_error: %d, want EINVAL", rc)
+	}
+}
+
 func TestPostErrors(t *testing.T) {
 	m := New(false, 8, 4)
 	defer m.Close()
