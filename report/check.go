@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/rdmabench/rdmabench/result"
@@ -15,6 +16,8 @@ type Thresholds struct {
 	MaxP99          time.Duration
 	Baseline        []result.Result // regression check against these, by configuration
 	Tolerance       float64         // allowed regression against the baseline, relative
+	// NoTaint fails results measured while NIC counters moved (result.Tainted).
+	NoTaint bool
 }
 
 // Check returns one line per failure (none means the results pass) and notes: checks
@@ -37,6 +40,9 @@ func Check(rs []result.Result, th Thresholds) (fails, notes []string) {
 		if r.Error != "" {
 			fail(r, "the run failed: %s", r.Error)
 			continue
+		}
+		if th.NoTaint && r.Tainted {
+			fail(r, "tainted: %s", flagList(r))
 		}
 		if v := r.Verify; v != nil && !v.OK {
 			if v.FirstBadOffset >= 0 {
@@ -86,6 +92,15 @@ func Check(rs []result.Result, th Thresholds) (fails, notes []string) {
 		}
 	}
 	return fails, notes
+}
+
+// flagList is a tainted result's flags on one line.
+func flagList(r result.Result) string {
+	var s []string
+	for _, f := range r.CountersFlags {
+		s = append(s, f.String())
+	}
+	return strings.Join(s, ", ")
 }
 
 // unsupportedP99 says why a result has no p99 and what would give it one.

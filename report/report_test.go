@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rdmabench/rdmabench/counters"
 	"github.com/rdmabench/rdmabench/result"
 )
 
@@ -114,11 +115,11 @@ func TestTableShowsUnsupportedPercentilesAndErrors(t *testing.T) {
 	}
 	s := out.String()
 	row := func(prefix string) string { return row(t, s, prefix) }
-	// bw: ... Gb/s MiB/s Mpps p50 p99 note
+	// bw: ... Gb/s MiB/s Mpps p50 p99 NIC note
 	if c := cells(row("│ write │ 65536")); c[11] != "1.80" || c[12] != "-" {
 		t.Errorf("50 samples: p50 shown, p99 '-': %q", c)
 	}
-	if c := cells(row("│ read  │ 4096")); c[8] != "-" || c[11] != "-" || c[12] != "-" || c[13] != "ERROR (below)" {
+	if c := cells(row("│ read  │ 4096")); c[8] != "-" || c[11] != "-" || c[12] != "-" || c[13] != "-" || c[14] != "ERROR (below)" {
 		t.Errorf("a failed run that completed nothing shows '-' and says it failed: %q", c)
 	}
 	if !strings.Contains(s, "error: read bw 4K qps=1 depth=128 post=1 cqmod=100 off=0 inline=0: ibv_post_send: Cannot allocate memory; and more\n") {
@@ -179,5 +180,38 @@ func TestCompareNeedsBothP99s(t *testing.T) {
 	c := cells(row(t, out.String(), "│ write bw 64K"))
 	if c[2] != "-" || c[4] != "0.80 (n/a)" {
 		t.Errorf("a p99 only where supported, a p99 change only against one: %q", c)
+	}
+}
+
+// A tainted result: the NIC column says so, its flags are written under the table,
+// and check --no-taint fails it.
+func TestTaintedResults(t *testing.T) {
+	r := noP99("write", 65536, 90)
+	d := uint64(4)
+	r.Tainted = true
+	r.Counters = &result.Counters{Local: &counters.Deltas{Device: "rxe1", Port: 1}}
+	r.CountersFlags = []counters.Flag{{Counter: "rcvd_seq_err", Scope: counters.HWPort, Side: "remote", Class: counters.Error, Unit: counters.Count, Status: counters.OK, Delta: &d}}
+	clean := noP99("read", 65536, 90)
+	clean.Counters = &result.Counters{Local: &counters.Deltas{Device: "rxe1", Port: 1}}
+	var out bytes.Buffer
+	if err := Table(&out, []result.Result{r, clean}); err != nil {
+		t.Fatal(err)
+	}
+	s := out.String()
+	if c := cells(row(t, s, "│ write │ 65536")); c[13] != "TAINTED (1)" {
+		t.Errorf("NIC column %q", c[13])
+	}
+	if c := cells(row(t, s, "│ read  │ 65536")); c[13] != "clean" {
+		t.Errorf("NIC column %q", c[13])
+	}
+	if !strings.Contains(s, "tainted: write bw 64K") || !strings.Contains(s, "remote error counter rcvd_seq_err (hw_port) +4") {
+		t.Errorf("the flags go under the table:\n%s", s)
+	}
+	fails, _ := Check([]result.Result{r, clean}, Thresholds{NoTaint: true})
+	if len(fails) != 1 || !strings.Contains(fails[0], "tainted: remote error counter rcvd_seq_err") {
+		t.Errorf("--no-taint: %q", fails)
+	}
+	if fails, _ := Check([]result.Result{r}, Thresholds{}); len(fails) != 0 {
+		t.Errorf("without --no-taint a tainted result passes: %q", fails)
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
+	"github.com/rdmabench/rdmabench/counters"
 	"github.com/rdmabench/rdmabench/result"
 )
 
@@ -54,29 +55,31 @@ func Table(w io.Writer, rs []result.Result) error {
 	}
 	if len(bw) > 0 {
 		t := NewTable(w)
-		t.Header("op", "bytes", "QPs", "depth", "post list", "cq mod", "offset", "msgs", "Gb/s", "MiB/s", "Mpps", "p50 us", "p99 us", "note")
+		t.Header("op", "bytes", "QPs", "depth", "post list", "cq mod", "offset", "msgs", "Gb/s", "MiB/s", "Mpps", "p50 us", "p99 us", "NIC", "note")
 		for _, r := range bw {
 			c, ok := r.Config, r.Iterations > 0
 			t.Append(c.Op, c.MsgSizeBytes, c.NumQPs, c.SQDepth, c.PostList, c.CQMod, c.BufOffsetBytes, r.Iterations,
-				ifMeasured(ok, f3(r.BWGbps)), ifMeasured(ok, fmt.Sprintf("%.2f", r.BWMiBps)), ifMeasured(ok, f4(r.MsgRateMpps)), usp(r.Lat.P50), usp(r.Lat.P99), note(r))
+				ifMeasured(ok, f3(r.BWGbps)), ifMeasured(ok, fmt.Sprintf("%.2f", r.BWMiBps)), ifMeasured(ok, f4(r.MsgRateMpps)), usp(r.Lat.P50), usp(r.Lat.P99), nic(r), note(r))
 		}
 		if err := t.Render(); err != nil {
 			return err
 		}
 		errorLines(w, bw)
+		counterLines(w, bw)
 	}
 	if len(lat) > 0 {
 		t := NewTable(w)
-		t.Header("op", "bytes", "samples", "min us", "p50 us", "mean us", "stdev us", "p90 us", "p99 us", "p99.9 us", "p99.99 us", "max us", "note")
+		t.Header("op", "bytes", "samples", "min us", "p50 us", "mean us", "stdev us", "p90 us", "p99 us", "p99.9 us", "p99.99 us", "max us", "NIC", "note")
 		for _, r := range lat {
 			l, ok := r.Lat, r.Lat.Samples > 0
 			t.Append(r.Config.Op, r.Config.MsgSizeBytes, l.Samples, ifMeasured(ok, us(l.Min)), usp(l.P50), ifMeasured(ok, usf(l.Mean)), ifMeasured(ok, usf(l.Stdev)),
-				usp(l.P90), usp(l.P99), usp(l.P99_9), usp(l.P99_99), ifMeasured(ok, us(l.Max)), note(r))
+				usp(l.P90), usp(l.P99), usp(l.P99_9), usp(l.P99_99), ifMeasured(ok, us(l.Max)), nic(r), note(r))
 		}
 		if err := t.Render(); err != nil {
 			return err
 		}
 		errorLines(w, lat)
+		counterLines(w, lat)
 	}
 	return nil
 }
@@ -87,6 +90,50 @@ func errorLines(w io.Writer, rs []result.Result) {
 	for _, r := range rs {
 		if r.Error != "" {
 			fmt.Fprintf(w, "error: %s: %s\n", ConfigKey(r.Config), strings.ReplaceAll(r.Error, "\n", "; "))
+		}
+	}
+}
+
+// nic is the NIC column: what the counters said about the run ("-": not read).
+func nic(r result.Result) string {
+	switch {
+	case r.Tainted:
+		return fmt.Sprintf("TAINTED (%d)", len(r.CountersFlags))
+	case r.Counters == nil || (r.Counters.Local == nil && r.Counters.Remote == nil):
+		return "-"
+	}
+	return "clean"
+}
+
+// counterLines writes each tainted result's flags under its table, and with
+// --counters all (or a list), every counter that moved on each side.
+func counterLines(w io.Writer, rs []result.Result) {
+	for _, r := range rs {
+		if r.Tainted {
+			fmt.Fprintf(w, "tainted: %s: %s\n", ConfigKey(r.Config), flagList(r))
+		}
+		if r.Counters == nil || r.Config.Counters == "" || r.Config.Counters == "auto" {
+			continue
+		}
+		for _, sd := range []struct {
+			side string
+			d    *counters.Deltas
+		}{{"client", r.Counters.Local}, {"server", r.Counters.Remote}} {
+			side, d := sd.side, sd.d
+			if d == nil {
+				continue
+			}
+			var moved []string
+			for _, c := range d.Counters {
+				if c.Changed() && c.Delta != nil {
+					moved = append(moved, fmt.Sprintf("%s +%d", c.Name, *c.Delta))
+				} else if c.Changed() {
+					moved = append(moved, fmt.Sprintf("%s %s", c.Name, c.Status))
+				}
+			}
+			if len(moved) > 0 {
+				fmt.Fprintf(w, "counters: %s: %s %s: %s\n", ConfigKey(r.Config), side, d.Device, strings.Join(moved, ", "))
+			}
 		}
 	}
 }

@@ -63,6 +63,7 @@ var csvColumns = []csvColumn{
 	intColumn("cq_moderation_usec", func(r *Result) *int { return &r.Config.CQModerationUS }),
 	uintColumn("cq_events", func(r *Result) *uint64 { return &r.CQEvents }),
 	uintColumn("clock_backwards_samples", func(r *Result) *uint64 { return &r.ClockBackwards }),
+	boolColumn("tainted", func(r *Result) *bool { return &r.Tainted }),
 }
 
 // CSVHeader is the column set of the CSV form, stable for CI pipelines.

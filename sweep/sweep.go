@@ -278,10 +278,11 @@ type Outcome struct {
 	BudgetS         float64 `json:"budget_s"` // 0: no limit
 	BudgetSpentS    float64 `json:"budget_spent_s"`
 	BudgetExhausted bool    `json:"budget_exhausted"`
-	GridPoints      int     `json:"grid_points"`     // valid points on the grid
-	Points          int     `json:"points_measured"` // distinct grid points measured (or failed)
-	Runs            int     `json:"runs"`            // measurements made in this invocation
-	Reused          int     `json:"runs_reused"`     // measurements taken from --resume
+	GridPoints      int     `json:"grid_points"`            // valid points on the grid
+	Points          int     `json:"points_measured"`        // distinct grid points measured (or failed)
+	Runs            int     `json:"runs"`                   // measurements made in this invocation
+	Reused          int     `json:"runs_reused"`            // measurements taken from --resume
+	Tainted         int     `json:"runs_tainted,omitempty"` // runs measured again because NIC counters moved (counters_flags)
 	FinalRounds     int     `json:"final_rounds"`
 	ElapsedS        float64 `json:"elapsed_s"`
 	Noise           float64 `json:"noise"` // run-to-run noise of the objective (relative)
@@ -399,22 +400,59 @@ func stopsSweep(err error) bool {
 	return errors.As(err, &f) && f.StopsSweep()
 }
 
+// taintTries is how many times a point is measured while its runs come out tainted
+// (the NIC retransmitted, dropped or miscounted): after that it is a failed point.
+const taintTries = 3
+
 // once measures pt once more, as part of round, or takes it from the resumed stream.
-// A failed point is never measured again.
+// A failed point is never measured again. A tainted run is recorded and measured
+// again, up to taintTries times; a point tainted every time fails.
 func (s *state) once(ctx context.Context, pt profiles.Point, round int, phase string) error {
 	if _, bad := s.failed[pt]; bad {
 		return nil
 	}
-	if ctx.Err() != nil {
-		return ctx.Err()
+	for try := 1; ; try++ {
+		res, reused, merr, err := s.acquire(ctx, pt)
+		if err != nil {
+			return err
+		}
+		if res.Error == "" && res.Tainted {
+			s.o.Tainted++
+			if try < taintTries {
+				s.progress(pt, phase, res, reused)
+				if merr != nil && stopsSweep(merr) {
+					return merr
+				}
+				continue
+			}
+			res.Error = fmt.Sprintf("tainted in %d runs (NIC counters moved: see counters_flags)", taintTries)
+		}
+		s.record(pt, round, res)
+		s.progress(pt, phase, res, reused)
+		if merr != nil && stopsSweep(merr) {
+			return merr
+		}
+		return nil
 	}
-	var res result.Result
-	var merr error
+}
+
+func (s *state) progress(pt profiles.Point, phase string, res result.Result, reused bool) {
+	if s.r.Progress != nil {
+		s.r.Progress(Event{Op: s.p.Op, Phase: phase, Point: pt, Result: res, Measured: s.o.Runs + s.o.Reused, Expected: s.expected, Reused: reused})
+	}
+}
+
+// acquire measures pt once, or takes its next run from the resumed stream; err is
+// set when the sweep cannot go on (interrupted, a stream that does not match).
+func (s *state) acquire(ctx context.Context, pt profiles.Point) (res result.Result, reused bool, merr, err error) {
+	if ctx.Err() != nil {
+		return res, false, nil, ctx.Err()
+	}
 	queue := s.r.prior[s.p.Op]
-	reused := len(queue) > 0
+	reused = len(queue) > 0
 	if reused {
 		if got := PointOf(queue[0].Config); got != pt {
-			return fmt.Errorf("%w: its next %s run is of %v, this sweep asks for %v (%d runs in)", ErrStreamMismatch, s.p.Op, got, pt, s.o.Reused)
+			return res, true, nil, fmt.Errorf("%w: its next %s run is of %v, this sweep asks for %v (%d runs in)", ErrStreamMismatch, s.p.Op, got, pt, s.o.Reused)
 		}
 		res, s.r.prior[s.p.Op] = queue[0].Result, queue[1:]
 		s.spent += queue[0].charge()
@@ -430,7 +468,7 @@ func (s *state) once(ctx context.Context, pt profiles.Point, round int, phase st
 		wall := s.r.now().Sub(t0)
 		s.spent += wall
 		if ctx.Err() != nil {
-			return ctx.Err() // an interrupted point is no data point
+			return res, false, nil, ctx.Err() // an interrupted point is no data point
 		}
 		if merr != nil && res.Error == "" {
 			res.Error = merr.Error()
@@ -443,11 +481,16 @@ func (s *state) once(ctx context.Context, pt profiles.Point, round int, phase st
 		}
 		if s.r.Record != nil {
 			if rerr := s.r.Record(Recorded{Result: res, WallNS: wall.Nanoseconds()}); rerr != nil {
-				return fmt.Errorf("recording a result: %w", rerr)
+				return res, false, nil, fmt.Errorf("recording a result: %w", rerr)
 			}
 		}
 		s.o.Runs++
 	}
+	return res, reused, merr, nil
+}
+
+// record adds a run of pt (or its failure) to the state.
+func (s *state) record(pt profiles.Point, round int, res result.Result) {
 	if _, seen := s.runs[pt]; !seen {
 		s.order = append(s.order, pt)
 		s.runs[pt] = nil
@@ -462,13 +505,6 @@ func (s *state) once(ctx context.Context, pt profiles.Point, round int, phase st
 		}
 		s.runs[pt] = append(s.runs[pt], rn)
 	}
-	if s.r.Progress != nil {
-		s.r.Progress(Event{Op: s.p.Op, Phase: phase, Point: pt, Result: res, Measured: s.o.Runs + s.o.Reused, Expected: s.expected, Reused: reused})
-	}
-	if merr != nil && stopsSweep(merr) {
-		return merr
-	}
-	return nil
 }
 
 // round measures pts once each as one round, in the given order.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 
@@ -192,6 +193,53 @@ func TestFailedPointsStayFailed(t *testing.T) {
 	}
 	if failed == 0 || o.Chosen.Point.SQDepth == 512 {
 		t.Fatalf("failed points: %d, chosen %v", failed, o.Chosen.Point)
+	}
+}
+
+// A tainted run is measured again; a point tainted every time fails; the stream holds
+// every run, and a resumed sweep takes the same decisions from it.
+func TestTaintedRunsAreMeasuredAgain(t *testing.T) {
+	p := rxe(t)
+	calls := map[profiles.Point]int{}
+	m := measurerFunc(func(ctx context.Context, c result.Config) (result.Result, error) {
+		pt := PointOf(c)
+		calls[pt]++
+		r, err := (&fake{}).Measure(ctx, c)
+		switch {
+		case pt.SQDepth == 512: // always tainted
+			r.Tainted = true
+		case pt.SQDepth == 128 && calls[pt] == 1: // once
+			r.Tainted = true
+		}
+		return r, err
+	})
+	var stream []Recorded
+	o, err := NewRunner(m, func(r Recorded) error { stream = append(stream, r); return nil }, nil).Run(context.Background(), plan(p, "descent"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Tainted == 0 || o.Chosen.Point.SQDepth == 512 {
+		t.Fatalf("tainted runs %d, chosen %v", o.Tainted, o.Chosen.Point)
+	}
+	for _, ps := range o.All {
+		if ps.Point.SQDepth == 512 && !strings.Contains(ps.Error, "tainted in 3 runs") {
+			t.Errorf("a point tainted every time must fail: %+v", ps)
+		}
+		if ps.Point.SQDepth == 128 && ps.Error != "" {
+			t.Errorf("a point tainted once is measured again and kept: %+v", ps)
+		}
+	}
+	for pt, n := range calls {
+		if pt.SQDepth == 512 && n != taintTries {
+			t.Errorf("%v measured %d times, want %d", pt, n, taintTries)
+		}
+	}
+	again, err := NewRunner(measurerFunc(func(context.Context, result.Config) (result.Result, error) {
+		t.Fatal("a resumed finished sweep measures nothing")
+		return result.Result{}, nil
+	}), nil, stream).Run(context.Background(), plan(p, "descent"))
+	if err != nil || again.Chosen.Point != o.Chosen.Point || again.Tainted != o.Tainted {
+		t.Fatalf("resumed: chosen %v (was %v), tainted %d (was %d), %v", again.Chosen.Point, o.Chosen.Point, again.Tainted, o.Tainted, err)
 	}
 }
 

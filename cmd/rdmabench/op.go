@@ -157,6 +157,11 @@ func addConfigFlags(cmd *cobra.Command, c *result.Config, test string) {
 	f.BoolVar(&c.Hugepages, "hugepages", false, "back buffers with 2 MiB hugepages")
 	f.Var(inlineValue{&c.InlineBytes}, "inline", "WRITE: send messages up to this size inline; auto: perftest's default for the device (220 for WRITE latency on ConnectX and the NICs perftest knows, its own size on a few, 0 for bandwidth tests and for devices it does not know, such as rxe)")
 	f.IntVarP(&c.MTUBytes, "mtu", "m", 0, "path MTU (default: the smaller active MTU of both ports)")
+	addCountersFlag(cmd, &c.Counters)
+}
+
+func addCountersFlag(cmd *cobra.Command, p *string) {
+	cmd.Flags().StringVar(p, "counters", "", "NIC counters read on both sides around the measured phase: auto, the default (all in JSON; tables show the error/congestion flags), all (tables also list every counter that moved), off, or a comma-separated list of names")
 }
 
 // inlineValue is --inline: "auto" (bench.InlineAuto) or a size.

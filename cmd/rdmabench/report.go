@@ -175,6 +175,7 @@ baseline without a p99 cannot be regressed from: that is printed as a NOTE.`,
 	f.DurationVar(&o.Thresholds.MaxP99, "max-p99", 0, "maximum p99 latency (e.g. 50us); a result with too few samples for a p99 fails")
 	f.StringVar(&o.Baseline, "baseline", "", "results file to compare against, by configuration")
 	f.Float64Var(&o.Thresholds.Tolerance, "tolerance", 0.05, "allowed regression against --baseline, as a fraction")
+	f.BoolVar(&o.Thresholds.NoTaint, "no-taint", false, "fail results measured while the NIC's error or congestion counters moved (tainted)")
 	return cmd
 }
 

@@ -32,6 +32,7 @@ type sweepOptions struct {
 	Results       string
 	Resume        string
 	QPs           int
+	Counters      string
 	Events        result.Config // completion events and CQ moderation for every point
 }
 
@@ -79,6 +80,9 @@ is an error.`,
 			if o.Repeat < 2 || o.Tolerance <= 0 || o.Tolerance >= 1 || o.Budget < 0 {
 				return flagErrorf("--repeat must be at least 2 (an interval needs two runs), --tolerance within (0, 1), --budget not negative")
 			}
+			if err := bench.ValidateCounters(o.Counters); err != nil {
+				return &flagError{err}
+			}
 			if o.Resume != "" && o.Results != "" && o.Resume != o.Results {
 				return flagErrorf("--resume appends to the file it resumes: drop --results")
 			}
@@ -108,6 +112,7 @@ is an error.`,
 	f.StringVar(&o.Results, "results", "", "results stream, NDJSON (default sweep-<profile>-<time>.ndjson)")
 	f.StringVar(&o.Resume, "resume", "", "continue the sweep whose results stream is FILE, appending to it")
 	f.IntVarP(&o.QPs, "qps", "q", 1, "number of QPs")
+	addCountersFlag(cmd, &o.Counters)
 	addEventFlags(cmd, &o.Events)
 	return cmd
 }
@@ -172,7 +177,8 @@ func (o *sweepOptions) sweep(ctx context.Context, c *bench.Client) error {
 		pt := result.Config{Op: op, Test: "bw", CompletionEvents: o.Events.CompletionEvents}
 		bench.Defaults(&pt)
 		base := result.Config{Op: op, Test: "bw", DurationS: dur, WarmupIterations: prof.WarmupIterations, NumQPs: o.QPs,
-			CompletionEvents: o.Events.CompletionEvents, CQModerationCount: o.Events.CQModerationCount, CQModerationUS: o.Events.CQModerationUS}
+			CompletionEvents: o.Events.CompletionEvents, CQModerationCount: o.Events.CQModerationCount, CQModerationUS: o.Events.CQModerationUS,
+			Counters: o.Counters}
 		var others []sweep.Objective
 		for _, ob := range sweep.Objectives(o.MaxP99) {
 			if ob.String() != obj.String() {
