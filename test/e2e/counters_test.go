@@ -1,0 +1,175 @@
+//go:build e2e
+
+package e2e
+
+// What the NIC saw: counters around every run, taint under loss, `counters`, `doctor`.
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rdmabench/rdmabench/counters"
+	"github.com/rdmabench/rdmabench/result"
+)
+
+func needPair(t *testing.T) {
+	needDevice(t)
+	if cliDev == "" || cliDev == srvDev {
+		t.Skip("needs the two-device shape")
+	}
+}
+
+func delta(t *testing.T, d *counters.Deltas, name string) uint64 {
+	t.Helper()
+	if d == nil {
+		t.Fatalf("no counters for %s", name)
+	}
+	c, ok := d.Get(counters.HWPort, name)
+	if !ok || c.Delta == nil {
+		t.Fatalf("%s: no delta for %s: %+v", d.Device, name, c)
+	}
+	return *c.Delta
+}
+
+// A run on two Soft-RoCE devices: the client sent at least a packet per 1 KiB of
+// payload and the server received what the client sent (within 1%). Under emulation
+// (qemu TCG) rxe's retransmission timer fires now and then without any loss, as the
+// ACKs come late; the counters say so, and such a run is tainted: the test accepts
+// that, but only with retransmission counters as the cause.
+func TestCountersAroundARun(t *testing.T) {
+	needPair(t)
+	p := startServer(t)
+	r := measure(t, client("write", "bw", cliDev, p, "-s", "64K", "-n", "2000")...)
+	sent, rcvd := delta(t, r.Counters.Local, "sent_pkts"), delta(t, r.Counters.Remote, "rcvd_pkts")
+	t.Logf("client %s sent_pkts +%d, server %s rcvd_pkts +%d; notes %q", r.Counters.Local.Device, sent, r.Counters.Remote.Device, rcvd, r.Counters.Notes)
+	if sent < 2000*64 || float64(max(sent, rcvd)-min(sent, rcvd)) > 0.01*float64(sent) {
+		t.Errorf("want sent_pkts >= %d and rcvd_pkts within 1%% of it", 2000*64)
+	}
+	retrans := map[string]bool{"completer_retry_err": true, "rcvd_seq_err": true, "duplicate_request": true, "out_of_seq_request": true}
+	for _, f := range r.CountersFlags {
+		if !retrans[f.Counter] {
+			t.Errorf("without loss, only retransmissions may taint the run: %v", f)
+		}
+	}
+	t.Logf("tainted %v: %+v", r.Tainted, r.CountersFlags)
+}
+
+// 5% loss on the wire: the retransmissions show in the counters, the result is
+// tainted, and report check --no-taint fails it.
+func TestLossTaintsTheResult(t *testing.T) {
+	needPair(t)
+	p := startServer(t)
+	t.Cleanup(func() { exec.Command("tc", "qdisc", "del", "dev", "vethB", "root").Run() })
+	if out, err := exec.Command("tc", "qdisc", "add", "dev", "vethB", "root", "netem", "loss", "5%").CombinedOutput(); err != nil {
+		t.Fatalf("tc: %v %s", err, out)
+	}
+	file := filepath.Join(t.TempDir(), "lossy.json")
+	out, code := run(t, append(client("write", "bw", cliDev, p, "-s", "4K", "-n", "2000", "--timeout", "10s"), "--json", file)...)
+	exec.Command("tc", "qdisc", "del", "dev", "vethB", "root").Run()
+	if code != 0 {
+		t.Fatalf("exit %d under 5%% loss:\n%s", code, out)
+	}
+	doc, _ := os.ReadFile(file)
+	var r result.Result
+	if err := json.Unmarshal(doc, &r); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("under 5%% loss: tainted %v, flags %+v\n%s", r.Tainted, r.CountersFlags, out)
+	if !r.Tainted || len(r.CountersFlags) == 0 || !strings.Contains(out, "TAINTED") {
+		t.Fatalf("5%% loss must taint the result and the table must say so")
+	}
+	if out, code := run(t, "report", "check", "--no-taint", file); code != 1 || !strings.Contains(out, "tainted") {
+		t.Fatalf("report check --no-taint: exit %d\n%s", code, out)
+	}
+	if _, code := run(t, "report", "check", file); code != 0 {
+		t.Fatalf("report check without --no-taint: exit %d", code)
+	}
+}
+
+func TestCountersCommand(t *testing.T) {
+	needDevice(t)
+	out, code := run(t, "counters", "-d", srvDev)
+	if code != 0 || !strings.Contains(out, "sent_pkts") {
+		t.Fatalf("counters: exit %d\n%s", code, out)
+	}
+	out, code = run(t, "counters", "-d", srvDev, "--watch", "200ms", "--count", "2", "--json")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if code != 0 || len(lines) != 3 { // the snapshot, then one line per interval
+		t.Fatalf("counters --watch --count 2 --json: exit %d, %d lines\n%s", code, len(lines), out)
+	}
+}
+
+// doctor on a healthy pair exits 0; each fault makes it exit 1 naming the check.
+func TestDoctor(t *testing.T) {
+	needPair(t)
+	p := startServer(t)
+	doctor := func(pre ...string) (string, int) {
+		args := append(pre, bin, "doctor", "-d", cliDev, "-p", fmt.Sprint(p), srvIP)
+		cmd := exec.Command(args[0], args[1:]...)
+		b, err := cmd.CombinedOutput()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return string(b), code
+	}
+	if out, code := doctor(); code != 0 {
+		t.Fatalf("doctor on a healthy pair: exit %d\n%s", code, out)
+	} else {
+		t.Logf("healthy:\n%s", out)
+	}
+	for _, fault := range []struct {
+		name, check string
+		apply, undo []string
+		pre         []string
+	}{
+		{name: "netdev down", check: "netdev", apply: []string{"ip", "link", "set", "vethB", "down"}, undo: []string{"ip", "link", "set", "vethB", "up"}},
+		// As root, CAP_IPC_LOCK lifts the limit: drop it from the bounding set, so that
+		// the doctor runs as an unprivileged user would.
+		{name: "memlock 64 KiB", check: "memlock", pre: []string{"setpriv", "--bounding-set", "-ipc_lock", "prlimit", "--memlock=65536:65536"}},
+		// rxe follows its netdev's MTU, so only an MTU too small for the smallest RDMA
+		// MTU (256 bytes and RoCE's headers) is a fault it cannot adapt to.
+		{name: "netdev MTU 300", check: "mtu", apply: []string{"ip", "link", "set", "vethB", "mtu", "300"}, undo: []string{"ip", "link", "set", "vethB", "mtu", "1500"}},
+	} {
+		if fault.apply != nil {
+			if out, err := exec.Command(fault.apply[0], fault.apply[1:]...).CombinedOutput(); err != nil {
+				t.Fatalf("%s: %v %s", fault.name, err, out)
+			}
+		}
+		out, code := doctor(fault.pre...)
+		if fault.undo != nil {
+			exec.Command(fault.undo[0], fault.undo[1:]...).Run()
+			waitGID(t, cliDev)
+		}
+		failed := false
+		for _, l := range strings.Split(out, "\n") {
+			if f := strings.Fields(l); len(f) >= 2 && f[0] == "FAIL" && f[1] == fault.check {
+				failed = true
+			}
+		}
+		if code != 1 || !failed {
+			t.Errorf("%s: want exit 1 and the %s check failed, got exit %d\n%s", fault.name, fault.check, code, out)
+		}
+	}
+}
+
+// waitGID waits (bounded) until dev's GID, as rdmabench picks it, is an IPv4 address
+// again: rxe re-adds its GIDs asynchronously when the netdev comes back.
+func waitGID(t *testing.T, dev string) {
+	for i := 0; i < 100; i++ {
+		out, code := run(t, "devices", "--gid", "-d", dev)
+		if f := strings.Fields(out); code == 0 && len(f) >= 4 && !strings.Contains(f[3], ":") {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("%s has no IPv4 GID 10 s after its netdev came back", dev)
+}
