@@ -302,6 +302,9 @@ func tunedNotes(w io.Writer, op string, o sweep.Outcome) {
 	fmt.Fprintf(w, "%s: %s%s; noise %.1f%% per run, tolerance %.1f%%\n", op, state, map[bool]string{true: ", interrupted"}[o.Interrupted], 100*o.Noise, 100*o.Tolerance)
 	fmt.Fprintf(w, "  %s search: %d / %d points, %d runs (%d reused), %d final rounds, %.0f s; %s\n",
 		o.Search, o.Points, o.GridPoints, o.Runs+o.Reused, o.Reused, o.FinalRounds, o.ElapsedS, budget)
+	if o.Tainted > 0 {
+		fmt.Fprintf(w, "  %d runs tainted (NIC counters moved), each measured again up to 3 times; %d used although tainted every time\n", o.Tainted, o.TaintedKept)
+	}
 	for _, d := range profiles.Dims {
 		v, ok := o.Verdicts[d]
 		if !ok {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
-	"strings"
 	"testing"
 	"time"
 
@@ -196,8 +195,8 @@ func TestFailedPointsStayFailed(t *testing.T) {
 	}
 }
 
-// A tainted run is measured again; a point tainted every time fails; the stream holds
-// every run, and a resumed sweep takes the same decisions from it.
+// A tainted run is measured again; a point tainted every time is kept and counted; the
+// stream holds every run, and a resumed sweep takes the same decisions from it.
 func TestTaintedRunsAreMeasuredAgain(t *testing.T) {
 	p := rxe(t)
 	calls := map[profiles.Point]int{}
@@ -218,20 +217,17 @@ func TestTaintedRunsAreMeasuredAgain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.Tainted == 0 || o.Chosen.Point.SQDepth == 512 {
-		t.Fatalf("tainted runs %d, chosen %v", o.Tainted, o.Chosen.Point)
+	if o.Tainted == 0 || o.TaintedKept == 0 || o.Tainted < taintTries*o.TaintedKept {
+		t.Fatalf("tainted runs %d, kept %d", o.Tainted, o.TaintedKept)
 	}
 	for _, ps := range o.All {
-		if ps.Point.SQDepth == 512 && !strings.Contains(ps.Error, "tainted in 3 runs") {
-			t.Errorf("a point tainted every time must fail: %+v", ps)
-		}
-		if ps.Point.SQDepth == 128 && ps.Error != "" {
-			t.Errorf("a point tainted once is measured again and kept: %+v", ps)
+		if ps.Error != "" {
+			t.Errorf("tainted runs are no failures: %+v", ps)
 		}
 	}
 	for pt, n := range calls {
-		if pt.SQDepth == 512 && n != taintTries {
-			t.Errorf("%v measured %d times, want %d", pt, n, taintTries)
+		if pt.SQDepth == 512 && n%taintTries != 0 {
+			t.Errorf("%v measured %d times: every kept run of it needs %d tries", pt, n, taintTries)
 		}
 	}
 	again, err := NewRunner(measurerFunc(func(context.Context, result.Config) (result.Result, error) {
