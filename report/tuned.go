@@ -302,7 +302,10 @@ func tunedNotes(w io.Writer, op string, o sweep.Outcome) {
 	fmt.Fprintf(w, "%s: %s%s; noise %.1f%% per run, tolerance %.1f%%\n", op, state, map[bool]string{true: ", interrupted"}[o.Interrupted], 100*o.Noise, 100*o.Tolerance)
 	fmt.Fprintf(w, "  %s search: %d / %d points, %d runs (%d reused), %d final rounds, %.0f s; %s\n",
 		o.Search, o.Points, o.GridPoints, o.Runs+o.Reused, o.Reused, o.FinalRounds, o.ElapsedS, budget)
-	if o.Tainted > 0 {
+	switch {
+	case o.TaintCommon:
+		fmt.Fprintf(w, "  %d runs tainted (NIC counters moved): most runs were, so tainted runs were used as measured (%d of them); this link retransmits or drops as a rule: see counters_flags in the stream\n", o.Tainted, o.TaintedKept)
+	case o.Tainted > 0:
 		fmt.Fprintf(w, "  %d runs tainted (NIC counters moved), each measured again up to 3 times; %d used although tainted every time\n", o.Tainted, o.TaintedKept)
 	}
 	for _, d := range profiles.Dims {

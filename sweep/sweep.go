@@ -284,6 +284,7 @@ type Outcome struct {
 	Reused          int     `json:"runs_reused"`                 // measurements taken from --resume
 	Tainted         int     `json:"runs_tainted,omitempty"`      // tainted runs (NIC counters moved: counters_flags), each measured again ...
 	TaintedKept     int     `json:"runs_tainted_kept,omitempty"` // ... up to 3 times; these were tainted every time and are used
+	TaintCommon     bool    `json:"taint_common,omitempty"`      // most runs were tainted: from then on tainted runs were used as measured
 	FinalRounds     int     `json:"final_rounds"`
 	ElapsedS        float64 `json:"elapsed_s"`
 	Noise           float64 `json:"noise"` // run-to-run noise of the objective (relative)
@@ -407,9 +408,11 @@ const taintTries = 3
 
 // once measures pt once more, as part of round, or takes it from the resumed stream.
 // A failed point is never measured again. A tainted run is recorded and measured
-// again, up to taintTries times; when every try is tainted the last is kept (a link
-// that always retransmits, such as Soft-RoCE under emulation, is what it is) and
-// counted in Outcome.TaintedKept.
+// again, up to taintTries times, while taint is the exception (at most half of the
+// runs so far, or fewer than 10 runs): when every try is tainted, or when most runs
+// are (a link that always retransmits, such as Soft-RoCE under emulation, is what it
+// is, and measuring again only spends the budget), the run is kept and counted in
+// Outcome.TaintedKept.
 func (s *state) once(ctx context.Context, pt profiles.Point, round int, phase string) error {
 	if _, bad := s.failed[pt]; bad {
 		return nil
@@ -421,7 +424,11 @@ func (s *state) once(ctx context.Context, pt profiles.Point, round int, phase st
 		}
 		if res.Error == "" && res.Tainted {
 			s.o.Tainted++
-			if try < taintTries {
+			n := s.o.Runs + s.o.Reused
+			if 2*s.o.Tainted > n && n >= 10 {
+				s.o.TaintCommon = true
+			}
+			if try < taintTries && !s.o.TaintCommon {
 				s.progress(pt, phase, res, reused)
 				if merr != nil && stopsSweep(merr) {
 					return merr

@@ -195,47 +195,64 @@ func TestFailedPointsStayFailed(t *testing.T) {
 	}
 }
 
-// A tainted run is measured again; a point tainted every time is kept and counted; the
-// stream holds every run, and a resumed sweep takes the same decisions from it.
+// A tainted run is measured again (up to 3 tries); a run tainted every time is kept and
+// counted; the stream holds every run, and a resumed sweep takes the same decisions.
 func TestTaintedRunsAreMeasuredAgain(t *testing.T) {
 	p := rxe(t)
+	pl := plan(p, "descent")
 	calls := map[profiles.Point]int{}
 	m := measurerFunc(func(ctx context.Context, c result.Config) (result.Result, error) {
 		pt := PointOf(c)
 		calls[pt]++
 		r, err := (&fake{}).Measure(ctx, c)
-		switch {
-		case pt.SQDepth == 512: // always tainted
-			r.Tainted = true
-		case pt.SQDepth == 128 && calls[pt] == 1: // once
-			r.Tainted = true
-		}
+		r.Tainted = pt.BufOffsetBytes != 0 || (pt.SQDepth == 128 && calls[pt] == 1) // always / once
 		return r, err
 	})
 	var stream []Recorded
-	o, err := NewRunner(m, func(r Recorded) error { stream = append(stream, r); return nil }, nil).Run(context.Background(), plan(p, "descent"))
+	o, err := NewRunner(m, func(r Recorded) error { stream = append(stream, r); return nil }, nil).Run(context.Background(), pl)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.Tainted == 0 || o.TaintedKept == 0 || o.Tainted < taintTries*o.TaintedKept {
-		t.Fatalf("tainted runs %d, kept %d", o.Tainted, o.TaintedKept)
+	offset := 0 // runs of the always-tainted points
+	for pt, n := range calls {
+		if pt.BufOffsetBytes != 0 {
+			offset += n
+		}
+	}
+	if o.TaintCommon || o.TaintedKept == 0 || offset != taintTries*o.TaintedKept || o.Tainted <= offset {
+		t.Fatalf("tainted %d, kept %d, common %v; the always-tainted points measured %d times", o.Tainted, o.TaintedKept, o.TaintCommon, offset)
 	}
 	for _, ps := range o.All {
 		if ps.Error != "" {
 			t.Errorf("tainted runs are no failures: %+v", ps)
 		}
 	}
-	for pt, n := range calls {
-		if pt.SQDepth == 512 && n%taintTries != 0 {
-			t.Errorf("%v measured %d times: every kept run of it needs %d tries", pt, n, taintTries)
-		}
-	}
 	again, err := NewRunner(measurerFunc(func(context.Context, result.Config) (result.Result, error) {
 		t.Fatal("a resumed finished sweep measures nothing")
 		return result.Result{}, nil
-	}), nil, stream).Run(context.Background(), plan(p, "descent"))
-	if err != nil || again.Chosen.Point != o.Chosen.Point || again.Tainted != o.Tainted {
+	}), nil, stream).Run(context.Background(), pl)
+	if err != nil || again.Chosen.Point != o.Chosen.Point || again.Tainted != o.Tainted || again.TaintedKept != o.TaintedKept {
 		t.Fatalf("resumed: chosen %v (was %v), tainted %d (was %d), %v", again.Chosen.Point, o.Chosen.Point, again.Tainted, o.Tainted, err)
+	}
+}
+
+// On a link where most runs are tainted, measuring again only spends the budget: after
+// 10 runs the sweep uses tainted runs as measured, and says so.
+func TestCommonTaintIsNotMeasuredAgain(t *testing.T) {
+	p := rxe(t)
+	calls := 0
+	m := measurerFunc(func(ctx context.Context, c result.Config) (result.Result, error) {
+		calls++
+		r, err := (&fake{}).Measure(ctx, c)
+		r.Tainted = true
+		return r, err
+	})
+	o, err := NewRunner(m, nil, nil).Run(context.Background(), plan(p, "descent"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !o.TaintCommon || o.Tainted != calls || calls-o.TaintedKept > 2*10 {
+		t.Fatalf("common %v, tainted %d of %d runs, kept %d", o.TaintCommon, o.Tainted, calls, o.TaintedKept)
 	}
 }
 
