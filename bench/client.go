@@ -30,6 +30,10 @@ type Client struct {
 	me     result.Device
 	server result.Device
 	broken bool // the connection can carry no more plans
+
+	// OnInterval, when set, gets the --interval lines of a bandwidth test as it runs
+	// (from another goroutine, one call at a time).
+	OnInterval func(result.Interval)
 }
 
 // Dial opens the local device on the verbs engine, connects to the server and
@@ -472,7 +476,15 @@ func (c *Client) measure(ctx context.Context, op Op, s Session, cfg result.Confi
 	if cfg.DurationS > 0 {
 		p.Duration = time.Duration(cfg.DurationS * float64(time.Second))
 	}
+	iv := c.intervals(cfg)
+	if iv != nil {
+		p.Interval, p.Progress = iv.every, iv.tick
+		iv.begin()
+	}
 	res, err := s.Bandwidth(p)
+	if iv != nil {
+		r.Intervals = iv.summary()
+	}
 	r.SetThroughput(res.Completed, cfg.MsgSizeBytes, res.DurationNS)
 	r.LatKind = "completion_under_load"
 	r.CQEvents = res.Events

@@ -421,3 +421,29 @@ func TestPipeCounters(t *testing.T) {
 		t.Fatalf("latency tests read the counters too: %v %+v", err, res.Counters)
 	}
 }
+
+// --interval: lines while the measured loop runs, the extremes in the result.
+func TestPipeIntervals(t *testing.T) {
+	r := fake.NewRig(t, ops, nil)
+	c := dial(t, r, "")
+	var lines []result.Interval
+	var mu sync.Mutex
+	c.OnInterval = func(l result.Interval) { mu.Lock(); lines = append(lines, l); mu.Unlock() }
+	res, err := run(t, c, result.Config{Op: "write", Test: "bw", DurationS: 0.45, IntervalS: 0.1, WarmupIterations: 10})
+	mu.Lock()
+	defer mu.Unlock()
+	if err != nil || len(lines) < 3 || res.Intervals == nil || res.Intervals.Count != len(lines) {
+		t.Fatalf("want 3 or more lines and their summary: %v, %d lines, %+v", err, len(lines), res.Intervals)
+	}
+	for i, l := range lines {
+		if l.Index != i+1 || l.Messages == 0 || l.BWGbps <= 0 || l.Counters == nil {
+			t.Errorf("line %d: %+v", i, l)
+		}
+		if l.BWGbps < res.Intervals.MinBWGbps || l.BWGbps > res.Intervals.MaxBWGbps {
+			t.Errorf("line %d outside the summary's extremes: %v not in [%v, %v]", i, l.BWGbps, res.Intervals.MinBWGbps, res.Intervals.MaxBWGbps)
+		}
+	}
+	if _, err := run(t, c, result.Config{Op: "read", Test: "lat", IntervalS: 1}); err == nil || !strings.Contains(err.Error(), "--interval") {
+		t.Fatalf("--interval on a latency test: %v", err)
+	}
+}

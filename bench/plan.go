@@ -270,6 +270,8 @@ func Validate(c result.Config) error {
 		return fmt.Errorf("--inline applies to WRITE; READ carries no payload in the request")
 	case c.MTUBytes != 0 && (c.MTUBytes < 256 || c.MTUBytes > 4096 || c.MTUBytes&(c.MTUBytes-1) != 0):
 		return fmt.Errorf("--mtu %d: want 256, 512, 1024, 2048 or 4096", c.MTUBytes)
+	case c.IntervalS != 0 && (c.Test != "bw" || math.IsNaN(c.IntervalS) || c.IntervalS < 0.1 || c.IntervalS > MaxDurationS):
+		return fmt.Errorf("--interval %gs: bandwidth tests take an interval of 0.1 s or more", c.IntervalS)
 	case len(c.Counters) > 1024:
 		return fmt.Errorf("--counters: a list of at most 1024 characters")
 	}

@@ -38,6 +38,9 @@ type Config struct {
 	// (every counter in JSON, the classified ones flagged), "all", "off", or a
 	// comma-separated list of names.
 	Counters string `json:"counters,omitempty"`
+	// IntervalS (bandwidth tests): report the throughput every this many seconds of the
+	// measured phase, as it goes (0: not).
+	IntervalS float64 `json:"interval_s,omitempty"`
 }
 
 // Device identifies one side's NIC and port.
@@ -130,6 +133,33 @@ type Result struct {
 	Counters      *Counters       `json:"counters,omitempty"`
 	CountersFlags []counters.Flag `json:"counters_flags,omitempty"`
 	Tainted       bool            `json:"tainted"`
+
+	// Intervals (--interval) sums up the per-interval lines: a run that sagged half-way
+	// shows it in a minimum far below the mean.
+	Intervals *Intervals `json:"intervals,omitempty"`
+}
+
+// Interval is one --interval line: the messages completed in it (all QPs), as the
+// measured loop counted them when the interval's wall-clock time was up, and the NIC
+// counters that moved on this side.
+type Interval struct {
+	Index       int              `json:"interval"`
+	Start       time.Time        `json:"start"`
+	DurationNS  int64            `json:"duration_ns"`
+	Messages    uint64           `json:"messages"`
+	Bytes       uint64           `json:"bytes"`
+	BWGbps      float64          `json:"bw_gbit_per_s"`
+	MsgRateMpps float64          `json:"msg_rate_mpps"`
+	Counters    *counters.Deltas `json:"counters,omitempty"`
+}
+
+// Intervals are the extremes of a run's full intervals (the last, partial one is not
+// counted).
+type Intervals struct {
+	Count      int     `json:"count"`
+	MinBWGbps  float64 `json:"min_bw_gbit_per_s"`
+	MaxBWGbps  float64 `json:"max_bw_gbit_per_s"`
+	IntervalNS int64   `json:"interval_ns"`
 }
 
 // Counters are the deltas of each side's port counters over the measured phase, read

@@ -13,6 +13,7 @@ import (
 	"math"
 	"math/big"
 	"runtime"
+	"sync/atomic"
 	"syscall"
 	"time"
 	"unsafe"
@@ -109,9 +110,11 @@ func (s *Session) Bandwidth(p BWParams) (BWResult, error) {
 		}
 		a.channel = s.channel
 	}
+	endProgress := progress(p, unsafe.Slice((*uint64)(unsafe.Pointer(a.done)), nqp))
 	runtime.LockOSThread()
 	rc := C.rb_bw(&a)
 	runtime.UnlockOSThread()
+	endProgress() // before a.done is freed
 	res := BWResult{
 		Completed: uint64(a.completed), Events: uint64(a.events), DurationNS: int64(a.x.duration_ns),
 		PerQP: append([]uint64(nil), unsafe.Slice((*uint64)(unsafe.Pointer(a.done)), nqp)...),
@@ -121,6 +124,34 @@ func (s *Session) Bandwidth(p BWParams) (BWResult, error) {
 		return res, failure(&a.x, "bandwidth loop")
 	}
 	return res, nil
+}
+
+// progress calls p.Progress every p.Interval with the sum of done (C memory the loop
+// stores to atomically) until the returned function is called; that function returns
+// once the goroutine has stopped reading done.
+func progress(p BWParams, done []uint64) func() {
+	if p.Progress == nil || p.Interval <= 0 {
+		return func() {}
+	}
+	quit, exited := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(exited)
+		t := time.NewTicker(p.Interval)
+		defer t.Stop()
+		for {
+			select {
+			case <-quit:
+				return
+			case <-t.C:
+				var n uint64
+				for i := range done {
+					n += atomic.LoadUint64(&done[i])
+				}
+				p.Progress(n)
+			}
+		}
+	}()
+	return func() { close(quit); <-exited }
 }
 
 // PingPong runs rounds p.First .. p.First+p.Iters-1 of the WRITE ping-pong on QP 0.

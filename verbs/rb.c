@@ -328,7 +328,9 @@ static int bw(rb_bw_args *a, uint64_t *posted, uint64_t *target, uint32_t *lcur,
 				if (q >= nqp || seq < done[q] || seq >= posted[q])
 					return unexpected(x, &wc[i]);
 				sample(x, t - pts[(size_t)q * depth + seq % depth]);
-				done[q] = seq + 1;
+				// Atomic (a plain store on x86-64 and arm64): Go reads done[] during
+				// the loop for --interval.
+				__atomic_store_n(&done[q], seq + 1, __ATOMIC_RELAXED);
 				if (done[q] == target[q])
 					active--;
 			}

@@ -173,7 +173,11 @@ type BWParams struct {
 	PostList int
 	CQMod    int
 	Inline   bool
-	Events   bool          // sleep on completion events (the session must have Spec.Events)
+	Events   bool // sleep on completion events (the session must have Spec.Events)
+	// Progress, when set, is called every Interval from another goroutine with the WRs
+	// completed so far (all QPs), as the loop counts them, until the loop returns.
+	Interval time.Duration
+	Progress func(completed uint64)
 	Timeout  time.Duration // fail when no completion arrives for this long; 0 = never
 }
 

@@ -319,10 +319,15 @@ func (s *Session) stall(phase, wait string, timeout time.Duration) error {
 }
 
 // sleep waits d of real time, or until Stop; it returns the time waited.
-func (s *Session) sleep(d time.Duration) time.Duration {
-	start := time.Now()
+// every, when not nil, is called at each tick of tick with the time waited so far.
+func (s *Session) sleep(d, tick time.Duration, every func(time.Duration)) time.Duration {
+	start, next := time.Now(), tick
 	for time.Since(start) < d && !s.stop.Load() {
 		time.Sleep(min(time.Millisecond, d-time.Since(start)))
+		if every != nil && tick > 0 && time.Since(start) >= next {
+			every(time.Since(start))
+			next += tick
+		}
 	}
 	return time.Since(start)
 }
@@ -361,7 +366,11 @@ func (s *Session) Bandwidth(p verbs.BWParams) (verbs.BWResult, error) {
 	n := p.Iters
 	dur := time.Duration(n) * s.cost()
 	if p.Duration > 0 {
-		dur = s.sleep(p.Duration)
+		var every func(time.Duration)
+		if p.Progress != nil {
+			every = func(t time.Duration) { p.Progress(uint64(t/s.cost()) * uint64(len(s.qpns))) }
+		}
+		dur = s.sleep(p.Duration, p.Interval, every)
 		n = uint64(dur / s.cost())
 	} else if s.stop.Load() {
 		n, dur = 0, 0

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -90,9 +91,10 @@ func (o *clientOptions) dial(ctx context.Context) (*bench.Client, error) {
 
 type testOptions struct {
 	clientOptions
-	Op     bench.Op
-	Config result.Config
-	warmup int64
+	Op           bench.Op
+	Config       result.Config
+	IntervalFile string // --interval lines, NDJSON ("-": stdout)
+	warmup       int64
 }
 
 func newCmdOp(name string) *cobra.Command {
@@ -137,6 +139,9 @@ func newCmdTest(op, test string, runF func(*testOptions) error) *cobra.Command {
 	addClientFlags(cmd, &o.clientOptions)
 	addConfigFlags(cmd, &o.Config, test)
 	cmd.Flags().Int64Var(&o.warmup, "warmup", 0, "warm-up iterations before measuring (default: a tenth of --iters, or with --duration twice --tx-depth, at least 16; 0: none)")
+	if test == "bw" {
+		cmd.Flags().StringVar(&o.IntervalFile, "interval-file", "", "where the --interval lines go (default, or '-': stdout)")
+	}
 	return cmd
 }
 
@@ -149,6 +154,7 @@ func addConfigFlags(cmd *cobra.Command, c *result.Config, test string) {
 		f.IntVarP(&c.NumQPs, "qps", "q", 1, "number of QPs")
 		f.IntVarP(&c.PostList, "post-list", "l", 1, "WRs chained per ibv_post_send")
 		f.BoolVar(&c.Verify, "verify", false, "fill the source with a pattern and check the bytes that arrived")
+		f.Float64Var(&c.IntervalS, "interval", 0, "every this many seconds of the measured run, an NDJSON line: messages, bytes, Gb/s, Mpps and the NIC counters that moved (0.1 s or more; the result keeps the smallest and largest interval)")
 		addEventFlags(cmd, c)
 	}
 	f.IntVarP(&c.SQDepth, "tx-depth", "t", 0, "send queue depth: WRs in flight (default 128 for bw, 1 for lat)")
@@ -195,6 +201,20 @@ func testRun(o *testOptions) error {
 	return o.session(func(ctx context.Context, c *bench.Client) error {
 		// The result is written whatever happened: a failed run's JSON carries its
 		// error and whatever was measured before it, so that a pipeline sees why.
+		var lines io.Writer
+		if o.Config.IntervalS > 0 {
+			lines = o.Out.Stdout
+			if o.IntervalFile != "" && o.IntervalFile != "-" {
+				f, err := os.Create(o.IntervalFile)
+				if err != nil {
+					return fmt.Errorf("--interval-file: %w", err)
+				}
+				defer f.Close()
+				lines = f
+			}
+			enc := json.NewEncoder(lines)
+			c.OnInterval = func(l result.Interval) { enc.Encode(l) }
+		}
 		r, err := c.Run(ctx, o.Op, o.Config)
 		return errors.Join(err, o.Out.write([]result.Result{r}))
 	})

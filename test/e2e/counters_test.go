@@ -173,3 +173,20 @@ func waitGID(t *testing.T, dev string) {
 	}
 	t.Fatalf("%s has no IPv4 GID 10 s after its netdev came back", dev)
 }
+
+// --interval: one line per interval while the run goes on, the extremes in the result.
+func TestIntervals(t *testing.T) {
+	needDevice(t)
+	p := startServer(t)
+	lines := filepath.Join(t.TempDir(), "intervals.ndjson")
+	r := measure(t, client("write", "bw", srvDev, p, "-D", "2", "--interval", "0.5", "--interval-file", lines)...)
+	doc, err := os.ReadFile(lines)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := strings.Count(strings.TrimSpace(string(doc)), "\n") + 1
+	t.Logf("%d interval lines, result %+v\n%s", n, r.Intervals, doc)
+	if n < 3 || r.Intervals == nil || r.Intervals.Count != n || r.Intervals.MinBWGbps <= 0 || r.Intervals.MaxBWGbps < r.Intervals.MinBWGbps {
+		t.Fatalf("want 3 or more lines (2 s at 0.5 s) and their extremes in the result")
+	}
+}
