@@ -7,6 +7,7 @@ import (
 	"net"
 	"time"
 
+	"github.com/rdmabench/rdmabench/counters"
 	"github.com/rdmabench/rdmabench/oob"
 	"github.com/rdmabench/rdmabench/result"
 	"github.com/rdmabench/rdmabench/verbs"
@@ -29,7 +30,8 @@ type Client struct {
 	dev    Device
 	me     result.Device
 	server result.Device
-	broken bool // the connection can carry no more plans
+	broken bool               // the connection can carry no more plans
+	probe  *counters.Snapshot // this test's first look at the NIC counters
 
 	// OnInterval, when set, gets the --interval lines of a bandwidth test as it runs
 	// (from another goroutine, one call at a time).
@@ -164,6 +166,12 @@ func (c *Client) Run(ctx context.Context, op Op, cfg result.Config) (r result.Re
 	case err != nil:
 		return r, fmt.Errorf("no answer from the server to the plan: %w", err)
 	}
+	c.probe = nil
+	if CountersOn(cfg) {
+		if s, err := c.dev.Counters(); err == nil {
+			c.probe = &s // for the counters' cache lifespan
+		}
+	}
 	spec := op.ClientSpec(cfg)
 	spec.Events, spec.ModCount, spec.ModPeriodUS = cfg.CompletionEvents, cfg.CQModerationCount, cfg.CQModerationUS
 	s, err := c.dev.NewSession(spec)
@@ -264,7 +272,11 @@ func (c *Client) Run(ctx context.Context, op Op, cfg result.Config) (r result.Re
 		if rep.Report.CountersNote != "" {
 			notes = append(notes, "server: "+oob.Clean(rep.Report.CountersNote, 300))
 		}
-		judge(&r, l, rep.Report.Counters, notes)
+		remote, why := cleanDeltas(rep.Report.Counters)
+		if why != "" {
+			notes = append(notes, "server: "+why)
+		}
+		judge(&r, l, remote, notes)
 	}
 	if merr == nil {
 		merr = measured(r)
@@ -279,8 +291,9 @@ func (c *Client) start(cfg result.Config, local *sideCounters, started <-chan st
 	if !CountersOn(cfg) {
 		return nil
 	}
-	local.open(c.dev, settle(nil))
+	local.open(c.dev, settle(c.probe))
 	if err := c.conn.Send(oob.Msg{Type: oob.TStart}); err != nil {
+		c.drop()
 		return sessionLost{fmt.Errorf("lost the server at the start of the measured phase: %w", err)}
 	}
 	t := time.NewTimer(c.conn.Timeout)
@@ -288,10 +301,18 @@ func (c *Client) start(cfg result.Config, local *sideCounters, started <-chan st
 	select {
 	case <-started:
 		return nil
-	case <-reply: // the server spoke otherwise or went away: Run reports it
-		return nil
+	case m := <-reply: // the server spoke otherwise, or went away: the session is over
+		c.drop()
+		switch {
+		case m.err != nil && oob.Lost(m.err):
+			return sessionLost{fmt.Errorf("lost the server at the start of the measured phase: %w", m.err)}
+		case m.err != nil:
+			return sessionLost{fmt.Errorf("the server ended the test: %w", m.err)}
+		}
+		return sessionLost{&oob.ProtocolError{Msg: fmt.Sprintf("expected started, got %s", oob.Quote(m.Type))}}
 	case <-t.C:
-		return fmt.Errorf("the server did not read its counters within %v", c.conn.Timeout)
+		c.drop()
+		return sessionLost{fmt.Errorf("the server did not read its counters within %v", c.conn.Timeout)}
 	}
 }
 

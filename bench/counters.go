@@ -114,6 +114,9 @@ func judge(r *result.Result, local, remote *counters.Deltas, notes []string) {
 	keep(remote, cfg.Counters)
 	r.Counters = &result.Counters{Local: local, Remote: remote, Notes: notes}
 	var flags []counters.Flag
+	if sameDevice(r, local, remote) {
+		remote = nil // one device's counters, seen twice: flag them once
+	}
 	for _, side := range []struct {
 		name string
 		d    *counters.Deltas
@@ -129,8 +132,31 @@ func judge(r *result.Result, local, remote *counters.Deltas, notes []string) {
 	}
 	sf, sn := sanity(r, local, remote)
 	r.Counters.Notes = append(r.Counters.Notes, sn...)
+	for _, side := range []*counters.Deltas{local, remote} {
+		if side == nil {
+			continue
+		}
+		for _, c := range side.Counters {
+			if c.Saturated {
+				r.Counters.Notes = append(r.Counters.Notes, fmt.Sprintf("%s: %s is saturated (stopped at its maximum): whether it moved cannot tell; clear the port's counters", side.Device, c.Name))
+			}
+		}
+	}
 	r.CountersFlags = append(flags, sf...)
 	r.Tainted = len(r.CountersFlags) > 0
+}
+
+// sameDevice says whether both sides measured on one device (RDMA loopback): its node
+// GUID and name on both sides, or the same name on the same host when the GUID is
+// unknown.
+func sameDevice(r *result.Result, local, remote *counters.Deltas) bool {
+	if local == nil || remote == nil || local.Device != remote.Device {
+		return false
+	}
+	if g := r.Client.NodeGUID; g != "" && r.ServerDevice.NodeGUID != "" {
+		return g == r.ServerDevice.NodeGUID
+	}
+	return r.Client.Host == r.ServerDevice.Host
 }
 
 // sanityTolerance is how far counts that should match may differ (packets in flight
@@ -161,8 +187,8 @@ func sanity(r *result.Result, local, remote *counters.Deltas) (flags []counters.
 				Class: counters.Sanity, Unit: counters.Count, Status: counters.OK, Delta: &diff})
 		}
 	}
-	sameDevice := local.Device == remote.Device && r.Client.Host == r.ServerDevice.Host
-	if !sameDevice {
+	same := sameDevice(r, local, remote)
+	if !same {
 		for _, pair := range [][2]*counters.Deltas{{local, remote}, {remote, local}} {
 			sent, ok1 := value(pair[0], "sent_pkts")
 			rcvd, ok2 := value(pair[1], "rcvd_pkts")
@@ -172,13 +198,47 @@ func sanity(r *result.Result, local, remote *counters.Deltas) (flags []counters.
 			}
 		}
 	}
-	if r.Config.Test == "bw" && !sameDevice {
+	if r.Config.Test == "bw" && !same {
 		name := map[string]string{"write": "rx_write_requests", "read": "rx_read_requests"}[r.Config.Op]
 		if v, ok := value(remote, name); ok && r.Iterations > 0 {
 			check(fmt.Sprintf("server %s / messages completed", name), v, r.Iterations)
 		}
 	}
 	return flags, notes
+}
+
+// maxRemoteCounters bounds the counters a server's report may carry.
+const maxRemoteCounters = 1024
+
+// cleanDeltas makes a server's deltas fit to show: strings cleaned and bounded, at most
+// maxRemoteCounters counters, and no delta without the status that gives it one (the
+// server is another machine: its report is input). It returns nil and why when the
+// deltas cannot be used.
+func cleanDeltas(d *counters.Deltas) (*counters.Deltas, string) {
+	if d == nil {
+		return nil, ""
+	}
+	if len(d.Counters) > maxRemoteCounters {
+		return nil, fmt.Sprintf("its report has %d counters, more than %d: not used", len(d.Counters), maxRemoteCounters)
+	}
+	out := *d
+	out.Device = oob.Clean(d.Device, 64)
+	out.Counters = make([]counters.Change, 0, len(d.Counters))
+	for _, c := range d.Counters {
+		c.Name, c.Text = oob.Clean(c.Name, 64), oob.Clean(c.Text, 200)
+		c.Scope, c.Unit, c.Status = counters.Scope(oob.Clean(string(c.Scope), 16)), counters.Unit(oob.Clean(string(c.Unit), 16)), counters.Status(oob.Clean(string(c.Status), 16))
+		if c.Status != counters.OK {
+			c.Delta = nil
+		} else if c.Delta == nil {
+			c.Status = counters.Unreadable
+		}
+		out.Counters = append(out.Counters, c)
+	}
+	out.Notes = nil
+	for _, n := range d.Notes[:min(len(d.Notes), 16)] {
+		out.Notes = append(out.Notes, oob.Clean(n, 200))
+	}
+	return &out, ""
 }
 
 // serverCounters is the server's side: the opening snapshot on start, the deltas in

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rdmabench/rdmabench/counters"
 	"github.com/rdmabench/rdmabench/oob"
 	"github.com/rdmabench/rdmabench/result"
 )
@@ -381,9 +382,17 @@ func (sv *Server) test(ctx context.Context, c *oob.Conn, cfg result.Config) erro
 		return err
 	}
 	var counts sideCounters
+	var probe *counters.Snapshot
+	if CountersOn(cfg) {
+		if p, err := sv.dev.Counters(); err == nil {
+			probe = &p
+		}
+	}
 	done, err := sv.await(ctx, c, func() {
 		if CountersOn(cfg) && !counts.began {
-			counts.open(sv.dev, 0) // the client waited for the cache to expire
+			// The client waited for its counters' cache to expire (the default
+			// lifespan at least); a longer lifespan here needs the rest.
+			counts.open(sv.dev, max(0, settle(probe)-settle(nil)))
 		}
 	})
 	s.Stop()

@@ -29,7 +29,7 @@ type Change struct {
 func (c Change) Changed() bool {
 	switch c.Status {
 	case OK:
-		return *c.Delta != 0
+		return c.Delta != nil && *c.Delta != 0
 	case Backwards, Appeared, Disappeared:
 		return true
 	}

@@ -147,3 +147,11 @@ func TestSnapshotJSON(t *testing.T) {
 		t.Errorf("round trip: %v", err)
 	}
 }
+
+// A change that says ok without a delta (a peer's report, a hand-edited file) is not
+// a change, and does not panic.
+func TestChangedWithoutDelta(t *testing.T) {
+	if (Change{Name: "x", Status: OK}).Changed() {
+		t.Fatal("no delta, no change")
+	}
+}

@@ -53,7 +53,7 @@ func TestParseRefusesBadProfiles(t *testing.T) {
 func TestCounterClasses(t *testing.T) {
 	for name, want := range map[string]map[string]counters.Class{
 		"rxe": {"retry_exceeded_err": counters.Error, "rcvd_rnr_err": counters.Congestion, "sent_pkts": counters.Sanity,
-			"ack_deffered": counters.Info, "rx_dropped": counters.Congestion, "nonesuch": counters.Info},
+			"ack_deffered": counters.Info, "rx_dropped": counters.Info, "nonesuch": counters.Info},
 		"cx6": {"out_of_sequence": counters.Error, "np_cnp_sent": counters.Congestion, "port_xmit_data": counters.Sanity,
 			"symbol_error": counters.Error, "rx_dropped": counters.Info, "lifespan": counters.Info},
 		"cx5": {"rp_cnp_handled": counters.Congestion, "rx_write_requests": counters.Sanity, "local_ack_timeout_err": counters.Error},

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rdmabench/rdmabench/oob"
 	"github.com/rdmabench/rdmabench/result"
 )
 
@@ -98,7 +99,7 @@ func Check(rs []result.Result, th Thresholds) (fails, notes []string) {
 func flagList(r result.Result) string {
 	var s []string
 	for _, f := range r.CountersFlags {
-		s = append(s, f.String())
+		s = append(s, oob.Clean(f.String(), 200)) // a result file is input
 	}
 	return strings.Join(s, ", ")
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
 	"github.com/rdmabench/rdmabench/counters"
+	"github.com/rdmabench/rdmabench/oob"
 	"github.com/rdmabench/rdmabench/result"
 )
 
@@ -126,13 +127,13 @@ func counterLines(w io.Writer, rs []result.Result) {
 			var moved []string
 			for _, c := range d.Counters {
 				if c.Changed() && c.Delta != nil {
-					moved = append(moved, fmt.Sprintf("%s +%d", c.Name, *c.Delta))
+					moved = append(moved, fmt.Sprintf("%s +%d", oob.Clean(c.Name, 64), *c.Delta))
 				} else if c.Changed() {
-					moved = append(moved, fmt.Sprintf("%s %s", c.Name, c.Status))
+					moved = append(moved, fmt.Sprintf("%s %s", oob.Clean(c.Name, 64), oob.Clean(string(c.Status), 16)))
 				}
 			}
-			if len(moved) > 0 {
-				fmt.Fprintf(w, "counters: %s: %s %s: %s\n", ConfigKey(r.Config), side, d.Device, strings.Join(moved, ", "))
+			if len(moved) > 0 { // a result file is input: its strings are cleaned
+				fmt.Fprintf(w, "counters: %s: %s %s: %s\n", ConfigKey(r.Config), side, oob.Clean(d.Device, 64), strings.Join(moved, ", "))
 			}
 		}
 	}
