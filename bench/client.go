@@ -172,7 +172,7 @@ func (c *Client) Run(ctx context.Context, op Op, cfg result.Config) (r result.Re
 			c.probe = &s // for the counters' cache lifespan
 		}
 	}
-	spec := op.ClientSpec(cfg)
+	spec := sessionSpec(op, cfg, false)
 	spec.Events, spec.ModCount, spec.ModPeriodUS = cfg.CompletionEvents, cfg.CQModerationCount, cfg.CQModerationUS
 	s, err := c.dev.NewSession(spec)
 	if err != nil {
@@ -232,7 +232,7 @@ func (c *Client) Run(ctx context.Context, op Op, cfg result.Config) (r result.Re
 	// The server's side: stop its responder, verify, report.
 	done := oob.Msg{Type: oob.TDone}
 	if cfg.Test == "bw" {
-		done.Done = &oob.Done{Completed: perQP}
+		done.Done = &oob.Done{Completed: perQP, Interrupted: r.Interrupted || merr != nil}
 	}
 	if err := c.conn.Send(done); err != nil {
 		c.drop()
@@ -261,6 +261,17 @@ func (c *Client) Run(ctx context.Context, op Op, cfg result.Config) (r result.Re
 			merr = errors.New("verification: the server sent no verification")
 		} else if !r.Verify.OK && merr == nil && perQP != nil {
 			merr = fmt.Errorf("verification failed at the %s: %s", r.Verify.Side, r.Verify.Detail)
+		}
+	}
+	setReverse(&r, rep.Report.Reverse)
+	if cfg.Bidirectional && merr == nil {
+		switch rv := r.Reverse; {
+		case rv == nil:
+			merr = errors.New("bidirectional: the server reported no direction of its own")
+		case rv.Error != "":
+			merr = fmt.Errorf("bidirectional: the server's direction failed: %s", rv.Error)
+		case rv.Messages == 0 || rv.DurationNS <= 0:
+			merr = errors.New("bidirectional: the server's direction measured nothing")
 		}
 	}
 	if mine.began {
@@ -460,10 +471,7 @@ func (c *Client) measure(ctx context.Context, op Op, s Session, cfg result.Confi
 		r.LatKind = op.LatKind
 		return nil, errors.Join(err, setLatency(r, res.Lat))
 	}
-	p := verbs.BWParams{
-		Op: op.Name, Size: cfg.MsgSizeBytes, Layout: sl.layout(op), SQDepth: cfg.SQDepth, PostList: cfg.PostList,
-		CQMod: cfg.CQMod, Inline: r.InlineUsed, Events: cfg.CompletionEvents, Timeout: timeout,
-	}
+	p := bwParams(op, cfg, r.InlineUsed, timeout)
 	// --verify: the warm-up moves a pattern of its own; the measured run's patterns
 	// differ per source slot (see slots).
 	if cfg.Verify && op.ToServer {

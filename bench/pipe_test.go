@@ -447,3 +447,26 @@ func TestPipeIntervals(t *testing.T) {
 		t.Fatalf("--interval on a latency test: %v", err)
 	}
 }
+
+// -b: both directions at once, each side's numbers and the sum.
+func TestPipeBidirectional(t *testing.T) {
+	r := fake.NewRig(t, ops, nil)
+	c := dial(t, r, "")
+	for _, op := range []string{"write", "read"} {
+		for _, cfg := range []result.Config{
+			{Op: op, Test: "bw", Bidirectional: true, Iterations: 200, MsgSizeBytes: 4096, NumQPs: 2},
+			{Op: op, Test: "bw", Bidirectional: true, DurationS: 0.2},
+		} {
+			res, err := run(t, c, cfg)
+			if err != nil || res.Reverse == nil || res.Reverse.Messages == 0 || res.Reverse.Error != "" || res.BWSumGbps <= res.BWGbps {
+				t.Fatalf("%s -b: %v, reverse %+v, sum %v, ours %v", op, err, res.Reverse, res.BWSumGbps, res.BWGbps)
+			}
+			if cfg.Iterations > 0 && res.Reverse.Messages != res.Iterations {
+				t.Errorf("%s -b: the server moved %d messages, the client %d: same plan, same count", op, res.Reverse.Messages, res.Iterations)
+			}
+		}
+	}
+	if _, err := run(t, c, result.Config{Op: "write", Test: "bw", Bidirectional: true, Verify: true}); err == nil || !strings.Contains(err.Error(), "--bidirectional") {
+		t.Fatalf("-b with --verify: %v", err)
+	}
+}

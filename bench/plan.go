@@ -272,6 +272,8 @@ func Validate(c result.Config) error {
 		return fmt.Errorf("--mtu %d: want 256, 512, 1024, 2048 or 4096", c.MTUBytes)
 	case c.IntervalS != 0 && (c.Test != "bw" || math.IsNaN(c.IntervalS) || c.IntervalS < 0.1 || c.IntervalS > MaxDurationS):
 		return fmt.Errorf("--interval %gs: bandwidth tests take an interval of 0.1 s or more", c.IntervalS)
+	case c.Bidirectional && (c.Test != "bw" || c.Verify):
+		return fmt.Errorf("-b/--bidirectional applies to bandwidth tests, without --verify")
 	case len(c.Counters) > 1024:
 		return fmt.Errorf("--counters: a list of at most 1024 characters")
 	}
@@ -309,7 +311,7 @@ func validateRegion(c result.Config) error {
 // entry a plan makes the server's device allocate, at wqeBytes and cqeBytes each (about
 // what mlx5 and rxe use), so that --qps and --tx-depth are bounded as the buffer is.
 func ServerBytes(op Op, c result.Config) int64 {
-	s := op.ServerSpec(c)
+	s := sessionSpec(op, c, true)
 	queues := int64(s.NumQP) * int64(s.SQDepth)
 	return int64(s.BufSize) + int64(s.Offset) + queues*wqeBytes + (queues+1)*cqeBytes
 }

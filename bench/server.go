@@ -350,7 +350,7 @@ func (sv *Server) test(ctx context.Context, c *oob.Conn, cfg result.Config) erro
 	case <-ctx.Done():
 		return refuse(errShutdown)
 	}
-	s, err := sv.dev.NewSession(op.ServerSpec(cfg))
+	s, err := sv.dev.NewSession(sessionSpec(op, cfg, true))
 	if err != nil {
 		return refuse(err)
 	}
@@ -381,6 +381,7 @@ func (sv *Server) test(ctx context.Context, c *oob.Conn, cfg result.Config) erro
 		<-respErr
 		return err
 	}
+	rv := startReverse(op, cfg, s, sv.Timeout) // bidirectional: the server's warm-up
 	var counts sideCounters
 	var probe *counters.Snapshot
 	if CountersOn(cfg) {
@@ -394,7 +395,14 @@ func (sv *Server) test(ctx context.Context, c *oob.Conn, cfg result.Config) erro
 			// lifespan at least); a longer lifespan here needs the rest.
 			counts.open(sv.dev, max(0, settle(probe)-settle(nil)))
 		}
+		if rv != nil && !rv.active {
+			rv.measure(op, cfg, sv.Timeout)
+		}
 	})
+	var rev *oob.Direction
+	if rv != nil {
+		rev = rv.finish(err != nil || done.Done == nil || done.Done.Interrupted)
+	}
 	s.Stop()
 	rerr := <-respErr
 	ended := time.Now()
@@ -406,7 +414,7 @@ func (sv *Server) test(ctx context.Context, c *oob.Conn, cfg result.Config) erro
 	if rerr != nil {
 		return refuse(rerr)
 	}
-	rep := oob.Report{}
+	rep := oob.Report{Reverse: rev}
 	serverCounters(&counts, sv.dev, cfg, ended, &rep)
 	if cfg.Test == "region" {
 		d := s.Digest(0, cfg.MsgSizeBytes)

@@ -77,12 +77,23 @@ type Report struct {
 	// done, read after their cache expired); CountersNote says why there are none.
 	Counters     *counters.Deltas `json:"counters,omitempty"`
 	CountersNote string           `json:"counters_note,omitempty"`
+	// Reverse (bidirectional tests): the server's direction.
+	Reverse *Direction `json:"reverse,omitempty"`
 }
 
 // Done ends a bandwidth measurement: how many WRs of each QP completed, so that the
 // server can verify exactly what the measured run delivered.
 type Done struct {
 	Completed []uint64 `json:"completed_per_qp"`
+	// Interrupted: the client stopped early (a bidirectional test's server stops too).
+	Interrupted bool `json:"interrupted,omitempty"`
+}
+
+// Direction is what the server's own loop moved in a bidirectional test.
+type Direction struct {
+	Completed  uint64 `json:"completed"`
+	DurationNS int64  `json:"duration_ns"`
+	Error      string `json:"error,omitempty"`
 }
 
 // Endpoint is what one side tells the other, in an endpoint message, to connect QPs and address its buffer.

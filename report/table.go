@@ -151,6 +151,13 @@ func note(r result.Result) string {
 			s += "VERIFY FAILED "
 		}
 	}
+	if r.Reverse != nil {
+		if r.Reverse.Error != "" {
+			s += "bidirectional: server's direction FAILED "
+		} else {
+			s += fmt.Sprintf("bidirectional: +%.3f Gb/s from the server = %.3f Gb/s ", r.Reverse.BWGbps, r.BWSumGbps)
+		}
+	}
 	if r.ClockBackwards > 0 {
 		s += fmt.Sprintf("%d clock-backwards samples excluded ", r.ClockBackwards)
 	}

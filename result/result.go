@@ -41,6 +41,9 @@ type Config struct {
 	// IntervalS (bandwidth tests): report the throughput every this many seconds of the
 	// measured phase, as it goes (0: not).
 	IntervalS float64 `json:"interval_s,omitempty"`
+	// Bidirectional (bandwidth tests, perftest's -b): the server drives the same traffic
+	// towards the client at the same time.
+	Bidirectional bool `json:"bidirectional,omitempty"`
 }
 
 // Device identifies one side's NIC and port.
@@ -137,6 +140,22 @@ type Result struct {
 	// Intervals (--interval) sums up the per-interval lines: a run that sagged half-way
 	// shows it in a minimum far below the mean.
 	Intervals *Intervals `json:"intervals,omitempty"`
+
+	// Reverse (bidirectional tests) is what the server's loop moved towards the client
+	// over the same measured phase; BWSumGbps is both directions together. The
+	// top-level throughput is the client's direction.
+	Reverse   *Direction `json:"reverse,omitempty"`
+	BWSumGbps float64    `json:"bw_sum_gbit_per_s,omitempty"`
+}
+
+// Direction is one direction of a bidirectional test.
+type Direction struct {
+	Messages    uint64  `json:"messages"`
+	Bytes       uint64  `json:"bytes"`
+	DurationNS  int64   `json:"duration_ns"`
+	BWGbps      float64 `json:"bw_gbit_per_s"`
+	MsgRateMpps float64 `json:"msg_rate_mpps"`
+	Error       string  `json:"error,omitempty"`
 }
 
 // Interval is one --interval line: the messages completed in it (all QPs), as the

@@ -72,14 +72,14 @@ func (s *Session) Bandwidth(p BWParams) (BWResult, error) {
 	if p.Size < 1 || l.Stride < p.Size || l.LSlots < 1 || l.RSlots < 1 {
 		return BWResult{}, fmt.Errorf("bandwidth loop: message size %d, slots %d/%d of %d bytes: not a layout", p.Size, l.LSlots, l.RSlots, l.Stride)
 	}
-	if need := len(s.qps) * l.LSlots * l.Stride; need > s.spec.BufSize {
-		return BWResult{}, fmt.Errorf("bandwidth loop: %d QPs x %d slots x %d bytes exceed the %d-byte buffer", len(s.qps), l.LSlots, l.Stride, s.spec.BufSize)
+	if need := p.LocalOffset + len(s.qps)*l.LSlots*l.Stride; p.LocalOffset < 0 || p.RemoteOffset < 0 || need > s.spec.BufSize {
+		return BWResult{}, fmt.Errorf("bandwidth loop: %d QPs x %d slots x %d bytes from offset %d exceed the %d-byte buffer", len(s.qps), l.LSlots, l.Stride, p.LocalOffset, s.spec.BufSize)
 	}
 	if p.CQMod < 1 || p.CQMod > p.SQDepth || p.PostList < 1 || p.PostList > p.SQDepth || p.SQDepth > s.spec.SQDepth {
 		return BWResult{}, fmt.Errorf("need 1 <= cq-mod (%d) <= sq-depth (%d) and 1 <= post-list (%d) <= sq-depth, sq-depth <= %d", p.CQMod, p.SQDepth, p.PostList, s.spec.SQDepth)
 	}
 	var a C.rb_bw_args
-	s.xfer(&a.x, p.Size, uintptr(s.buf), uintptr(s.remoteAddr), p.Inline && p.Op == Write, p.Timeout)
+	s.xfer(&a.x, p.Size, uintptr(s.buf)+uintptr(p.LocalOffset), uintptr(s.remoteAddr)+uintptr(p.RemoteOffset), p.Inline && p.Op == Write, p.Timeout)
 	defer C.free(unsafe.Pointer(a.x.hist))
 	nqp := len(s.qps)
 	qps := (**C.struct_ibv_qp)(C.malloc(C.size_t(nqp) * C.size_t(unsafe.Sizeof(uintptr(0)))))

@@ -164,16 +164,19 @@ type Layout struct {
 
 // BWParams drives a bandwidth loop.
 type BWParams struct {
-	Op       Op
-	Size     int
-	Layout   Layout
-	Iters    uint64        // per QP
-	Duration time.Duration // duration mode: post until this long after the call; Iters is then ignored
-	SQDepth  int
-	PostList int
-	CQMod    int
-	Inline   bool
-	Events   bool // sleep on completion events (the session must have Spec.Events)
+	Op     Op
+	Size   int
+	Layout Layout
+	// LocalOffset and RemoteOffset place the layout's slots in the two buffers (a
+	// bidirectional test keeps a source and a destination region in each).
+	LocalOffset, RemoteOffset int
+	Iters                     uint64        // per QP
+	Duration                  time.Duration // duration mode: post until this long after the call; Iters is then ignored
+	SQDepth                   int
+	PostList                  int
+	CQMod                     int
+	Inline                    bool
+	Events                    bool // sleep on completion events (the session must have Spec.Events)
 	// Progress, when set, is called every Interval from another goroutine with the WRs
 	// completed so far (all QPs), as the loop counts them, until the loop returns.
 	Interval time.Duration

@@ -350,13 +350,13 @@ func (s *Session) samples(n uint64, v time.Duration) verbs.Samples {
 func (s *Session) Bandwidth(p verbs.BWParams) (verbs.BWResult, error) {
 	s.Loops.Add(1)
 	l := p.Layout
-	if p.Size < 1 || l.Stride < p.Size || l.LSlots < 1 || l.RSlots < 1 || len(s.qpns)*l.LSlots*l.Stride > len(s.buf) {
+	if p.Size < 1 || l.Stride < p.Size || l.LSlots < 1 || l.RSlots < 1 || p.LocalOffset+len(s.qpns)*l.LSlots*l.Stride > len(s.buf) {
 		return verbs.BWResult{}, fmt.Errorf("bandwidth loop: message size %d, slots %d/%d of %d bytes: not a layout", p.Size, l.LSlots, l.RSlots, l.Stride)
 	}
 	if p.CQMod < 1 || p.CQMod > p.SQDepth || p.PostList < 1 || p.PostList > p.SQDepth || p.SQDepth > s.Spec.SQDepth {
 		return verbs.BWResult{}, fmt.Errorf("need 1 <= cq-mod (%d) <= sq-depth (%d) and 1 <= post-list (%d) <= sq-depth, sq-depth <= %d", p.CQMod, p.SQDepth, p.PostList, s.Spec.SQDepth)
 	}
-	peer, err := s.connected(p.Op, len(s.qpns)*l.RSlots*l.Stride)
+	peer, err := s.connected(p.Op, p.RemoteOffset+len(s.qpns)*l.RSlots*l.Stride)
 	if err != nil {
 		return verbs.BWResult{}, err
 	}
@@ -384,8 +384,8 @@ func (s *Session) Bandwidth(p verbs.BWParams) (verbs.BWResult, error) {
 		res.PerQP[q] = n
 		k := min(n, uint64(max(l.LSlots, l.RSlots)))
 		for i := n - k; i < n; i++ {
-			lo := (q*l.LSlots + int(i%uint64(l.LSlots))) * l.Stride
-			ro := (q*l.RSlots + int(i%uint64(l.RSlots))) * l.Stride
+			lo := p.LocalOffset + (q*l.LSlots+int(i%uint64(l.LSlots)))*l.Stride
+			ro := p.RemoteOffset + (q*l.RSlots+int(i%uint64(l.RSlots)))*l.Stride
 			if p.Op == verbs.Read {
 				copy(s.buf[lo:lo+p.Size], peer.buf[ro:ro+p.Size])
 			} else {
@@ -400,9 +400,9 @@ func (s *Session) Bandwidth(p verbs.BWParams) (verbs.BWResult, error) {
 		traffic(s.e, peer.e, wrs*pkts(p.Size), wrs)
 	}
 	if s.e.Corrupt.Load() && n > 0 {
-		dst, at := peer.buf, (int((n-1)%uint64(l.RSlots)))*l.Stride
+		dst, at := peer.buf, p.RemoteOffset+(int((n-1)%uint64(l.RSlots)))*l.Stride
 		if p.Op == verbs.Read {
-			dst, at = s.buf, (int((n-1)%uint64(l.LSlots)))*l.Stride
+			dst, at = s.buf, p.LocalOffset+(int((n-1)%uint64(l.LSlots)))*l.Stride
 		}
 		dst[at] ^= 0xff
 	}

@@ -154,6 +154,7 @@ func addConfigFlags(cmd *cobra.Command, c *result.Config, test string) {
 		f.IntVarP(&c.NumQPs, "qps", "q", 1, "number of QPs")
 		f.IntVarP(&c.PostList, "post-list", "l", 1, "WRs chained per ibv_post_send")
 		f.BoolVar(&c.Verify, "verify", false, "fill the source with a pattern and check the bytes that arrived")
+		f.BoolVarP(&c.Bidirectional, "bidirectional", "b", false, "both sides drive the same traffic at once (perftest's -b): each direction's numbers and their sum")
 		f.Float64Var(&c.IntervalS, "interval", 0, "every this many seconds of the measured run, an NDJSON line: messages, bytes, Gb/s, Mpps and the NIC counters that moved (0.1 s or more; the result keeps the smallest and largest interval)")
 		addEventFlags(cmd, c)
 	}

@@ -190,3 +190,16 @@ func TestIntervals(t *testing.T) {
 		t.Fatalf("want 3 or more lines (2 s at 0.5 s) and their extremes in the result")
 	}
 }
+
+// -b: both directions at once on Soft-RoCE, each side's numbers and the sum.
+func TestBidirectional(t *testing.T) {
+	needDevice(t)
+	p := startServer(t)
+	for _, op := range []string{"write", "read"} {
+		r := measure(t, client(op, "bw", srvDev, p, "-b", "-s", "64K", "-n", "500")...)
+		if r.Reverse == nil || r.Reverse.Messages != 500 || r.Reverse.BWGbps <= 0 || r.BWSumGbps != r.BWGbps+r.Reverse.BWGbps {
+			t.Fatalf("%s -b: reverse %+v, sum %v", op, r.Reverse, r.BWSumGbps)
+		}
+		t.Logf("%s -b: client->server %.3f Gb/s, server->client %.3f Gb/s, sum %.3f Gb/s", op, r.BWGbps, r.Reverse.BWGbps, r.BWSumGbps)
+	}
+}
