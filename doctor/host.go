@@ -287,17 +287,27 @@ func (h *host) mtuCheck() Check {
 	return c
 }
 
-// netdevCheck: the RoCE port's netdev exists and is up.
-func (h *host) netdevCheck() Check {
-	c := Check{Name: "netdev"}
+// roce says whether a check about the port's netdev applies, and when not, the check
+// that says why (no port, InfiniBand with why, no netdev found).
+func (h *host) roce(name, whyIB string) (Check, bool) {
+	c := Check{Name: name}
 	switch {
 	case h.port == nil:
-		return h.noPort(c.Name)
+		return h.noPort(name), false
 	case h.port.LinkLayer == "InfiniBand":
-		c.Verdict, c.Found = Skip, "InfiniBand: no netdev under the port"
-		return c
+		c.Verdict, c.Found = Skip, whyIB
+		return c, false
 	case h.netdev == "":
 		c.Verdict, c.Found = Skip, fmt.Sprintf("no netdev found for %s port %d", h.dev.Name, h.port.Port)
+		return c, false
+	}
+	return c, true
+}
+
+// netdevCheck: the RoCE port's netdev exists and is up.
+func (h *host) netdevCheck() Check {
+	c, ok := h.roce("netdev", "InfiniBand: no netdev under the port")
+	if !ok {
 		return c
 	}
 	nd := h.netdev
@@ -333,15 +343,8 @@ func (h *host) netdevCheck() Check {
 // gidCheck: on Ethernet, a RoCE v2 GID for the netdev's IPv4 address, which is what
 // the other commands pick by default (perftest's rule, verbs.Choose).
 func (h *host) gidCheck() Check {
-	c := Check{Name: "roce-v2-gid"}
-	switch {
-	case h.port == nil:
-		return h.noPort(c.Name)
-	case h.port.LinkLayer == "InfiniBand":
-		c.Verdict, c.Found = Skip, "InfiniBand: GIDs come from the subnet manager, not from IP addresses"
-		return c
-	case h.netdev == "":
-		c.Verdict, c.Found = Skip, fmt.Sprintf("no netdev found for %s port %d", h.dev.Name, h.port.Port)
+	c, ok := h.roce("roce-v2-gid", "InfiniBand: GIDs come from the subnet manager, not from IP addresses")
+	if !ok {
 		return c
 	}
 	nd := h.netdev
