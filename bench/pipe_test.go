@@ -470,3 +470,53 @@ func TestPipeBidirectional(t *testing.T) {
 		t.Fatalf("-b with --verify: %v", err)
 	}
 }
+
+// --concurrent: several clients' tests at once (incast), their memory bounded in total,
+// and the server's counters withheld when other tests shared them.
+func TestPipeConcurrentClients(t *testing.T) {
+	r := fake.NewRig(t, ops, func(s *bench.Server) { s.Concurrent = 3 })
+	type out struct {
+		res        result.Result
+		err        error
+		start, end time.Time
+	}
+	outs := make(chan out, 3)
+	for range 3 {
+		c := dial(t, r, "")
+		go func() {
+			start := time.Now()
+			res, err := c.Run(context.Background(), ops["write"], result.Config{Op: "write", Test: "bw", DurationS: 0.5, WarmupIterations: 0})
+			outs <- out{res, err, start, time.Now()}
+		}()
+	}
+	var all []out
+	for range 3 {
+		all = append(all, <-outs)
+	}
+	for i, o := range all {
+		if o.err != nil || o.res.Iterations == 0 {
+			t.Fatalf("client %d: %v", i, o.err)
+		}
+		if o.res.Counters == nil || o.res.Counters.Remote != nil || !strings.Contains(strings.Join(o.res.Counters.Notes, "\n"), "at the same time") {
+			t.Errorf("client %d: the server's counters were shared: they must be withheld, with the reason: %+v", i, o.res.Counters)
+		}
+		for j, p := range all {
+			if i != j && (o.end.Before(p.start) || p.end.Before(o.start)) {
+				t.Errorf("clients %d and %d did not overlap", i, j)
+			}
+		}
+	}
+
+	small := fake.NewRig(t, ops, func(s *bench.Server) { s.Concurrent = 2; s.MaxBuffer = 3 << 19 }) // 1.5 MiB: one 1 MiB plan fits, two do not
+	first, second := dial(t, small, ""), dial(t, small, "")
+	cfg := result.Config{Op: "write", Test: "bw", DurationS: 0.5, MsgSizeBytes: 1 << 20, SQDepth: 4, WarmupIterations: 0}
+	busy := make(chan error, 1)
+	go func() { _, err := first.Run(context.Background(), ops["write"], cfg); busy <- err }()
+	time.Sleep(100 * time.Millisecond)
+	if _, err := run(t, second, cfg); err == nil || !strings.Contains(err.Error(), "tests running there hold") {
+		t.Errorf("the second plan exceeds --max-buffer in total: %v", err)
+	}
+	if err := <-busy; err != nil {
+		t.Fatal(err)
+	}
+}

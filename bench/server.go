@@ -28,13 +28,21 @@ type Server struct {
 	Ops         map[string]Op
 	Log         *log.Logger
 	Engine      Engine // nil: Verbs
+	// Concurrent is how many tests run at once (default 1; incast: N clients at a time).
+	// MaxBuffer bounds each plan and the sum of the plans running at once.
+	Concurrent int
 
-	dev   Device
-	me    result.Device
-	slot  chan struct{} // held by the test in progress
-	auth  failures
-	admit admission
-	logs  logLimit
+	dev  Device
+	me   result.Device
+	slot chan struct{} // held by each test in progress
+
+	mu      sync.Mutex
+	inUse   int64  // bytes the running tests registered (ServerBytes)
+	running int    // tests running
+	started uint64 // tests started, ever
+	auth    failures
+	admit   admission
+	logs    logLimit
 }
 
 // Limits on connections that have not authenticated yet.
@@ -68,7 +76,7 @@ func (sv *Server) Close() error { return sv.dev.Close() }
 // Serve accepts clients on l until ctx is done, then waits for the connections it
 // serves to end (a test in progress is stopped and its client told).
 func (sv *Server) Serve(ctx context.Context, l net.Listener) error {
-	sv.slot = make(chan struct{}, 1)
+	sv.slot = make(chan struct{}, max(1, sv.Concurrent))
 	if sv.MaxTestTime <= 0 {
 		sv.MaxTestTime = 10 * time.Minute
 	}
@@ -335,21 +343,39 @@ func (sv *Server) test(ctx context.Context, c *oob.Conn, cfg result.Config) erro
 	if !ok {
 		return refuse(fmt.Errorf("this server does not serve %s tests", oob.Quote(cfg.Op)))
 	}
-	if need := ServerBytes(op, cfg); need > sv.MaxBuffer {
+	need := ServerBytes(op, cfg)
+	if need > sv.MaxBuffer {
 		return refuse(fmt.Errorf("the plan needs %d bytes of buffer and queues on the server, above its --max-buffer of %d bytes: use a smaller --size/--offset/--qps/--tx-depth or restart the server with a larger --max-buffer", need, sv.MaxBuffer))
 	}
 	if d := time.Duration(cfg.DurationS * float64(time.Second)); d > sv.MaxTestTime {
 		return refuse(fmt.Errorf("--duration %v is above this server's --max-test-time %v", d, sv.MaxTestTime))
 	}
-	// One test at a time: another client's plan waits a while, then is told to retry.
+	// --concurrent tests at a time (one by default): another client's plan waits a
+	// while, then is told to retry.
 	select {
 	case sv.slot <- struct{}{}:
 		defer func() { <-sv.slot }()
 	case <-time.After(sv.Timeout / 2):
-		return refuse(errors.New("the server is busy with another client's test: retry later"))
+		return refuse(errors.New("the server is busy with other clients' tests: retry later"))
 	case <-ctx.Done():
 		return refuse(errShutdown)
 	}
+	sv.mu.Lock()
+	if sv.inUse+need > sv.MaxBuffer {
+		used := sv.inUse
+		sv.mu.Unlock()
+		return refuse(fmt.Errorf("the plan needs %d bytes on the server and the tests running there hold %d of its --max-buffer %d: retry later, or use a smaller plan", need, used, sv.MaxBuffer))
+	}
+	sv.inUse += need
+	sv.running++
+	sv.started++
+	sv.mu.Unlock()
+	defer func() {
+		sv.mu.Lock()
+		sv.inUse -= need
+		sv.running--
+		sv.mu.Unlock()
+	}()
 	s, err := sv.dev.NewSession(sessionSpec(op, cfg, true))
 	if err != nil {
 		return refuse(err)
@@ -389,7 +415,12 @@ func (sv *Server) test(ctx context.Context, c *oob.Conn, cfg result.Config) erro
 			probe = &p
 		}
 	}
+	var alone bool // no other test ran from start to done: the counters are this test's
+	var startedAt uint64
 	done, err := sv.await(ctx, c, func() {
+		sv.mu.Lock()
+		alone, startedAt = sv.running == 1, sv.started
+		sv.mu.Unlock()
 		if CountersOn(cfg) && !counts.began {
 			// The client waited for its counters' cache to expire (the default
 			// lifespan at least); a longer lifespan here needs the rest.
@@ -416,6 +447,12 @@ func (sv *Server) test(ctx context.Context, c *oob.Conn, cfg result.Config) erro
 	}
 	rep := oob.Report{Reverse: rev}
 	serverCounters(&counts, sv.dev, cfg, ended, &rep)
+	sv.mu.Lock()
+	alone = alone && sv.running == 1 && sv.started == startedAt
+	sv.mu.Unlock()
+	if rep.Counters != nil && !alone {
+		rep.Counters, rep.CountersNote = nil, "other clients' tests ran at the same time (--concurrent): the server's counters include their traffic, so none are reported"
+	}
 	if cfg.Test == "region" {
 		d := s.Digest(0, cfg.MsgSizeBytes)
 		rep.Digest = hex.EncodeToString(d[:])

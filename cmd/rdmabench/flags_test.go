@@ -150,7 +150,7 @@ func TestServerFlags(t *testing.T) {
 	os.WriteFile(tokenFile, []byte("s3cret\n"), 0o600)
 	checkFlags(t, "server", newCmdServer,
 		func() serverOptions {
-			return serverOptions{Local: bench.Local{Port: 1, GIDIndex: -1}, TCPPort: oob.DefaultPort, MaxBuffer: 1 << 30,
+			return serverOptions{Local: bench.Local{Port: 1, GIDIndex: -1}, TCPPort: oob.DefaultPort, MaxBuffer: 1 << 30, Concurrent: 1,
 				MaxTest: 10 * time.Minute, Timeout: 30 * time.Second, Idle: 10 * time.Minute}
 		},
 		func(o *serverOptions) { o.Log = nil },
@@ -167,6 +167,8 @@ func TestServerFlags(t *testing.T) {
 			{args: []string{"--max-buffer", "0"}, wantErr: "--max-buffer"},
 			{args: []string{"--max-buffer", "1T"}, wantErr: `invalid argument "1T" for "--max-buffer"`},
 			{args: []string{"--timeout", "0s"}, wantErr: "--timeout"},
+			{args: []string{"--concurrent", "3"}, want: func(o *serverOptions) { o.Concurrent = 3 }},
+			{args: []string{"--concurrent", "0"}, wantErr: "--concurrent 0"},
 			{args: []string{"--token", "a", "--token-file", tokenFile}, wantErr: "--token and --token-file: give one"},
 		})
 }

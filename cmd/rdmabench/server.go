@@ -19,16 +19,17 @@ import (
 )
 
 type serverOptions struct {
-	Local     bench.Local
-	Bind      string
-	TCPPort   int
-	Token     string
-	TokenFile string
-	MaxBuffer int
-	MaxTest   time.Duration
-	Timeout   time.Duration
-	Idle      time.Duration
-	Log       io.Writer
+	Local      bench.Local
+	Bind       string
+	TCPPort    int
+	Token      string
+	TokenFile  string
+	MaxBuffer  int
+	Concurrent int
+	MaxTest    time.Duration
+	Timeout    time.Duration
+	Idle       time.Duration
+	Log        io.Writer
 }
 
 func newCmdServer(runF func(*serverOptions) error) *cobra.Command {
@@ -60,6 +61,9 @@ crosses the network (challenge-response).`,
 			if opts.MaxBuffer < 1 {
 				return flagErrorf("--max-buffer must be positive")
 			}
+			if opts.Concurrent < 1 || opts.Concurrent > 64 {
+				return flagErrorf("--concurrent %d: want 1 to 64 tests at a time", opts.Concurrent)
+			}
 			if opts.Timeout <= 0 {
 				return flagErrorf("--timeout %v: want a positive duration (it bounds every wait on a client)", opts.Timeout)
 			}
@@ -79,6 +83,7 @@ crosses the network (challenge-response).`,
 	f.DurationVar(&opts.MaxTest, "max-test-time", 10*time.Minute, "longest test the server follows (a longer --duration is refused, a longer run stopped)")
 	opts.MaxBuffer = 1 << 30
 	f.Var(sizeValue{&opts.MaxBuffer}, "max-buffer", "largest buffer one test may make this server register (units: 64K, 1G)")
+	f.IntVar(&opts.Concurrent, "concurrent", 1, "tests run at once, from different clients (incast); --max-buffer then bounds their sum too")
 	f.DurationVar(&opts.Timeout, "timeout", 30*time.Second, "bound on each handshake step")
 	f.DurationVar(&opts.Idle, "idle", 10*time.Minute, "drop a client silent for this long between tests")
 	return cmd
@@ -94,8 +99,9 @@ func addLocalFlags(cmd *cobra.Command, l *bench.Local) {
 func serverRun(o *serverOptions) error {
 	sv := &bench.Server{
 		Local: o.Local, Token: o.Token, MaxBuffer: int64(o.MaxBuffer), MaxTestTime: o.MaxTest, Timeout: o.Timeout, Idle: o.Idle,
-		Ops: ops,
-		Log: log.New(o.Log, "rdmabench server: ", log.LstdFlags),
+		Concurrent: o.Concurrent,
+		Ops:        ops,
+		Log:        log.New(o.Log, "rdmabench server: ", log.LstdFlags),
 	}
 	if err := sv.Open(); err != nil {
 		return err
