@@ -203,3 +203,50 @@ func TestBidirectional(t *testing.T) {
 		t.Logf("%s -b: client->server %.3f Gb/s, server->client %.3f Gb/s, sum %.3f Gb/s", op, r.BWGbps, r.Reverse.BWGbps, r.BWSumGbps)
 	}
 }
+
+// Incast: three clients against `server --concurrent 3`, their runs overlapping in time.
+func TestIncast(t *testing.T) {
+	needPair(t)
+	p := startServer(t, "--concurrent", "3")
+	dir := t.TempDir()
+	type done struct {
+		i    int
+		out  string
+		code int
+	}
+	ch := make(chan done, 3)
+	for i := range 3 {
+		go func() {
+			args := append(client("write", "bw", cliDev, p, "-D", "2", "-s", "16K"), "--json", filepath.Join(dir, fmt.Sprint(i, ".json")))
+			cmd := exec.Command(bin, args...)
+			b, err := cmd.CombinedOutput()
+			code := 0
+			if ee, ok := err.(*exec.ExitError); ok {
+				code = ee.ExitCode()
+			}
+			ch <- done{i, string(b), code}
+		}()
+	}
+	var rs []result.Result
+	for range 3 {
+		d := <-ch
+		if d.code != 0 {
+			t.Fatalf("client %d: exit %d\n%s", d.i, d.code, d.out)
+		}
+		doc, _ := os.ReadFile(filepath.Join(dir, fmt.Sprint(d.i, ".json")))
+		var r result.Result
+		if err := json.Unmarshal(doc, &r); err != nil {
+			t.Fatal(err)
+		}
+		rs = append(rs, r)
+		t.Logf("client %d: %.3f Gb/s from %s for %.2f s", d.i, r.BWGbps, r.Time.Format("15:04:05.000"), float64(r.DurationNS)/1e9)
+	}
+	for i, a := range rs {
+		for j, b := range rs {
+			aEnd, bEnd := a.Time.Add(time.Duration(a.DurationNS)+time.Second), b.Time.Add(time.Duration(b.DurationNS)+time.Second) // 1 s for setup
+			if i < j && (aEnd.Before(b.Time) || bEnd.Before(a.Time)) {
+				t.Errorf("clients %d and %d did not overlap", i, j)
+			}
+		}
+	}
+}
