@@ -98,6 +98,9 @@ func (rv *reverse) measure(op Op, c result.Config, timeout time.Duration) {
 // finish waits for the server's loop (stopping it first when the client was
 // interrupted or failed) and returns what it moved.
 func (rv *reverse) finish(stop bool) *oob.Direction {
+	if stop {
+		rv.s.Stop() // also ends a warm-up still running
+	}
 	<-rv.warm
 	if !rv.active {
 		d := &oob.Direction{Error: "the server's direction never started"}
@@ -105,9 +108,6 @@ func (rv *reverse) finish(stop bool) *oob.Direction {
 			d.Error = "warm-up: " + rv.err.Error()
 		}
 		return d
-	}
-	if stop {
-		rv.s.Stop()
 	}
 	res := <-rv.done
 	d := &oob.Direction{Completed: res.Completed, DurationNS: res.DurationNS}
