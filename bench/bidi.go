@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/rdmabench/rdmabench/oob"
@@ -96,8 +97,9 @@ func (rv *reverse) measure(op Op, c result.Config, timeout time.Duration) {
 }
 
 // finish waits for the server's loop (stopping it first when the client was
-// interrupted or failed) and returns what it moved.
-func (rv *reverse) finish(stop bool) *oob.Direction {
+// interrupted or failed, or when it is still running limit after the client's done:
+// both directions run the same plan) and returns what it moved.
+func (rv *reverse) finish(stop bool, limit time.Duration) *oob.Direction {
 	if stop {
 		rv.s.Stop() // also ends a warm-up still running
 	}
@@ -109,10 +111,21 @@ func (rv *reverse) finish(stop bool) *oob.Direction {
 		}
 		return d
 	}
-	res := <-rv.done
+	var res verbs.BWResult
+	late := false
+	select {
+	case res = <-rv.done:
+	case <-time.After(limit):
+		late = true
+		rv.s.Stop()
+		res = <-rv.done // the loop ends its WRs in flight, within its watchdog
+	}
 	d := &oob.Direction{Completed: res.Completed, DurationNS: res.DurationNS}
-	if rv.err != nil {
+	switch {
+	case rv.err != nil:
 		d.Error = rv.err.Error()
+	case late:
+		d.Error = fmt.Sprintf("the server's direction was still running %v after the client's: stopped", limit)
 	}
 	return d
 }

@@ -299,10 +299,12 @@ func (c *Client) Run(ctx context.Context, op Op, cfg result.Config) (r result.Re
 // cache, this side reads its counters and tells the server to read its own, and waits
 // until it has.
 func (c *Client) start(cfg result.Config, local *sideCounters, started <-chan struct{}, reply <-chan received) error {
-	if !CountersOn(cfg) {
-		return nil
+	switch {
+	case CountersOn(cfg):
+		local.open(c.dev, settle(c.probe))
+	case !cfg.Bidirectional:
+		return nil // nothing for the server to do at the start
 	}
-	local.open(c.dev, settle(c.probe))
 	if err := c.conn.Send(oob.Msg{Type: oob.TStart}); err != nil {
 		c.drop()
 		return sessionLost{fmt.Errorf("lost the server at the start of the measured phase: %w", err)}

@@ -520,3 +520,15 @@ func TestPipeConcurrentClients(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// -b without counters: the start still starts the server's direction.
+func TestPipeBidirectionalWithoutCounters(t *testing.T) {
+	r := fake.NewRig(t, ops, nil)
+	c := dial(t, r, "")
+	for _, op := range []string{"write", "read"} {
+		res, err := run(t, c, result.Config{Op: op, Test: "bw", Bidirectional: true, Iterations: 100, Counters: "off"})
+		if err != nil || res.Reverse == nil || res.Reverse.Messages != 100 || res.Counters != nil {
+			t.Fatalf("%s -b --counters off: %v, reverse %+v", op, err, res.Reverse)
+		}
+	}
+}

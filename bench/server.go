@@ -432,7 +432,7 @@ func (sv *Server) test(ctx context.Context, c *oob.Conn, cfg result.Config) erro
 	})
 	var rev *oob.Direction
 	if rv != nil {
-		rev = rv.finish(err != nil || done.Done == nil || done.Done.Interrupted)
+		rev = rv.finish(err != nil || done.Done == nil || done.Done.Interrupted, sv.Timeout)
 	}
 	s.Stop()
 	rerr := <-respErr

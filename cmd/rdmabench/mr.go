@@ -83,8 +83,8 @@ every row failed or was skipped. --json writes the document (kind "mr").`,
 				return flagErrorf("--modes: want at least one of warm, cold, huge, odp")
 			}
 			switch {
-			case o.Iterations < 1:
-				return flagErrorf("-n %d: want 1 or more registrations per size and mode", o.Iterations)
+			case o.Iterations < 1 || o.Iterations > 1<<20:
+				return flagErrorf("-n %d: want 1 to %d registrations per size and mode", o.Iterations, 1<<20)
 			case o.Local.Port < 1:
 				return flagErrorf("--ib-port %d: ports are numbered from 1", o.Local.Port)
 			}

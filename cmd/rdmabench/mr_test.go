@@ -38,7 +38,7 @@ func TestMRFlags(t *testing.T) {
 		{args: []string{"--sizes", "0"}, wantErr: "want at least 1 byte"},
 		{args: []string{"--sizes", "4K,4096"}, wantErr: "4K given twice"},
 		{args: []string{"--sizes", ""}, wantErr: "want at least one size"},
-		{args: []string{"-n", "0"}, wantErr: "-n 0: want 1 or more"},
+		{args: []string{"-n", "0"}, wantErr: "-n 0: want 1 to 1048576"},
 		{args: []string{"-n", "-3"}, wantErr: "-n -3"},
 		{args: []string{"-n", "x"}, wantErr: `invalid argument "x"`},
 		{args: []string{"-i", "0"}, wantErr: "--ib-port 0"},

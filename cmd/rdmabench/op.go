@@ -205,6 +205,9 @@ func testRun(o *testOptions) error {
 		var lines io.Writer
 		if o.Config.IntervalS > 0 {
 			lines = o.Out.Stdout
+			if o.Out.JSON == "-" || o.Out.CSV == "-" { // stdout carries the result
+				lines = o.Out.Stderr
+			}
 			if o.IntervalFile != "" && o.IntervalFile != "-" {
 				f, err := os.Create(o.IntervalFile)
 				if err != nil {
