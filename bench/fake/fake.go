@@ -363,17 +363,23 @@ func (s *Session) Bandwidth(p verbs.BWParams) (verbs.BWResult, error) {
 	if s.e.Stall.Load() {
 		return verbs.BWResult{PerQP: make([]uint64, len(s.qpns))}, s.stall("bandwidth loop", "completions", p.Timeout)
 	}
-	n := p.Iters
-	dur := time.Duration(n) * s.cost()
+	// The loop takes its synthetic time for real (a Stop cuts it short, Progress is
+	// called as it goes), so that what runs beside it (beats, the peer's direction of a
+	// bidirectional test, --interval) meets it as it would meet the real loop.
+	var every func(time.Duration)
+	if p.Progress != nil {
+		every = func(t time.Duration) { p.Progress(uint64(t/s.cost()) * uint64(len(s.qpns))) }
+	}
+	want := p.Duration
+	if want <= 0 {
+		want = time.Duration(p.Iters) * s.cost()
+	}
+	dur := s.sleep(want, p.Interval, every)
+	n := min(uint64(dur/s.cost()), p.Iters)
 	if p.Duration > 0 {
-		var every func(time.Duration)
-		if p.Progress != nil {
-			every = func(t time.Duration) { p.Progress(uint64(t/s.cost()) * uint64(len(s.qpns))) }
-		}
-		dur = s.sleep(p.Duration, p.Interval, every)
 		n = uint64(dur / s.cost())
-	} else if s.stop.Load() {
-		n, dur = 0, 0
+	} else if dur >= want {
+		n = p.Iters // all of them: the sleep may overshoot, never count more than asked
 	}
 	if s.e.FailLoop != nil {
 		n /= 2
