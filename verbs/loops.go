@@ -263,20 +263,6 @@ func failure(x *C.rb_xfer, phase string) error {
 	return &VerbError{Verb: C.GoString(f.verb), Phase: phase, Err: syscall.Errno(f.err)}
 }
 
-var wcStatus = []string{"IBV_WC_SUCCESS", "IBV_WC_LOC_LEN_ERR", "IBV_WC_LOC_QP_OP_ERR", "IBV_WC_LOC_EEC_OP_ERR",
-	"IBV_WC_LOC_PROT_ERR", "IBV_WC_WR_FLUSH_ERR", "IBV_WC_MW_BIND_ERR", "IBV_WC_BAD_RESP_ERR",
-	"IBV_WC_LOC_ACCESS_ERR", "IBV_WC_REM_INV_REQ_ERR", "IBV_WC_REM_ACCESS_ERR", "IBV_WC_REM_OP_ERR",
-	"IBV_WC_RETRY_EXC_ERR", "IBV_WC_RNR_RETRY_EXC_ERR", "IBV_WC_LOC_RDD_VIOL_ERR", "IBV_WC_REM_INV_RD_REQ_ERR",
-	"IBV_WC_REM_ABORT_ERR", "IBV_WC_INV_EECN_ERR", "IBV_WC_INV_EEC_STATE_ERR", "IBV_WC_FATAL_ERR",
-	"IBV_WC_RESP_TIMEOUT_ERR", "IBV_WC_GENERAL_ERR", "IBV_WC_TM_ERR", "IBV_WC_TM_RNDV_INCOMPLETE"}
-
-func wcStatusName(s int) string {
-	if s >= 0 && s < len(wcStatus) {
-		return wcStatus[s]
-	}
-	return fmt.Sprintf("status %d", s)
-}
-
 func wcOpcodeName(o int) string {
 	switch o {
 	case C.IBV_WC_SEND:
