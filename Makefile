@@ -7,7 +7,7 @@ ROUNDS  ?= 5
 SOAK_CLIENTS ?= 200
 SOAK_GARBAGE ?= 20
 # Packages that do not need cgo: they are also tested with CGO_ENABLED=0.
-PURE    := ./result/... ./oob/... ./report/... ./verbs/... ./sweep/... ./profiles/... ./rdma/... ./examples/... ./counters/... ./doctor/... ./mrbench/...
+PURE    := ./result/... ./oob/... ./report/... ./verbs/... ./sweep/... ./profiles/... ./rdma/... ./examples/... ./counters/... ./doctor/... ./mrbench/... ./internal/...
 
 # Debian packages for building (cgo + libibverbs), for perftest comparisons, and for
 # the Soft-RoCE test bed (qemu, busybox, cpio, kmod for depmod, iproute2 for `rdma`).

@@ -2,7 +2,7 @@ package doctor
 
 import (
 	"fmt"
-	"math"
+	"github.com/rdmabench/rdmabench/internal/memlock"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -35,66 +35,17 @@ func MemlockNeed() uint64 {
 	return (n+4095)/4096*4096 + memlockMargin
 }
 
-// unlimited is RLIM_INFINITY as /proc/self/limits spells it.
-const unlimited = math.MaxUint64
-
-// readMemlock reads the soft and hard RLIMIT_MEMLOCK from /proc/self/limits.
-func readMemlock(root string) (soft, hard uint64, err error) {
-	b, err := os.ReadFile(filepath.Join(root, "proc/self/limits"))
-	if err != nil {
-		return 0, 0, err
-	}
-	for line := range strings.Lines(string(b)) {
-		rest, ok := strings.CutPrefix(line, "Max locked memory")
-		if !ok {
-			continue
-		}
-		f := strings.Fields(rest)
-		if len(f) < 2 {
-			break
-		}
-		if soft, err = limitValue(f[0]); err == nil {
-			hard, err = limitValue(f[1])
-		}
-		return soft, hard, err
-	}
-	return 0, 0, fmt.Errorf("no \"Max locked memory\" line in /proc/self/limits")
-}
-
-func limitValue(s string) (uint64, error) {
-	if s == "unlimited" {
-		return unlimited, nil
-	}
-	return strconv.ParseUint(s, 10, 64)
-}
-
 func limitText(v uint64) string {
-	if v == unlimited {
+	if v == memlock.Unlimited {
 		return "unlimited"
 	}
 	return bytesText(v)
 }
 
-// capIPCLock says whether /proc/self/status grants CAP_IPC_LOCK (bit 14 of CapEff),
-// which lifts RLIMIT_MEMLOCK for memory registration.
-func capIPCLock(root string) bool {
-	b, err := os.ReadFile(filepath.Join(root, "proc/self/status"))
-	if err != nil {
-		return false
-	}
-	for line := range strings.Lines(string(b)) {
-		if v, ok := strings.CutPrefix(line, "CapEff:"); ok {
-			caps, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
-			return err == nil && caps&(1<<14) != 0
-		}
-	}
-	return false
-}
-
 // memlockCheck: the locked-memory limit against what a default write bw registers.
 func memlockCheck(root string) Check {
 	c := Check{Name: "memlock"}
-	soft, hard, err := readMemlock(root)
+	soft, hard, err := memlock.Limit(root)
 	if err != nil {
 		c.Verdict, c.Found = Skip, "cannot read the locked-memory limit: "+err.Error()
 		return c
@@ -104,7 +55,7 @@ func memlockCheck(root string) Check {
 	switch {
 	case soft >= need:
 		c.Verdict, c.Found = OK, fmt.Sprintf("%s: enough for a default write bw (%s with a margin); larger --size, --qps or --tx-depth need more", limits, bytesText(need))
-	case capIPCLock(root):
+	case memlock.CapIPCLock(root):
 		c.Verdict, c.Found = OK, fmt.Sprintf("%s, below the %s a default write bw registers, but this process has CAP_IPC_LOCK (root), which lifts the limit; as another user it would fail", limits, bytesText(need))
 	default:
 		c.Verdict = Fail
