@@ -180,7 +180,7 @@ func (c *Client) Run(ctx context.Context, op Op, cfg result.Config) (r result.Re
 		return r, err
 	}
 	defer s.Close()
-	if err := s.Connect(*m.Endpoint, cfg.MTUBytes); err != nil {
+	if err := s.ConnectPeers([]oob.Endpoint{*m.Endpoint}, cfg.MTUBytes); err != nil {
 		c.conn.SendError(err)
 		return r, err
 	}

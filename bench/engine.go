@@ -31,7 +31,9 @@ type Device interface {
 // Session is one test's resources on one side: QPs, a CQ and a registered buffer.
 type Session interface {
 	Local() oob.Endpoint
-	Connect(remote oob.Endpoint, mtu int) error
+	// ConnectPeers connects the QPs to one endpoint that offers as many, or QP i to
+	// endpoint i (one QP each: a client of several servers).
+	ConnectPeers(remotes []oob.Endpoint, mtu int) error
 	PathMTU() int
 	RdAtom() int
 	MaxInline() int

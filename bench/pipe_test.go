@@ -336,7 +336,7 @@ func TestPipeRegion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Connect(*m.Endpoint, 0); err != nil {
+	if err := s.ConnectPeers([]oob.Endpoint{*m.Endpoint}, 0); err != nil {
 		t.Fatal(err)
 	}
 	local := s.Local()

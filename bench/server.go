@@ -393,7 +393,7 @@ func (sv *Server) test(ctx context.Context, c *oob.Conn, cfg result.Config) erro
 	if err != nil {
 		return err
 	}
-	if err := s.Connect(*m.Endpoint, cfg.MTUBytes); err != nil {
+	if err := s.ConnectPeers([]oob.Endpoint{*m.Endpoint}, cfg.MTUBytes); err != nil {
 		return refuse(err)
 	}
 	respErr := make(chan error, 1)

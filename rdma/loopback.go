@@ -122,14 +122,19 @@ type loopSession struct{ provider.Session }
 
 var errLoopback = errors.New("the loopback fabric serves region plans only")
 
-func (s loopSession) Connect(r oob.Endpoint, mtu int) error { return s.Session.Connect(r) }
-func (loopSession) PathMTU() int                            { return 4096 }
-func (loopSession) RdAtom() int                             { return 16 }
-func (loopSession) MaxInline() int                          { return 0 }
-func (loopSession) Fill(seed uint32, off, n int)            {}
-func (loopSession) Check(seed uint32, off, n int) int64     { return -1 }
-func (loopSession) Stop()                                   {}
-func (s loopSession) Digest(off, n int) [32]byte            { return sha256.Sum256(s.Bytes()[off : off+n]) }
+func (s loopSession) ConnectPeers(rs []oob.Endpoint, mtu int) error {
+	if len(rs) != 1 {
+		return errLoopback
+	}
+	return s.Session.Connect(rs[0])
+}
+func (loopSession) PathMTU() int                        { return 4096 }
+func (loopSession) RdAtom() int                         { return 16 }
+func (loopSession) MaxInline() int                      { return 0 }
+func (loopSession) Fill(seed uint32, off, n int)        {}
+func (loopSession) Check(seed uint32, off, n int) int64 { return -1 }
+func (loopSession) Stop()                               {}
+func (s loopSession) Digest(off, n int) [32]byte        { return sha256.Sum256(s.Bytes()[off : off+n]) }
 func (loopSession) Bandwidth(verbs.BWParams) (verbs.BWResult, error) {
 	return verbs.BWResult{}, errLoopback
 }

@@ -46,13 +46,16 @@ func ClockNote() string { return theClockNote }
 // QShift is where a bandwidth loop's wr_id keeps the QP index.
 const QShift = C.RB_QSHIFT
 
-// xfer fills the fields every loop shares. The histogram is C memory, freed by the caller.
-func (s *Session) xfer(x *C.rb_xfer, size int, laddr, raddr uintptr, inline bool, timeout time.Duration) {
+// xfer fills the fields every loop shares; the remote address is roff into the first
+// peer's buffer. The histogram is C memory, freed by the caller.
+func (s *Session) xfer(x *C.rb_xfer, size int, laddr uintptr, roff int, inline bool, timeout time.Duration) {
 	x.cq = s.cq
 	x.laddr = C.uint64_t(laddr)
 	x.lkey = s.mr.lkey
-	x.raddr = C.uint64_t(raddr)
-	x.rkey = C.uint32_t(s.remoteKey)
+	if len(s.remotes) > 0 {
+		x.raddr = C.uint64_t(s.remotes[0].addr + uint64(roff))
+		x.rkey = C.uint32_t(s.remotes[0].key)
+	}
 	x.size = C.uint32_t(size)
 	if inline {
 		x.send_flags = C.IBV_SEND_INLINE
@@ -66,62 +69,130 @@ func (s *Session) xfer(x *C.rb_xfer, size int, laddr, raddr uintptr, inline bool
 	C.rb_hist_reset(x.hist)
 }
 
-// Bandwidth runs the bandwidth loop over all QPs of the session (the client side).
+// Bandwidth runs the bandwidth loop over all QPs of the session (the client side), or,
+// with p.Rounds, the rounds loop.
 func (s *Session) Bandwidth(p BWParams) (BWResult, error) {
 	l := p.Layout
 	if p.Size < 1 || l.Stride < p.Size || l.LSlots < 1 || l.RSlots < 1 {
 		return BWResult{}, fmt.Errorf("bandwidth loop: message size %d, slots %d/%d of %d bytes: not a layout", p.Size, l.LSlots, l.RSlots, l.Stride)
 	}
-	if need := p.LocalOffset + len(s.qps)*l.LSlots*l.Stride; p.LocalOffset < 0 || p.RemoteOffset < 0 || need > s.spec.BufSize {
-		return BWResult{}, fmt.Errorf("bandwidth loop: %d QPs x %d slots x %d bytes from offset %d exceed the %d-byte buffer", len(s.qps), l.LSlots, l.Stride, p.LocalOffset, s.spec.BufSize)
+	nqp := len(s.qps)
+	if len(s.remotes) != nqp {
+		return BWResult{}, fmt.Errorf("bandwidth loop: the session is not connected")
 	}
-	if p.CQMod < 1 || p.CQMod > p.SQDepth || p.PostList < 1 || p.PostList > p.SQDepth || p.SQDepth > s.spec.SQDepth {
+	if need := p.LocalOffset + l.LocalRegions(nqp)*l.LSlots*l.Stride; p.LocalOffset < 0 || p.RemoteOffset < 0 || need > s.spec.BufSize {
+		return BWResult{}, fmt.Errorf("bandwidth loop: %d regions x %d slots x %d bytes from offset %d exceed the %d-byte buffer", l.LocalRegions(nqp), l.LSlots, l.Stride, p.LocalOffset, s.spec.BufSize)
+	}
+	if !p.Rounds && (p.CQMod < 1 || p.CQMod > p.SQDepth || p.PostList < 1 || p.PostList > p.SQDepth || p.SQDepth > s.spec.SQDepth) {
 		return BWResult{}, fmt.Errorf("need 1 <= cq-mod (%d) <= sq-depth (%d) and 1 <= post-list (%d) <= sq-depth, sq-depth <= %d", p.CQMod, p.SQDepth, p.PostList, s.spec.SQDepth)
 	}
-	var a C.rb_bw_args
-	s.xfer(&a.x, p.Size, uintptr(s.buf)+uintptr(p.LocalOffset), uintptr(s.remoteAddr)+uintptr(p.RemoteOffset), p.Inline && p.Op == Write, p.Timeout)
-	defer C.free(unsafe.Pointer(a.x.hist))
-	nqp := len(s.qps)
-	qps := (**C.struct_ibv_qp)(C.malloc(C.size_t(nqp) * C.size_t(unsafe.Sizeof(uintptr(0)))))
-	defer C.free(unsafe.Pointer(qps))
-	copy(unsafe.Slice(qps, nqp), s.qps)
-	a.done = (*C.uint64_t)(C.calloc(C.size_t(nqp), 8))
-	defer C.free(unsafe.Pointer(a.done))
-	a.qps = qps
-	a.nqp = C.int(nqp)
-	a.opcode = C.IBV_WR_RDMA_WRITE
-	if p.Op == Read {
-		a.opcode = C.IBV_WR_RDMA_READ
-	}
-	a.lslots, a.rslots, a.stride = C.uint32_t(l.LSlots), C.uint32_t(l.RSlots), C.uint32_t(l.Stride)
-	a.lstride = C.uint64_t(l.LSlots * l.Stride)
-	a.rstride = C.uint64_t(l.RSlots * l.Stride)
-	a.iters = C.uint64_t(p.Iters)
-	if p.Duration > 0 {
-		a.iters = C.uint64_t(math.MaxUint64)
-		a.deadline_ns = C.rb_now() + C.int64_t(p.Duration.Nanoseconds())
-	}
-	a.tx_depth = C.uint32_t(p.SQDepth)
-	a.post_list = C.uint32_t(p.PostList)
-	a.cq_mod = C.uint32_t(p.CQMod)
-	if p.Events {
-		if s.channel == nil {
-			return BWResult{}, fmt.Errorf("completion events need a session created with Spec.Events")
+	// The remote regions: QP q's at q*rstride of the one peer's buffer, or at the
+	// start of its own peer's.
+	raddr := (*C.uint64_t)(C.calloc(C.size_t(nqp), 8))
+	rkey := (*C.uint32_t)(C.calloc(C.size_t(nqp), 4))
+	last := (*C.int64_t)(C.calloc(C.size_t(nqp), 8))
+	done := (*C.uint64_t)(C.calloc(C.size_t(nqp), 8))
+	qps := (**C.struct_ibv_qp)(C.calloc(C.size_t(nqp), C.size_t(unsafe.Sizeof(uintptr(0)))))
+	defer func() {
+		for _, p := range []unsafe.Pointer{unsafe.Pointer(raddr), unsafe.Pointer(rkey), unsafe.Pointer(last), unsafe.Pointer(done), unsafe.Pointer(qps)} {
+			C.free(p)
 		}
-		a.channel = s.channel
+	}()
+	if raddr == nil || rkey == nil || last == nil || done == nil || qps == nil {
+		panic("verbs: out of memory for a loop's arrays")
 	}
-	endProgress := progress(p, unsafe.Slice((*uint64)(unsafe.Pointer(a.done)), nqp))
-	runtime.LockOSThread()
-	rc := C.rb_bw(&a)
-	runtime.UnlockOSThread()
-	endProgress() // before a.done is freed
-	res := BWResult{
-		Completed: uint64(a.completed), Events: uint64(a.events), DurationNS: int64(a.x.duration_ns),
-		PerQP: append([]uint64(nil), unsafe.Slice((*uint64)(unsafe.Pointer(a.done)), nqp)...),
-		Lat:   samples(a.x.hist, float64(a.x.ns_per_tick)),
+	ra, rk := unsafe.Slice((*uint64)(unsafe.Pointer(raddr)), nqp), unsafe.Slice((*uint32)(unsafe.Pointer(rkey)), nqp)
+	for q, r := range s.remotes {
+		ra[q], rk[q] = r.addr+uint64(p.RemoteOffset), r.key
+		if s.onePeer {
+			ra[q] += uint64(q * l.RSlots * l.Stride)
+		}
+	}
+	copy(unsafe.Slice(qps, nqp), s.qps)
+	var qhist *C.rb_hist
+	if p.PerQP {
+		qhist = (*C.rb_hist)(C.malloc(C.size_t(nqp) * C.size_t(unsafe.Sizeof(C.rb_hist{}))))
+		if qhist == nil {
+			panic("verbs: out of memory for latency histograms")
+		}
+		defer C.free(unsafe.Pointer(qhist))
+		for i := range unsafe.Slice(qhist, nqp) {
+			C.rb_hist_reset(&unsafe.Slice(qhist, nqp)[i])
+		}
+	}
+	opcode := C.int(C.IBV_WR_RDMA_WRITE)
+	if p.Op == Read {
+		opcode = C.IBV_WR_RDMA_READ
+	}
+	lstride := C.uint64_t(l.LSlots * l.Stride)
+	if l.SharedLocal {
+		lstride = 0
+	}
+	var deadline C.int64_t
+	iters := C.uint64_t(p.Iters)
+	if p.Duration > 0 {
+		iters = C.uint64_t(math.MaxUint64)
+		deadline = C.rb_now() + C.int64_t(p.Duration.Nanoseconds())
+	}
+	var x *C.rb_xfer
+	var rc C.int
+	var res BWResult
+	if p.Rounds {
+		var a C.rb_rounds_args
+		x = &a.x
+		s.xfer(x, p.Size, uintptr(s.buf)+uintptr(p.LocalOffset), 0, p.Inline && p.Op == Write, p.Timeout)
+		a.qps, a.nqp, a.opcode = qps, C.int(nqp), opcode
+		a.lslots, a.rslots, a.stride, a.lstride = C.uint32_t(l.LSlots), C.uint32_t(l.RSlots), C.uint32_t(l.Stride), lstride
+		a.raddr, a.rkey, a.qhist, a.iters, a.deadline_ns = raddr, rkey, qhist, iters, deadline
+		a.done, a.qlast_ns = done, last
+		endProgress := progress(p, unsafe.Slice((*uint64)(unsafe.Pointer(done)), nqp))
+		runtime.LockOSThread()
+		rc = C.rb_rounds(&a)
+		runtime.UnlockOSThread()
+		endProgress()
+		res.Rounds = uint64(a.rounds)
+	} else {
+		var a C.rb_bw_args
+		x = &a.x
+		s.xfer(x, p.Size, uintptr(s.buf)+uintptr(p.LocalOffset), 0, p.Inline && p.Op == Write, p.Timeout)
+		a.qps, a.nqp, a.opcode = qps, C.int(nqp), opcode
+		a.lslots, a.rslots, a.stride, a.lstride = C.uint32_t(l.LSlots), C.uint32_t(l.RSlots), C.uint32_t(l.Stride), lstride
+		a.raddr, a.rkey, a.qhist, a.iters, a.deadline_ns = raddr, rkey, qhist, iters, deadline
+		a.tx_depth, a.post_list, a.cq_mod = C.uint32_t(p.SQDepth), C.uint32_t(p.PostList), C.uint32_t(p.CQMod)
+		a.done, a.qlast_ns = done, last
+		if p.Events {
+			if s.channel == nil {
+				C.free(unsafe.Pointer(x.hist))
+				return BWResult{}, fmt.Errorf("completion events need a session created with Spec.Events")
+			}
+			a.channel = s.channel
+		}
+		endProgress := progress(p, unsafe.Slice((*uint64)(unsafe.Pointer(done)), nqp))
+		runtime.LockOSThread()
+		rc = C.rb_bw(&a)
+		runtime.UnlockOSThread()
+		endProgress() // before done is freed
+		res.Events = uint64(a.events)
+	}
+	defer C.free(unsafe.Pointer(x.hist))
+	scale := float64(x.ns_per_tick)
+	res.DurationNS, res.Lat = int64(x.duration_ns), samples(x.hist, scale)
+	res.PerQP = append([]uint64(nil), unsafe.Slice((*uint64)(unsafe.Pointer(done)), nqp)...)
+	res.PerQPLastNS = append([]int64(nil), unsafe.Slice((*int64)(unsafe.Pointer(last)), nqp)...)
+	for _, n := range res.PerQP {
+		res.Completed += n
+	}
+	if qhist != nil {
+		for i := range unsafe.Slice(qhist, nqp) {
+			res.PerQPLat = append(res.PerQPLat, samples(&unsafe.Slice(qhist, nqp)[i], scale))
+		}
 	}
 	if rc != 0 {
-		return res, failure(&a.x, "bandwidth loop")
+		what := "bandwidth loop"
+		if p.Rounds {
+			what = "rounds loop"
+		}
+		return res, failure(x, what)
 	}
 	return res, nil
 }
@@ -161,7 +232,7 @@ func (s *Session) PingPong(p PingPongParams) (LatResult, error) {
 		return LatResult{}, fmt.Errorf("ping-pong of %d bytes needs a %d-byte buffer", p.Size, 2*p.Size)
 	}
 	var a C.rb_pp_args
-	s.xfer(&a.x, p.Size, uintptr(s.buf)+uintptr(p.Size), uintptr(s.remoteAddr), p.Inline, p.Timeout)
+	s.xfer(&a.x, p.Size, uintptr(s.buf)+uintptr(p.Size), 0, p.Inline, p.Timeout)
 	defer C.free(unsafe.Pointer(a.x.hist))
 	a.qp = s.qps[0]
 	a.rx_last = (*C.uint8_t)(unsafe.Add(s.buf, p.Size-1))
@@ -190,7 +261,7 @@ func (s *Session) ReadLatency(p ReadLatParams) (LatResult, error) {
 		return LatResult{}, fmt.Errorf("message size %d outside the %d-byte buffer", p.Size, s.spec.BufSize)
 	}
 	var a C.rb_rl_args
-	s.xfer(&a.x, p.Size, uintptr(s.buf), uintptr(s.remoteAddr), false, p.Timeout)
+	s.xfer(&a.x, p.Size, uintptr(s.buf), 0, false, p.Timeout)
 	defer C.free(unsafe.Pointer(a.x.hist))
 	a.qp = s.qps[0]
 	a.iters = C.uint64_t(p.Iters)

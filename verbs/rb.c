@@ -178,7 +178,12 @@ static inline int stopped(const rb_xfer *x) { return __atomic_load_n(x->stop, __
 // ---- bandwidth ----
 
 static int bw(rb_bw_args *a, uint64_t *posted, uint64_t *target, uint32_t *lcur, uint32_t *rcur,
-              int64_t *pts, struct ibv_send_wr *wr, struct ibv_sge *sge, int64_t *t_start, int64_t *t_end);
+              int64_t *pts, int64_t *qlast, struct ibv_send_wr *wr, struct ibv_sge *sge, int64_t *t_start, int64_t *t_end);
+
+// ticks_ns converts the span from t0 to t1 with the loop's calibration.
+static int64_t ticks_ns(const rb_xfer *x, int64_t t0, int64_t t1) {
+	return t1 > t0 ? (int64_t)((double)(t1 - t0) * x->ns_per_tick + 0.5) : 0;
+}
 
 int rb_bw(rb_bw_args *a) {
 	const int nqp = a->nqp;
@@ -188,6 +193,7 @@ int rb_bw(rb_bw_args *a) {
 	uint32_t *lcur = calloc(nqp, sizeof(uint32_t));
 	uint32_t *rcur = calloc(nqp, sizeof(uint32_t));
 	int64_t *pts = calloc((size_t)nqp * a->tx_depth, sizeof(int64_t));
+	int64_t *qlast = calloc(nqp, sizeof(int64_t));
 	struct ibv_send_wr *wr = calloc(a->post_list, sizeof(*wr));
 	struct ibv_sge *sge = calloc(a->post_list, sizeof(*sge));
 	int64_t t_start = 0, t_end = 0;
@@ -198,15 +204,18 @@ int rb_bw(rb_bw_args *a) {
 		a->done[q] = 0;
 	a->events = 0;
 	clk_begin(&clk);
-	if (!posted || !target || !lcur || !rcur || !pts || !wr || !sge)
+	if (!posted || !target || !lcur || !rcur || !pts || !qlast || !wr || !sge)
 		rc = verb_failed(x, "calloc", ENOMEM);
 	else
-		rc = bw(a, posted, target, lcur, rcur, pts, wr, sge, &t_start, &t_end);
+		rc = bw(a, posted, target, lcur, rcur, pts, qlast, wr, sge, &t_start, &t_end);
 	rc = clk_end(&clk, x, rc);
-	x->duration_ns = (int64_t)((double)(t_end - t_start) * x->ns_per_tick + 0.5);
+	x->duration_ns = ticks_ns(x, t_start, t_end);
 	a->completed = 0;
-	for (int q = 0; q < nqp; q++)
+	for (int q = 0; q < nqp; q++) {
 		a->completed += a->done[q];
+		a->qlast_ns[q] = a->done[q] ? ticks_ns(x, t_start, qlast[q]) : 0;
+	}
+	free(qlast);
 	free(posted);
 	free(target);
 	free(lcur);
@@ -226,7 +235,7 @@ int rb_bw(rb_bw_args *a) {
 // On a stop or the deadline each QP posts at most one more WR, signalled, so that
 // everything posted is seen to complete.
 static int bw(rb_bw_args *a, uint64_t *posted, uint64_t *target, uint32_t *lcur, uint32_t *rcur,
-              int64_t *pts, struct ibv_send_wr *wr, struct ibv_sge *sge, int64_t *t_start, int64_t *t_end) {
+              int64_t *pts, int64_t *qlast, struct ibv_send_wr *wr, struct ibv_sge *sge, int64_t *t_start, int64_t *t_end) {
 	rb_xfer *x = &a->x;
 	const int nqp = a->nqp;
 	const uint64_t depth = a->tx_depth, mod = a->cq_mod;
@@ -238,7 +247,6 @@ static int bw(rb_bw_args *a, uint64_t *posted, uint64_t *target, uint32_t *lcur,
 		wr[i].sg_list = &sge[i];
 		wr[i].num_sge = 1;
 		wr[i].opcode = a->opcode;
-		wr[i].wr.rdma.rkey = x->rkey;
 		wr[i].next = i + 1 < pl ? &wr[i + 1] : NULL;
 	}
 	int active = 0; // QPs with WRs still to complete
@@ -292,7 +300,8 @@ static int bw(rb_bw_args *a, uint64_t *posted, uint64_t *target, uint32_t *lcur,
 						signalled = 1;
 					}
 					sge[i].addr = x->laddr + q * a->lstride + (uint64_t)lcur[q] * a->stride;
-					wr[i].wr.rdma.remote_addr = x->raddr + q * a->rstride + (uint64_t)rcur[q] * a->stride;
+					wr[i].wr.rdma.remote_addr = a->raddr[q] + (uint64_t)rcur[q] * a->stride;
+					wr[i].wr.rdma.rkey = a->rkey[q];
 					if (++lcur[q] == a->lslots)
 						lcur[q] = 0;
 					if (++rcur[q] == a->rslots)
@@ -327,7 +336,11 @@ static int bw(rb_bw_args *a, uint64_t *posted, uint64_t *target, uint32_t *lcur,
 				uint64_t seq = wc[i].wr_id & SEQMASK;
 				if (q >= nqp || seq < done[q] || seq >= posted[q])
 					return unexpected(x, &wc[i]);
-				sample(x, t - pts[(size_t)q * depth + seq % depth]);
+				int64_t dt = t - pts[(size_t)q * depth + seq % depth];
+				sample(x, dt);
+				if (a->qhist)
+					rb_hist_add(&a->qhist[q], dt);
+				qlast[q] = t;
 				// Atomic (a plain store on x86-64 and arm64): Go reads done[] during
 				// the loop for --interval.
 				__atomic_store_n(&done[q], seq + 1, __ATOMIC_RELAXED);
@@ -383,6 +396,98 @@ static int bw(rb_bw_args *a, uint64_t *posted, uint64_t *target, uint32_t *lcur,
 	return 0;
 }
 
+// ---- rounds ----
+
+// span is the window a loop measured: the first post to the last completion or answer seen.
+typedef struct {
+	int64_t first, last;
+} span;
+
+static void span_end(rb_xfer *x, const span *w) { x->duration_ns = ticks_ns(x, w->first, w->last); }
+
+static int rounds(rb_rounds_args *a, int64_t *tq, span *w);
+
+int rb_rounds(rb_rounds_args *a) {
+	rb_xfer *x = &a->x;
+	int64_t *tq = calloc(a->nqp, sizeof(int64_t));
+	memset(&x->fail, 0, sizeof(x->fail));
+	for (int q = 0; q < a->nqp; q++)
+		a->done[q] = 0;
+	a->rounds = 0;
+	rb_clock clk;
+	span w = {0, 0};
+	clk_begin(&clk);
+	int rc = tq ? rounds(a, tq, &w) : verb_failed(x, "calloc", ENOMEM);
+	rc = clk_end(&clk, x, rc);
+	span_end(x, &w);
+	for (int q = 0; q < a->nqp; q++)
+		a->qlast_ns[q] = tq && a->done[q] ? ticks_ns(x, w.first, tq[q]) : 0;
+	free(tq);
+	return rc;
+}
+
+// Each QP has at most one WR outstanding, WR r of round r; its completion is that QP's
+// part of the round. tq[q] is the tick at which QP q's completion was seen.
+static int rounds(rb_rounds_args *a, int64_t *tq, span *w) {
+	rb_xfer *x = &a->x;
+	const int nqp = a->nqp;
+	struct ibv_sge sge = {.length = x->size, .lkey = x->lkey};
+	struct ibv_send_wr wr = {.sg_list = &sge, .num_sge = 1, .opcode = a->opcode};
+	struct ibv_wc wc[POLL_BATCH];
+	for (uint64_t r = 0; r < a->iters; r++) {
+		if (stopped(x) || (a->deadline_ns && rb_now() >= a->deadline_ns))
+			break;
+		uint64_t lslot = r % a->lslots, rslot = r % a->rslots;
+		int64_t t0 = ticks();
+		for (int q = 0; q < nqp; q++) {
+			sge.addr = x->laddr + q * a->lstride + lslot * a->stride;
+			wr.wr.rdma.remote_addr = a->raddr[q] + rslot * a->stride;
+			wr.wr.rdma.rkey = a->rkey[q];
+			wr.wr_id = ((uint64_t)q << RB_QSHIFT) | r;
+			wr.send_flags = x->send_flags | IBV_SEND_SIGNALED;
+			struct ibv_send_wr *bad;
+			int err = ibv_post_send(a->qps[q], &wr, &bad);
+			if (err) // the QPs posted before q still have this round's WR outstanding
+				return verb_failed(x, "ibv_post_send", err);
+		}
+		int left = nqp;
+		int64_t t1 = t0;
+		watchdog wd = {0};
+		while (left > 0) {
+			int ne = ibv_poll_cq(x->cq, POLL_BATCH, wc);
+			if (ne < 0)
+				return poll_failed(x);
+			if (ne == 0) {
+				if (idle(&wd, x))
+					return timed_out(x, "a round's completions");
+				continue;
+			}
+			int64_t t = ticks();
+			for (int i = 0; i < ne; i++) {
+				if (wc[i].status != IBV_WC_SUCCESS)
+					return wc_failed(x, &wc[i]);
+				int q = (int)(wc[i].wr_id >> RB_QSHIFT);
+				if (q >= nqp || (wc[i].wr_id & SEQMASK) != r || a->done[q] != r)
+					return unexpected(x, &wc[i]);
+				tq[q] = t;
+				__atomic_store_n(&a->done[q], r + 1, __ATOMIC_RELAXED);
+				left--;
+			}
+			t1 = t;
+			progress(&wd);
+		}
+		sample(x, t1 - t0);
+		if (a->qhist)
+			for (int q = 0; q < nqp; q++)
+				rb_hist_add(&a->qhist[q], tq[q] - t0);
+		if (r == 0)
+			w->first = t0;
+		w->last = t1;
+		a->rounds = r + 1;
+	}
+	return 0;
+}
+
 // ---- WRITE ping-pong ----
 
 // reap polls the send completions once; *completed becomes the count of WRs known
@@ -433,15 +538,6 @@ static int await(rb_pp_args *a, uint8_t v, struct ibv_wc *wc, uint64_t posted, u
 				return timed_out(x, a->initiator ? "the peer's answer" : "the peer's next message");
 		}
 	}
-}
-
-// span is the window a latency loop measured: the first post to the last answer seen.
-typedef struct {
-	int64_t first, last;
-} span;
-
-static void span_end(rb_xfer *x, const span *w) {
-	x->duration_ns = w->last > w->first ? (int64_t)((double)(w->last - w->first) * x->ns_per_tick + 0.5) : 0;
 }
 
 static int pingpong(rb_pp_args *a, struct ibv_send_wr *wrp, volatile uint8_t *tx_last, struct ibv_wc *wc, span *w);

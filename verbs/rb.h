@@ -101,25 +101,58 @@ typedef struct {
 // ibv_post_send (the part of a chain that fits the send queue), signal every
 // cq_mod-th WR and each QP's last, poll the shared CQ in batches of 16. WR number i of
 // QP q goes from local slot i % lslots to remote slot i % rslots of that QP's region
-// (region q starts at q*lstride / q*rstride; slots are `stride` bytes apart).
-// Samples: post to completion of each signalled WR.
+// (local region q starts at laddr + q*lstride, remote region q at raddr[q] with key
+// rkey[q]: the QPs may lead to one peer or to one peer each; slots are `stride` bytes
+// apart). x.raddr and x.rkey are not used.
+// Samples: post to completion of each signalled WR (also into qhist[q], when given).
 typedef struct {
 	rb_xfer x;
 	struct ibv_qp **qps;
 	int nqp;
 	int opcode;           // IBV_WR_RDMA_WRITE or IBV_WR_RDMA_READ
 	uint32_t lslots, rslots, stride;
-	uint64_t lstride, rstride;
+	uint64_t lstride;     // 0: every QP sends from (or lands in) the same local region
+	const uint64_t *raddr; // nqp entries
+	const uint32_t *rkey;  // nqp entries
+	rb_hist *qhist;       // nqp histograms, or NULL
 	uint64_t iters;       // WRs per QP (with deadline_ns: an upper bound, UINT64_MAX for none)
 	uint32_t tx_depth, post_list, cq_mod;
 	struct ibv_comp_channel *channel; // non-NULL: sleep on completion events instead of spinning
 	int64_t deadline_ns;  // absolute rb_now() value; 0 = none. Posting stops there.
 	// out
 	uint64_t *done;       // nqp entries: WRs of each QP known complete
+	int64_t *qlast_ns;    // nqp entries: the loop's first post to each QP's last completion
 	uint64_t completed;   // all QPs
 	uint64_t events;      // completion events waited for
 } rb_bw_args;
 int rb_bw(rb_bw_args *a);
+
+// Rounds (fan-out / fan-in): each round posts one signalled WR on every QP, WR r of QP
+// q moving local slot r % lslots (region q*lstride) to or from remote slot r % rslots
+// at raddr[q], and waits until all have completed before the next round. The stop flag
+// and the deadline are looked at between rounds; a round in progress always finishes,
+// so the QPs are idle when the loop returns.
+// Samples: x.hist gets each round's time from its first post to its last completion
+// ("until the last peer has it"); qhist[q], when given, the time from the round's
+// first post to QP q's completion.
+typedef struct {
+	rb_xfer x;
+	struct ibv_qp **qps;
+	int nqp;
+	int opcode;
+	uint32_t lslots, rslots, stride;
+	uint64_t lstride;
+	const uint64_t *raddr;
+	const uint32_t *rkey;
+	rb_hist *qhist;
+	uint64_t iters;       // rounds (with deadline_ns: an upper bound)
+	int64_t deadline_ns;  // absolute rb_now() value; 0 = none
+	// out
+	uint64_t *done;       // nqp entries: WRs of each QP known complete
+	int64_t *qlast_ns;    // nqp entries: the first post to each QP's last completion
+	uint64_t rounds;      // rounds completed
+} rb_rounds_args;
+int rb_rounds(rb_rounds_args *a);
 
 // WRITE ping-pong (perftest's write_lat): the initiator writes size bytes whose last
 // byte carries a round number into the peer's buffer and spins on its own buffer's last

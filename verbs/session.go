@@ -130,9 +130,15 @@ type Session struct {
 	rdAtom  int
 	mtu     int
 	inline  int
-	// the peer's buffer, from Connect
-	remoteAddr uint64
-	remoteKey  uint32
+	// the peers' buffers, from Connect: QP i leads to remotes[i]
+	remotes []remote
+	onePeer bool // all QPs lead to one peer, each to its own region of the peer's buffer
+}
+
+type remote struct {
+	addr uint64
+	key  uint32
+	len  uint64
 }
 
 // NewSession allocates the buffer (outside the Go heap), registers it with only the
@@ -272,36 +278,72 @@ func (s *Session) Local() oob.Endpoint {
 	return e
 }
 
-// Connect takes the QPs to RTR and RTS against the peer's endpoint. The path MTU is
-// the smaller active MTU of the two sides (and of mtu, when mtu > 0); outstanding
-// READs are the smaller max_qp_rd_atom of the two devices.
+// Connect takes the QPs to RTR and RTS against the peer's endpoint, which offers as
+// many QPs as this side has.
 func (s *Session) Connect(r oob.Endpoint, mtu int) error {
-	if len(r.QPNs) != len(s.qps) || len(r.PSNs) != len(s.qps) {
-		return fmt.Errorf("peer offers %d QPs, this side has %d", len(r.QPNs), len(s.qps))
+	return s.ConnectPeers([]oob.Endpoint{r}, mtu)
+}
+
+// ConnectPeers takes the QPs to RTR and RTS: against one endpoint that offers as many
+// QPs as this side has, or against one endpoint per QP, each offering one (QP i to
+// peer i: fan-out and fan-in). The path MTU is the smallest active MTU of all sides
+// (and mtu, when mtu > 0); outstanding READs the smallest max_qp_rd_atom.
+func (s *Session) ConnectPeers(rs []oob.Endpoint, mtu int) error {
+	type path struct {
+		oob.Endpoint
+		gid []byte
+		qp  int // the QP offered for this one
 	}
-	if r.LinkLayer != s.dev.Port.LinkLayer {
-		return fmt.Errorf("link layer mismatch: this side is %s, the peer is %q", s.dev.Port.LinkLayer, r.LinkLayer)
+	var paths []path
+	switch {
+	case len(rs) == 1 && len(rs[0].QPNs) == len(s.qps) && len(rs[0].PSNs) == len(s.qps):
+		for i := range s.qps {
+			paths = append(paths, path{Endpoint: rs[0], qp: i})
+		}
+	case len(rs) == len(s.qps) && len(rs) > 1:
+		for i, r := range rs {
+			if len(r.QPNs) != 1 || len(r.PSNs) != 1 {
+				return fmt.Errorf("peer %d offers %d QPs; with one QP per peer each must offer one", i+1, len(r.QPNs))
+			}
+			paths = append(paths, path{Endpoint: r})
+		}
+	case len(rs) == 1:
+		return fmt.Errorf("peer offers %d QPs, this side has %d", len(rs[0].QPNs), len(s.qps))
+	default:
+		return fmt.Errorf("%d peers for %d QPs: connect one peer, or one peer per QP", len(rs), len(s.qps))
 	}
-	if s.dev.Port.LinkLayer == "Ethernet" && r.GIDType != s.dev.GID.Type {
-		return fmt.Errorf("GID type mismatch: this side uses %s (GID index %d), the peer %q (GID index %d): pick matching GIDs with -x on both sides", s.dev.GID.Type, s.dev.GID.Index, r.GIDType, r.GIDIndex)
-	}
-	rgid := net.ParseIP(r.GID).To16()
-	if rgid == nil {
-		return fmt.Errorf("peer sent an invalid GID %q", r.GID)
-	}
-	s.mtu = min(s.dev.Port.ActiveMTU, r.MTU)
+	s.mtu, s.rdAtom = s.dev.Port.ActiveMTU, s.dev.Info.MaxQPRdAtom
 	if mtu > 0 {
 		s.mtu = min(s.mtu, mtu)
 	}
-	s.rdAtom = max(1, min(s.dev.Info.MaxQPRdAtom, r.RdAtom))
-	s.remoteAddr, s.remoteKey = r.Addr, r.RKey
+	for i := range paths {
+		r := &paths[i]
+		if r.LinkLayer != s.dev.Port.LinkLayer {
+			return fmt.Errorf("link layer mismatch: this side is %s, the peer is %q", s.dev.Port.LinkLayer, r.LinkLayer)
+		}
+		if s.dev.Port.LinkLayer == "Ethernet" && r.GIDType != s.dev.GID.Type {
+			return fmt.Errorf("GID type mismatch: this side uses %s (GID index %d), the peer %q (GID index %d): pick matching GIDs with -x on both sides", s.dev.GID.Type, s.dev.GID.Index, r.GIDType, r.GIDIndex)
+		}
+		if r.gid = net.ParseIP(r.GID).To16(); r.gid == nil {
+			return fmt.Errorf("peer sent an invalid GID %q", r.GID)
+		}
+		s.mtu = min(s.mtu, r.MTU)
+		s.rdAtom = min(s.rdAtom, r.RdAtom)
+	}
+	s.rdAtom = max(1, s.rdAtom)
+	s.remotes, s.onePeer = nil, len(rs) == 1
+	for _, r := range paths {
+		s.remotes = append(s.remotes, remote{addr: r.Addr, key: r.RKey, len: r.Len})
+	}
 	global := s.dev.Port.LinkLayer == "Ethernet"
 	for i, qp := range s.qps {
+		r := paths[i]
+		rgid := r.gid
 		if err := s.modify(qp, "RTR", func(a *C.struct_ibv_qp_attr) C.int {
 			a.qp_state = C.IBV_QPS_RTR
 			a.path_mtu = mtuEnum(s.mtu)
-			a.dest_qp_num = C.uint32_t(r.QPNs[i])
-			a.rq_psn = C.uint32_t(r.PSNs[i])
+			a.dest_qp_num = C.uint32_t(r.QPNs[r.qp])
+			a.rq_psn = C.uint32_t(r.PSNs[r.qp])
 			a.max_dest_rd_atomic = C.uint8_t(s.rdAtom)
 			a.min_rnr_timer = 12
 			a.ah_attr.dlid = C.uint16_t(r.LID)

@@ -28,6 +28,7 @@ type Session struct{}
 
 func (s *Session) Local() oob.Endpoint                          { return oob.Endpoint{} }
 func (s *Session) Connect(oob.Endpoint, int) error              { return ErrUnsupported }
+func (s *Session) ConnectPeers([]oob.Endpoint, int) error       { return ErrUnsupported }
 func (s *Session) PathMTU() int                                 { return 0 }
 func (s *Session) RdAtom() int                                  { return 0 }
 func (s *Session) MaxInline() int                               { return 0 }

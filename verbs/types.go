@@ -160,6 +160,16 @@ type Spec struct {
 // number i of a QP moves slot i % LSlots to slot i % RSlots (or back, for READ).
 type Layout struct {
 	LSlots, RSlots, Stride int
+	// SharedLocal: every QP sends from (or lands in) the same local region, region 0.
+	SharedLocal bool
+}
+
+// LocalRegions is how many local regions nqp QPs use.
+func (l Layout) LocalRegions(nqp int) int {
+	if l.SharedLocal {
+		return 1
+	}
+	return nqp
 }
 
 // BWParams drives a bandwidth loop.
@@ -182,6 +192,11 @@ type BWParams struct {
 	Interval time.Duration
 	Progress func(completed uint64)
 	Timeout  time.Duration // fail when no completion arrives for this long; 0 = never
+	// Rounds runs rounds instead of a stream: one signalled WR on every QP, then wait
+	// for all of them (Iters counts rounds; SQDepth, PostList, CQMod do not apply).
+	Rounds bool
+	// PerQP records each QP's latency samples too (BWResult.PerQPLat).
+	PerQP bool
 }
 
 // Samples is every latency sample of one loop: the histogram (ns) and exact moments.
@@ -195,11 +210,14 @@ type Samples struct {
 
 // BWResult is what a bandwidth loop measured.
 type BWResult struct {
-	Completed  uint64   // WRs completed, all QPs
-	PerQP      []uint64 // WRs completed per QP
-	Events     uint64   // completion events waited for
-	DurationNS int64    // first post to last completion
-	Lat        Samples  // post to completion of each signalled WR
+	Completed   uint64    // WRs completed, all QPs
+	PerQP       []uint64  // WRs completed per QP
+	PerQPLastNS []int64   // per QP: the first post to its last completion
+	Events      uint64    // completion events waited for
+	DurationNS  int64     // first post to last completion
+	Lat         Samples   // post to completion of each signalled WR; rounds: each round's time
+	PerQPLat    []Samples // with BWParams.PerQP: per QP (rounds: a round's start to its completion)
+	Rounds      uint64    // rounds completed (BWParams.Rounds)
 }
 
 // PingPongParams drives the WRITE ping-pong.

@@ -180,7 +180,7 @@ type Session struct {
 	qpns []uint32
 
 	mu     sync.Mutex
-	peer   *Session
+	peers  []*Session // one for all QPs, or one per QP
 	closed bool
 	stop   atomic.Bool
 	rounds atomic.Uint64 // ping-pong rounds this side has completed
@@ -196,22 +196,37 @@ func (s *Session) Local() oob.Endpoint {
 		Addr: uint64(s.qpns[0]) << 32, RKey: s.qpns[0], Len: uint64(len(s.buf))}
 }
 
-func (s *Session) Connect(r oob.Endpoint, mtu int) error {
+// ConnectPeers connects every QP to one peer session (one endpoint offering as many
+// QPs), or QP i to the session behind endpoint i (one QP each).
+func (s *Session) ConnectPeers(rs []oob.Endpoint, mtu int) error {
 	if s.e.FailConnect != nil {
 		return s.e.FailConnect
 	}
-	if len(r.QPNs) != len(s.qpns) {
-		return &verbs.VerbError{Verb: "ibv_modify_qp", Phase: "RTR", Err: fmt.Errorf("the peer has %d QPs, this side %d", len(r.QPNs), len(s.qpns))}
+	rtr := func(format string, args ...any) error {
+		return &verbs.VerbError{Verb: "ibv_modify_qp", Phase: "RTR", Err: fmt.Errorf(format, args...)}
+	}
+	switch {
+	case len(rs) == 1 && len(rs[0].QPNs) != len(s.qpns):
+		return rtr("the peer has %d QPs, this side %d", len(rs[0].QPNs), len(s.qpns))
+	case len(rs) > 1 && len(rs) != len(s.qpns):
+		return rtr("%d peers for %d QPs", len(rs), len(s.qpns))
 	}
 	f := s.e.Fabric
-	f.mu.Lock()
-	p := f.qps[r.QPNs[0]]
-	f.mu.Unlock()
-	if p == nil || p.Local().RKey != r.RKey {
-		return &verbs.VerbError{Verb: "ibv_modify_qp", Phase: "RTR", Err: errors.New("no such remote QP")}
+	var peers []*Session
+	for _, r := range rs {
+		if len(rs) > 1 && len(r.QPNs) != 1 {
+			return rtr("a peer of several offers %d QPs", len(r.QPNs))
+		}
+		f.mu.Lock()
+		p := f.qps[r.QPNs[0]]
+		f.mu.Unlock()
+		if p == nil || p.Local().RKey != r.RKey {
+			return rtr("no such remote QP")
+		}
+		peers = append(peers, p)
 	}
 	s.mu.Lock()
-	s.peer = p
+	s.peers = peers
 	s.mu.Unlock()
 	return nil
 }
@@ -277,24 +292,36 @@ func (s *Session) Closed() bool {
 	return s.closed
 }
 
-// connected returns the peer, or the completion error an RC QP would see: without a
+// connected returns the peer of QP 0 (connected's per-QP form is peerOf).
+func (s *Session) connected(op verbs.Op, remoteEnd int) (*Session, error) {
+	return s.peerOf(0, op, remoteEnd)
+}
+
+// peerOf returns QP q's peer, or the completion error an RC QP would see: without a
 // live peer, or when the peer's buffer does not give access for op, or is smaller
 // than remoteEnd.
-func (s *Session) connected(op verbs.Op, remoteEnd int) (*Session, error) {
+func (s *Session) peerOf(q int, op verbs.Op, remoteEnd int) (*Session, error) {
 	if s.Closed() {
 		panic("fake: a loop on a closed session")
 	}
 	s.mu.Lock()
-	p := s.peer
+	var p *Session
+	switch len(s.peers) {
+	case 0:
+	case 1:
+		p = s.peers[0]
+	default:
+		p = s.peers[q]
+	}
 	s.mu.Unlock()
 	opcode := map[verbs.Op]string{verbs.Write: "RDMA_WRITE", verbs.Read: "RDMA_READ"}[op]
 	switch {
 	case p == nil:
 		return nil, &verbs.VerbError{Verb: "ibv_post_send", Err: errors.New("QP not connected")}
 	case p.Closed():
-		return nil, &verbs.CompletionError{Status: "IBV_WC_RETRY_EXC_ERR", Detail: "transport retry counter exceeded", Opcode: opcode, QPNum: s.qpns[0]}
+		return nil, &verbs.CompletionError{Status: "IBV_WC_RETRY_EXC_ERR", Detail: "transport retry counter exceeded", Opcode: opcode, QPNum: s.qpns[q]}
 	case op == verbs.Write && !p.Spec.RemoteWrite, op == verbs.Read && !p.Spec.RemoteRead, remoteEnd > len(p.buf):
-		return nil, &verbs.CompletionError{Status: "IBV_WC_REM_ACCESS_ERR", Detail: "remote access error", Opcode: opcode, QPNum: s.qpns[0]}
+		return nil, &verbs.CompletionError{Status: "IBV_WC_REM_ACCESS_ERR", Detail: "remote access error", Opcode: opcode, QPNum: s.qpns[q]}
 	}
 	return p, nil
 }
@@ -346,82 +373,138 @@ func (s *Session) samples(n uint64, v time.Duration) verbs.Samples {
 
 // Bandwidth moves the bytes the real loop would: WR i of QP q copies local slot
 // i % LSlots to remote slot i % RSlots (READ: the other way). Only the last WRs into
-// each slot are copied, which leaves the buffers as the whole run would.
+// each slot are copied, which leaves the buffers as the whole run would. A QP to a
+// peer whose engine is slower (Cost) completes fewer WRs in the same time; rounds go
+// at the pace of the slowest.
 func (s *Session) Bandwidth(p verbs.BWParams) (verbs.BWResult, error) {
 	s.Loops.Add(1)
 	l := p.Layout
-	if p.Size < 1 || l.Stride < p.Size || l.LSlots < 1 || l.RSlots < 1 || p.LocalOffset+len(s.qpns)*l.LSlots*l.Stride > len(s.buf) {
+	nqp := len(s.qpns)
+	if p.Size < 1 || l.Stride < p.Size || l.LSlots < 1 || l.RSlots < 1 || p.LocalOffset+l.LocalRegions(nqp)*l.LSlots*l.Stride > len(s.buf) {
 		return verbs.BWResult{}, fmt.Errorf("bandwidth loop: message size %d, slots %d/%d of %d bytes: not a layout", p.Size, l.LSlots, l.RSlots, l.Stride)
 	}
-	if p.CQMod < 1 || p.CQMod > p.SQDepth || p.PostList < 1 || p.PostList > p.SQDepth || p.SQDepth > s.Spec.SQDepth {
+	if !p.Rounds && (p.CQMod < 1 || p.CQMod > p.SQDepth || p.PostList < 1 || p.PostList > p.SQDepth || p.SQDepth > s.Spec.SQDepth) {
 		return verbs.BWResult{}, fmt.Errorf("need 1 <= cq-mod (%d) <= sq-depth (%d) and 1 <= post-list (%d) <= sq-depth, sq-depth <= %d", p.CQMod, p.SQDepth, p.PostList, s.Spec.SQDepth)
 	}
-	peer, err := s.connected(p.Op, p.RemoteOffset+len(s.qpns)*l.RSlots*l.Stride)
-	if err != nil {
-		return verbs.BWResult{}, err
+	s.mu.Lock()
+	onePeer := len(s.peers) == 1
+	s.mu.Unlock()
+	rregion := func(q int) int { // the start of QP q's remote region
+		if onePeer {
+			return p.RemoteOffset + q*l.RSlots*l.Stride
+		}
+		return p.RemoteOffset
+	}
+	peers, costs := make([]*Session, nqp), make([]time.Duration, nqp)
+	slowest := s.cost()
+	for q := range nqp {
+		peer, err := s.peerOf(q, p.Op, rregion(q)+l.RSlots*l.Stride)
+		if err != nil {
+			return verbs.BWResult{}, err
+		}
+		peers[q], costs[q] = peer, max(s.cost(), peer.cost())
+		slowest = max(slowest, costs[q])
 	}
 	if s.e.Stall.Load() {
-		return verbs.BWResult{PerQP: make([]uint64, len(s.qpns))}, s.stall("bandwidth loop", "completions", p.Timeout)
+		return verbs.BWResult{PerQP: make([]uint64, nqp), PerQPLastNS: make([]int64, nqp)}, s.stall("bandwidth loop", "completions", p.Timeout)
 	}
 	// The loop takes its synthetic time for real (a Stop cuts it short, Progress is
 	// called as it goes), so that what runs beside it (beats, the peer's direction of a
 	// bidirectional test, --interval) meets it as it would meet the real loop.
 	var every func(time.Duration)
 	if p.Progress != nil {
-		every = func(t time.Duration) { p.Progress(uint64(t/s.cost()) * uint64(len(s.qpns))) }
+		every = func(t time.Duration) {
+			var n uint64
+			for q := range nqp {
+				if k := uint64(t / costs[q]); p.Duration > 0 || k < p.Iters {
+					n += k
+				} else {
+					n += p.Iters
+				}
+			}
+			p.Progress(n)
+		}
 	}
 	want := p.Duration
 	if want <= 0 {
-		want = time.Duration(p.Iters) * s.cost()
+		want = time.Duration(p.Iters) * slowest
 	}
 	dur := s.sleep(want, p.Interval, every)
-	n := min(uint64(dur/s.cost()), p.Iters)
-	if p.Duration > 0 {
-		n = uint64(dur / s.cost())
-	} else if dur >= want {
-		n = p.Iters // all of them: the sleep may overshoot, never count more than asked
+	count := func(c time.Duration) uint64 { // what a QP of cost c completed
+		switch {
+		case p.Duration > 0:
+			return uint64(dur / c)
+		case dur >= want:
+			return p.Iters // all of them: the sleep may overshoot, never count more than asked
+		}
+		return min(uint64(dur/c), p.Iters)
 	}
-	if s.e.FailLoop != nil {
-		n /= 2
+	res := verbs.BWResult{DurationNS: dur.Nanoseconds(), PerQP: make([]uint64, nqp), PerQPLastNS: make([]int64, nqp)}
+	if p.Rounds {
+		res.Rounds = count(slowest)
+		if s.e.FailLoop != nil {
+			res.Rounds /= 2
+		}
 	}
-	nqp := len(s.qpns)
-	res := verbs.BWResult{Completed: n * uint64(nqp), DurationNS: dur.Nanoseconds(), PerQP: make([]uint64, nqp)}
 	for q := range nqp {
-		res.PerQP[q] = n
+		n := count(costs[q])
+		if p.Rounds {
+			n = res.Rounds
+		} else if s.e.FailLoop != nil {
+			n /= 2
+		}
+		res.PerQP[q], res.Completed = n, res.Completed+n
+		res.PerQPLastNS[q] = min(time.Duration(n)*costs[q], dur).Nanoseconds()
+		if p.Rounds {
+			res.PerQPLastNS[q] = min(time.Duration(n)*slowest, dur).Nanoseconds()
+		}
+		lregion := p.LocalOffset + q*l.LSlots*l.Stride
+		if l.SharedLocal {
+			lregion = p.LocalOffset
+		}
+		peer := peers[q]
 		k := min(n, uint64(max(l.LSlots, l.RSlots)))
 		for i := n - k; i < n; i++ {
-			lo := p.LocalOffset + (q*l.LSlots+int(i%uint64(l.LSlots)))*l.Stride
-			ro := p.RemoteOffset + (q*l.RSlots+int(i%uint64(l.RSlots)))*l.Stride
+			lo := lregion + int(i%uint64(l.LSlots))*l.Stride
+			ro := rregion(q) + int(i%uint64(l.RSlots))*l.Stride
 			if p.Op == verbs.Read {
 				copy(s.buf[lo:lo+p.Size], peer.buf[ro:ro+p.Size])
 			} else {
 				copy(peer.buf[ro:ro+p.Size], s.buf[lo:lo+p.Size])
 			}
 		}
-	}
-	wrs := n * uint64(nqp)
-	if p.Op == verbs.Read {
-		traffic(s.e, peer.e, wrs, wrs*pkts(p.Size))
-	} else {
-		traffic(s.e, peer.e, wrs*pkts(p.Size), wrs)
-	}
-	if s.e.Corrupt.Load() && n > 0 {
-		dst, at := peer.buf, p.RemoteOffset+(int((n-1)%uint64(l.RSlots)))*l.Stride
 		if p.Op == verbs.Read {
-			dst, at = s.buf, p.LocalOffset+(int((n-1)%uint64(l.LSlots)))*l.Stride
+			traffic(s.e, peer.e, n, n*pkts(p.Size))
+		} else {
+			traffic(s.e, peer.e, n*pkts(p.Size), n)
 		}
-		dst[at] ^= 0xff
+		if s.e.Corrupt.Load() && n > 0 {
+			dst, at := peer.buf, rregion(q)+(int((n-1)%uint64(l.RSlots)))*l.Stride
+			if p.Op == verbs.Read {
+				dst, at = s.buf, lregion+(int((n-1)%uint64(l.LSlots)))*l.Stride
+			}
+			dst[at] ^= 0xff
+		}
+		if p.PerQP {
+			if p.Rounds {
+				res.PerQPLat = append(res.PerQPLat, s.samples(n, costs[q]))
+			} else {
+				res.PerQPLat = append(res.PerQPLat, s.samples(n/uint64(p.CQMod), time.Duration(p.SQDepth)*costs[q]))
+			}
+		}
 	}
-	res.Lat = s.samples(res.Completed/uint64(p.CQMod), time.Duration(p.SQDepth)*s.cost())
-	if p.Events {
-		res.Events = res.Completed / uint64(p.CQMod)
+	switch {
+	case p.Rounds:
+		res.Lat = s.samples(res.Rounds, slowest)
+	default:
+		res.Lat = s.samples(res.Completed/uint64(p.CQMod), time.Duration(p.SQDepth)*s.cost())
+		if p.Events {
+			res.Events = res.Completed / uint64(p.CQMod)
+		}
 	}
 	return res, s.e.FailLoop
 }
 
-// PingPong: the initiator runs its rounds, writing its send half into the peer's
-// receive half; the responder waits until the initiator has done the rounds it was
-// told of, or until Stop.
 func (s *Session) PingPong(p verbs.PingPongParams) (verbs.LatResult, error) {
 	s.Loops.Add(1)
 	if 2*p.Size > len(s.buf) {

@@ -494,6 +494,14 @@ int qm_bw(qm_model *m, rb_bw_args *a) {
 	return rc;
 }
 
+int qm_rounds(qm_model *m, rb_rounds_args *a) {
+	cur = m;
+	int rc = rb_rounds(a);
+	m->end_clock = m->clock;
+	cur = NULL;
+	return rc;
+}
+
 int qm_pingpong(qm_model *m, rb_pp_args *a) {
 	cur = m;
 	if (m->cfg.pp == QM_PP_PEER_INITIATES && m->cfg.pp_iters > 0 && m->cfg.peer_rounds > 0)

@@ -164,8 +164,9 @@ struct qm_model {
 qm_model *qm_new(const qm_config *cfg);
 void qm_free(qm_model *m);
 volatile int *qm_stop(qm_model *m);
-// qm_bw, qm_pingpong and qm_read_lat run a loop of rb.c against the model.
+// qm_bw, qm_rounds, qm_pingpong and qm_read_lat run a loop of rb.c against the model.
 int qm_bw(qm_model *m, rb_bw_args *a);
+int qm_rounds(qm_model *m, rb_rounds_args *a);
 int qm_pingpong(qm_model *m, rb_pp_args *a);
 int qm_read_lat(qm_model *m, rb_rl_args *a);
 uint32_t qm_hist_index(uint64_t v); // loops.c

@@ -268,6 +268,7 @@ type BWOutcome struct {
 	Stop       int   // the stop flag at the end
 	LStride    uint64
 	RStride    uint64
+	LastNS     []int64 // per QP: the first post to its last completion
 	Record
 }
 
@@ -304,7 +305,10 @@ func RunBW(c BWCase) BWOutcome {
 		a.opcode = C.IBV_WR_RDMA_READ
 	}
 	a.lslots, a.rslots, a.stride = C.uint32_t(c.LSlots), C.uint32_t(c.RSlots), C.uint32_t(c.Stride)
-	a.lstride, a.rstride = C.uint64_t(lstride), C.uint64_t(rstride)
+	a.lstride = C.uint64_t(lstride)
+	rr := md.regions(c.QPs, rstride)
+	defer rr.free()
+	a.raddr, a.rkey, a.qlast_ns = rr.addr, rr.key, rr.last
 	a.iters = C.uint64_t(c.Iters)
 	a.tx_depth, a.post_list, a.cq_mod = C.uint32_t(c.Depth), C.uint32_t(c.PostList), C.uint32_t(c.CQMod)
 	if c.Events {
@@ -325,6 +329,123 @@ func RunBW(c BWCase) BWOutcome {
 		Record: md.record(),
 	}
 	copy(out.Done, unsafe.Slice((*uint64)(unsafe.Pointer(done)), c.QPs))
+	out.LastNS = rr.lastNS()
+	return out
+}
+
+// remotes are the per-QP arrays the bandwidth and rounds loops take: QP q's remote
+// region at rbuf + q*rstride (key 0x22), and its last completion (out).
+type remotes struct {
+	n    int
+	addr *C.uint64_t
+	key  *C.uint32_t
+	last *C.int64_t
+}
+
+func (md *model) regions(nqp int, rstride uint64) remotes {
+	r := remotes{n: nqp, addr: (*C.uint64_t)(C.calloc(C.size_t(nqp), 8)), key: (*C.uint32_t)(C.calloc(C.size_t(nqp), 4)),
+		last: (*C.int64_t)(C.calloc(C.size_t(nqp), 8))}
+	addr, key := unsafe.Slice((*uint64)(unsafe.Pointer(r.addr)), nqp), unsafe.Slice((*uint32)(unsafe.Pointer(r.key)), nqp)
+	for q := range nqp {
+		addr[q], key[q] = uint64(uintptr(md.rbuf))+uint64(q)*rstride, 0x22
+	}
+	return r
+}
+
+func (r remotes) lastNS() []int64 {
+	return append([]int64(nil), unsafe.Slice((*int64)(unsafe.Pointer(r.last)), r.n)...)
+}
+
+func (r remotes) free() {
+	C.free(unsafe.Pointer(r.addr))
+	C.free(unsafe.Pointer(r.key))
+	C.free(unsafe.Pointer(r.last))
+}
+
+// ---- rounds ----
+
+// RoundsCase is one run of rb_rounds against the model.
+type RoundsCase struct {
+	Net
+	QPs            int
+	Rounds         uint64 // with DeadlineNS an upper bound
+	DeadlineNS     int64  // relative, model time; 0: none
+	Read           bool
+	Size           uint32 // 0: 8
+	LSlots, RSlots uint32 // 0 means 1
+	SharedLocal    bool   // every QP uses local region 0
+	TimeoutNS      int64
+	StopAfterPolls uint64
+}
+
+// RoundsOutcome is what rb_rounds returned and the model recorded.
+type RoundsOutcome struct {
+	RC         int
+	Fail       Fail
+	Rounds     uint64
+	Done       []uint64
+	LastNS     []int64
+	DurationNS int64
+	Hist       Hist   // round times
+	QHist      []Hist // per QP
+	RStride    uint64
+	Record
+}
+
+// RunRounds runs rb_rounds once.
+func RunRounds(c RoundsCase) RoundsOutcome {
+	if c.Size == 0 {
+		c.Size = 8
+	}
+	c.LSlots, c.RSlots = max(c.LSlots, 1), max(c.RSlots, 1)
+	lstride := uint64(c.LSlots) * uint64(c.Size)
+	rstride := uint64(c.RSlots)*uint64(c.Size) + 64
+	var cfg C.qm_config
+	md := newModel(&cfg, c.Net, c.QPs, 1, int(lstride)*c.QPs, int(rstride)*c.QPs)
+	defer md.free()
+	l := md.local()
+	for i := range l {
+		l[i] = byte(i*7 + 3)
+	}
+	hist := newHist()
+	defer C.free(unsafe.Pointer(hist))
+	qhist := (*C.rb_hist)(C.malloc(C.size_t(c.QPs) * C.size_t(unsafe.Sizeof(C.rb_hist{}))))
+	defer C.free(unsafe.Pointer(qhist))
+	qh := unsafe.Slice(qhist, c.QPs)
+	for i := range qh {
+		C.rb_hist_reset(&qh[i])
+	}
+	done := (*C.uint64_t)(C.calloc(C.size_t(c.QPs), 8))
+	defer C.free(unsafe.Pointer(done))
+	a := (*C.rb_rounds_args)(C.calloc(1, C.size_t(unsafe.Sizeof(C.rb_rounds_args{}))))
+	defer C.free(unsafe.Pointer(a))
+	md.xfer(&a.x, uintptr(md.lbuf), c.Size, c.TimeoutNS, hist)
+	a.qps = md.m.qpp
+	a.nqp = C.int(c.QPs)
+	a.opcode = C.IBV_WR_RDMA_WRITE
+	if c.Read {
+		a.opcode = C.IBV_WR_RDMA_READ
+	}
+	a.lslots, a.rslots, a.stride = C.uint32_t(c.LSlots), C.uint32_t(c.RSlots), C.uint32_t(c.Size)
+	if !c.SharedLocal {
+		a.lstride = C.uint64_t(lstride)
+	}
+	rr := md.regions(c.QPs, rstride)
+	defer rr.free()
+	a.raddr, a.rkey, a.qlast_ns, a.qhist = rr.addr, rr.key, rr.last, qhist
+	a.iters = C.uint64_t(c.Rounds)
+	if c.DeadlineNS > 0 {
+		a.deadline_ns = C.int64_t(int64(md.m.clock) + c.DeadlineNS)
+	}
+	a.done = done
+	runs.Add(1)
+	rc := C.qm_rounds(md.m, a)
+	out := RoundsOutcome{RC: int(rc), Fail: goFail(&a.x.fail), Rounds: uint64(a.rounds), Done: make([]uint64, c.QPs),
+		LastNS: rr.lastNS(), DurationNS: int64(a.x.duration_ns), Hist: goHist(hist), RStride: rstride, Record: md.record()}
+	copy(out.Done, unsafe.Slice((*uint64)(unsafe.Pointer(done)), c.QPs))
+	for i := range qh {
+		out.QHist = append(out.QHist, goHist(&qh[i]))
+	}
 	return out
 }
 
