@@ -74,6 +74,8 @@ func Defaults(c *result.Config) {
 	}
 	if c.CQMod == 0 {
 		switch {
+		case c.Sync == "rounds": // every WR of a round is signalled
+			c.CQMod = 1
 		case c.Test == "bw" && c.PostList > 1:
 			c.CQMod = c.PostList
 		case c.Test == "bw" && c.MsgSizeBytes > cqModSizeLimit && !c.CompletionEvents:
@@ -85,6 +87,17 @@ func Defaults(c *result.Config) {
 	}
 	if c.NumQPs == 0 {
 		c.NumQPs = 1
+	}
+	if c.Peers > 0 { // several servers (Fan)
+		if c.Sync == "" {
+			c.Sync = "stream"
+		}
+		if c.Landing == "" && c.Op == "read" {
+			c.Landing = "per-peer"
+		}
+		if c.Counters == "" {
+			c.Counters = "off"
+		}
 	}
 }
 
@@ -274,8 +287,15 @@ func Validate(c result.Config) error {
 		return fmt.Errorf("--interval %gs: bandwidth tests take an interval of 0.1 s or more", c.IntervalS)
 	case c.Bidirectional && (c.Test != "bw" || c.Verify):
 		return fmt.Errorf("-b/--bidirectional applies to bandwidth tests, without --verify")
+	case c.Baseline != "" && c.Baseline != "tcp":
+		return fmt.Errorf("--baseline %q: want tcp (the only baseline so far)", c.Baseline)
+	case c.Baseline != "" && (c.Test != "bw" || c.Bidirectional):
+		return fmt.Errorf("--baseline applies to bandwidth tests, without -b/--bidirectional")
 	case len(c.Counters) > 1024:
 		return fmt.Errorf("--counters: a list of at most 1024 characters")
+	}
+	if err := validateFan(c); err != nil {
+		return err
 	}
 	return ValidateCounters(c.Counters)
 }
@@ -331,4 +351,36 @@ func Spec(c result.Config, bufSize int, remoteWrite, remoteRead bool, sqDepth in
 		s.InlineSize = c.InlineBytes
 	}
 	return s
+}
+
+// validateFan checks what a run against several servers (Fan) allows; each server
+// gets the same plan, with Peers set, and checks it too.
+func validateFan(c result.Config) error {
+	switch {
+	case c.Peers == 0 && (c.Sync != "" || c.Landing != ""):
+		return fmt.Errorf("--sync and --landing apply to runs against several servers (SERVER a,b,c)")
+	case c.Peers == 0:
+		return nil
+	case c.Peers < 0 || c.Peers > MaxPeers:
+		return fmt.Errorf("%d servers: want 2 to %d", c.Peers, MaxPeers)
+	case c.Test != "bw":
+		return fmt.Errorf("several servers: bandwidth tests only (--sync rounds gives the latency of a round)")
+	case c.NumQPs != 1:
+		return fmt.Errorf("several servers: one QP per server, drop --qps")
+	case c.Bidirectional || c.IntervalS > 0 || c.Baseline != "":
+		return fmt.Errorf("several servers: -b/--bidirectional, --interval and --baseline are for one server")
+	case c.Counters != "off":
+		return fmt.Errorf("several servers: NIC counters are not read yet (--counters off)")
+	case c.Sync != "stream" && c.Sync != "rounds":
+		return fmt.Errorf("--sync %q: want stream or rounds", c.Sync)
+	case c.Sync == "rounds" && (c.PostList != 1 || c.CQMod != 1 || c.CompletionEvents):
+		return fmt.Errorf("--sync rounds posts one signalled WR per server and waits for all: --post-list, --cq-mod and --events do not apply")
+	case c.Op == "write" && c.Landing != "":
+		return fmt.Errorf("--landing applies to READ (WRITE sends one source region to every server)")
+	case c.Op == "read" && c.Landing != "per-peer" && c.Landing != "shared":
+		return fmt.Errorf("--landing %q: want per-peer or shared", c.Landing)
+	case c.Verify && c.Landing == "shared":
+		return fmt.Errorf("--verify with --landing shared: the shared region holds whichever server's message landed last; verify with --landing per-peer")
+	}
+	return nil
 }

@@ -307,6 +307,10 @@ func (sv *Server) session(ctx context.Context, c *oob.Conn) error {
 				// The client was told; it may send another plan.
 				sv.Log.Printf("client %s: test failed: %v", c.RemoteAddr(), err)
 			}
+		case oob.TTCPBaseline: // --baseline tcp, after a test (baseline.go)
+			if err := sv.baseline(ctx, c, m); err != nil {
+				return err
+			}
 		default:
 			err := &oob.ProtocolError{Msg: fmt.Sprintf("expected a plan or bye, got %s", oob.Quote(m.Type))}
 			c.SendError(err)

@@ -74,6 +74,10 @@ func fuzzSeedMsgs() []Msg {
 		{Type: TReport, Report: &Report{Verify: &result.Verify{Side: "server", FirstBadOffset: 4097, Detail: "QP 0, slot 1: byte 1 differs"}}},
 		{Type: TBye},
 		{Type: TError, Error: "invalid plan: --size 0: want 1 B to 2 GiB"},
+		{Type: TTCPBaseline, TCPBaseline: &TCPBaseline{Op: "write", Size: 65536, Messages: 5000}},
+		{Type: TTCPPort, TCPPort: &TCPPort{Port: 40123, Cookie: nonce[:CookieBytes]}},
+		{Type: TTCPDone, TCPDone: &TCPDone{Bytes: 5000 * 65536}},
+		{Type: TTCPDone, TCPDone: &TCPDone{Bytes: 4096, Error: "receiving, after 4096 of 327680000 bytes: the client closed the connection"}},
 	}
 }
 

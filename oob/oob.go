@@ -47,6 +47,13 @@ const (
 	TError     = "error"     // either: what went wrong; the session ends
 )
 
+// Message types of --baseline tcp, after a bandwidth test's report (bench/baseline.go).
+const (
+	TTCPBaseline = "tcp_baseline" // client: measure the same transfer over TCP
+	TTCPPort     = "tcp_port"     // server: the port it listens on for one data connection, and its cookie
+	TTCPDone     = "tcp_done"     // server: the bytes it moved over TCP, or why it could not
+)
+
 // Hello introduces a peer.
 type Hello struct {
 	Proto  int           `json:"proto"`
@@ -96,6 +103,31 @@ type Direction struct {
 	Error      string `json:"error,omitempty"`
 }
 
+// TCPBaseline asks the server for a TCP transfer of Messages messages of Size bytes in
+// the direction Op moves data (write: client to server, read: server to client).
+type TCPBaseline struct {
+	Op       string `json:"op"`
+	Size     int    `json:"msg_size_bytes"`
+	Messages uint64 `json:"messages"`
+}
+
+// CookieBytes is the length of a TCP baseline's cookie.
+const CookieBytes = 16
+
+// TCPPort is where the server waits for the baseline's data connection, whose first
+// CookieBytes bytes must be Cookie.
+type TCPPort struct {
+	Port   int    `json:"port"`
+	Cookie []byte `json:"cookie"`
+}
+
+// TCPDone is the server's side of a TCP baseline: the bytes it received (write) or
+// sent (read), and what went wrong there.
+type TCPDone struct {
+	Bytes uint64 `json:"bytes"`
+	Error string `json:"error,omitempty"`
+}
+
 // Endpoint is what one side tells the other, in an endpoint message, to connect QPs and address its buffer.
 type Endpoint struct {
 	QPNs      []uint32 `json:"qpns"`
@@ -123,6 +155,10 @@ type Msg struct {
 	Done      *Done          `json:"done,omitempty"`
 	Report    *Report        `json:"report,omitempty"`
 	Error     string         `json:"error,omitempty"`
+
+	TCPBaseline *TCPBaseline `json:"tcp_baseline,omitempty"`
+	TCPPort     *TCPPort     `json:"tcp_port,omitempty"`
+	TCPDone     *TCPDone     `json:"tcp_done,omitempty"`
 }
 
 // PeerError is an error message the peer sent.
@@ -199,6 +235,7 @@ func NewConn(c net.Conn, timeout time.Duration) *Conn { return &Conn{c: c, Timeo
 
 func (c *Conn) Close() error               { return c.c.Close() }
 func (c *Conn) RemoteAddr() net.Addr       { return c.c.RemoteAddr() }
+func (c *Conn) LocalAddr() net.Addr        { return c.c.LocalAddr() }
 func (c *Conn) SetTimeout(d time.Duration) { c.Timeout = d }
 
 // Send writes one message.
@@ -312,6 +349,12 @@ func (m Msg) complete() bool {
 		return m.Challenge != nil && len(m.Challenge.Nonce) == NonceBytes
 	case TAuth:
 		return m.Auth != nil && len(m.Auth.Nonce) == NonceBytes && len(m.Auth.Proof) > 0
+	case TTCPBaseline:
+		return m.TCPBaseline != nil
+	case TTCPPort:
+		return m.TCPPort != nil && len(m.TCPPort.Cookie) == CookieBytes && m.TCPPort.Port > 0 && m.TCPPort.Port < 1<<16
+	case TTCPDone:
+		return m.TCPDone != nil
 	}
 	return true
 }

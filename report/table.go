@@ -67,6 +67,9 @@ func Table(w io.Writer, rs []result.Result) error {
 		}
 		errorLines(w, bw)
 		counterLines(w, bw)
+		if err := fanTables(w, bw); err != nil {
+			return err
+		}
 	}
 	if len(lat) > 0 {
 		t := NewTable(w)

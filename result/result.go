@@ -44,6 +44,17 @@ type Config struct {
 	// Bidirectional (bandwidth tests, perftest's -b): the server drives the same traffic
 	// towards the client at the same time.
 	Bidirectional bool `json:"bidirectional,omitempty"`
+	// Baseline (bandwidth tests, --baseline): after the RDMA run, the client measures
+	// the same transfer over this transport ("tcp") between the same hosts.
+	Baseline string `json:"baseline,omitempty"`
+	// Fan-out / fan-in (a client of several servers, one QP each): Sync is "stream"
+	// (each QP keeps its queue full) or "rounds" (one message to or from every server,
+	// then wait for all); Landing (READ) is "per-peer" (a landing region per server)
+	// or "shared" (one region every server's data lands in). Peers is the number of
+	// servers; 0 for a test against one.
+	Sync    string `json:"sync,omitempty"`
+	Landing string `json:"landing,omitempty"`
+	Peers   int    `json:"peers,omitempty"`
 }
 
 // Device identifies one side's NIC and port.
@@ -146,6 +157,12 @@ type Result struct {
 	// top-level throughput is the client's direction.
 	Reverse   *Direction `json:"reverse,omitempty"`
 	BWSumGbps float64    `json:"bw_sum_gbit_per_s,omitempty"`
+	// Baseline (--baseline tcp) is the same transfer measured over TCP after the RDMA
+	// run; its error does not touch the RDMA numbers above.
+	Baseline *Baseline `json:"baseline,omitempty"`
+
+	// Fan-out / fan-in: see Fan.
+	Fan *Fan `json:"fan,omitempty"`
 }
 
 // Direction is one direction of a bidirectional test.

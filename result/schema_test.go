@@ -29,6 +29,18 @@ func TestSchemaAcceptsAResultAndRefusesDrift(t *testing.T) {
 		if err := schemacheck.Validate(buf.Bytes()); err != nil {
 			t.Fatalf("%d samples: a result must validate: %v", n, err)
 		}
+		fan := r
+		fan.Config.Peers, fan.Config.Sync, fan.LatKind = 2, "rounds", "round"
+		fan.Fan = &result.Fan{JainFairness: 0.98, MinPeerGbps: 1, Rounds: 7, RegisteredBytes: 4096, ServerRegisteredBytes: 4096,
+			Peers: []result.Peer{{Server: "a:18515", Messages: 7, Bytes: 448, DurationNS: 100, BWGbps: 1, Lat: l, Verify: r.Verify}, {Server: "b:18515", Lat: l}}}
+		var fb bytes.Buffer
+		result.WriteJSON(&fb, fan)
+		if err := schemacheck.Validate(fb.Bytes()); err != nil {
+			t.Fatalf("%d samples: a fan result must validate: %v", n, err)
+		}
+		if err := schemacheck.Validate(bytes.Replace(fb.Bytes(), []byte(`"jain_fairness"`), []byte(`"fairness"`), 1)); err == nil {
+			t.Fatal("a fan result without jain_fairness must fail validation")
+		}
 		for _, drift := range []string{
 			strings.Replace(buf.String(), `"bw_gbit_per_s"`, `"bw_gbps"`, 1),
 			strings.Replace(buf.String(), `"clock_backwards_samples"`, `"samples_dropped"`, 1),

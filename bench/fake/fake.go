@@ -489,7 +489,7 @@ func (s *Session) Bandwidth(p verbs.BWParams) (verbs.BWResult, error) {
 			if p.Rounds {
 				res.PerQPLat = append(res.PerQPLat, s.samples(n, costs[q]))
 			} else {
-				res.PerQPLat = append(res.PerQPLat, s.samples(n/uint64(p.CQMod), time.Duration(p.SQDepth)*costs[q]))
+				res.PerQPLat = append(res.PerQPLat, s.samples(signalled(n, p.CQMod), time.Duration(p.SQDepth)*costs[q]))
 			}
 		}
 	}
@@ -497,13 +497,20 @@ func (s *Session) Bandwidth(p verbs.BWParams) (verbs.BWResult, error) {
 	case p.Rounds:
 		res.Lat = s.samples(res.Rounds, slowest)
 	default:
-		res.Lat = s.samples(res.Completed/uint64(p.CQMod), time.Duration(p.SQDepth)*s.cost())
+		var sig uint64
+		for _, n := range res.PerQP {
+			sig += signalled(n, p.CQMod)
+		}
+		res.Lat = s.samples(sig, time.Duration(p.SQDepth)*s.cost())
 		if p.Events {
-			res.Events = res.Completed / uint64(p.CQMod)
+			res.Events = sig
 		}
 	}
 	return res, s.e.FailLoop
 }
+
+// signalled is how many of n WRs the real loop signals: every mod-th and the last.
+func signalled(n uint64, mod int) uint64 { return (n + uint64(mod) - 1) / uint64(mod) }
 
 func (s *Session) PingPong(p verbs.PingPongParams) (verbs.LatResult, error) {
 	s.Loops.Add(1)

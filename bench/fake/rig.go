@@ -3,6 +3,7 @@ package fake
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"log"
 	"net"
 	"sync"
@@ -34,7 +35,39 @@ type Rig struct {
 func NewRig(tb testing.TB, ops map[string]bench.Op, configure func(*bench.Server)) *Rig {
 	tb.Helper()
 	f := NewFabric()
-	r := &Rig{Fabric: f, Client: &Engine{Fabric: f, Name: "fake0"}, Server: &Engine{Fabric: f, Name: "fake1"},
+	return newRig(tb, f, &Engine{Fabric: f, Name: "fake0"}, "fake1", ops, configure)
+}
+
+// NewRigs starts n servers (engines fake1 .. fakeN) on one fabric, with one client
+// engine for all of them: the rig of a fan-out / fan-in test.
+func NewRigs(tb testing.TB, n int, ops map[string]bench.Op, configure func(*bench.Server)) []*Rig {
+	tb.Helper()
+	f := NewFabric()
+	client := &Engine{Fabric: f, Name: "fake0"}
+	var rs []*Rig
+	for i := range n {
+		rs = append(rs, newRig(tb, f, client, fmt.Sprintf("fake%d", i+1), ops, configure))
+	}
+	return rs
+}
+
+// DialFan connects one client device to every rig's server.
+func DialFan(rs []*Rig, token string) (*bench.Fan, error) {
+	dev, err := rs[0].Client.Open(bench.Local{})
+	if err != nil {
+		return nil, err
+	}
+	var ncs []net.Conn
+	var addrs []string
+	for i, r := range rs {
+		ncs = append(ncs, r.l.dial())
+		addrs = append(addrs, fmt.Sprintf("fake-server-%d:18600", i+1))
+	}
+	return bench.NewFan(ncs, dev, addrs, token, 2*time.Second)
+}
+
+func newRig(tb testing.TB, f *Fabric, client *Engine, name string, ops map[string]bench.Op, configure func(*bench.Server)) *Rig {
+	r := &Rig{Fabric: f, Client: client, Server: &Engine{Fabric: f, Name: name},
 		tb: tb, l: newPipeListener(), served: make(chan error, 1)}
 	r.Srv = &bench.Server{Engine: r.Server, Ops: ops, MaxBuffer: 1 << 30, Timeout: 2 * time.Second,
 		Log: log.New(logWriter{r}, "", 0)}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/signal"
 	"strconv"
@@ -75,18 +74,33 @@ func applyClock(flag string) error {
 }
 
 func (o *clientOptions) dial(ctx context.Context) (*bench.Client, error) {
+	addrs, err := bench.SplitServers(o.Server, o.TCPPort)
+	switch {
+	case err != nil:
+		return nil, flagErrorf("SERVER: %v", err)
+	case len(addrs) > 1:
+		return nil, flagErrorf("SERVER %q: this command takes one server (several are for write bw and read bw)", o.Server)
+	}
+	if err := o.prepare(); err != nil {
+		return nil, err
+	}
+	return bench.Dial(ctx, addrs[0], o.Local, o.Token, o.Timeout)
+}
+
+// prepare checks --timeout, sets the clock and reads the token.
+func (o *clientOptions) prepare() error {
 	if o.Timeout <= 0 {
-		return nil, flagErrorf("--timeout %v: want a positive duration (it bounds every wait on the server and the peer)", o.Timeout)
+		return flagErrorf("--timeout %v: want a positive duration (it bounds every wait on the server and the peer)", o.Timeout)
 	}
 	if err := applyClock(o.Clock); err != nil {
-		return nil, err
+		return err
 	}
 	tok, err := token(o.Token, o.TokenFile)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	o.Token = tok
-	return bench.Dial(ctx, net.JoinHostPort(o.Server, strconv.Itoa(o.TCPPort)), o.Local, o.Token, o.Timeout)
+	return nil
 }
 
 type testOptions struct {
@@ -115,6 +129,11 @@ func newCmdTest(op, test string, runF func(*testOptions) error) *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Server = args[0]
+			if addrs, err := bench.SplitServers(o.Server, o.TCPPort); err != nil {
+				return flagErrorf("SERVER: %v", err)
+			} else if len(addrs) > 1 {
+				o.Config.Peers = len(addrs) // a fan-out / fan-in run
+			}
 			bench.Defaults(&o.Config)
 			o.Config.WarmupIterations = bench.DefaultWarmup(o.Config)
 			if cmd.Flags().Changed("warmup") {
@@ -155,7 +174,10 @@ func addConfigFlags(cmd *cobra.Command, c *result.Config, test string) {
 		f.IntVarP(&c.PostList, "post-list", "l", 1, "WRs chained per ibv_post_send")
 		f.BoolVar(&c.Verify, "verify", false, "fill the source with a pattern and check the bytes that arrived")
 		f.BoolVarP(&c.Bidirectional, "bidirectional", "b", false, "both sides drive the same traffic at once (perftest's -b): each direction's numbers and their sum")
+		f.StringVar(&c.Baseline, "baseline", "", "after the RDMA run, measure the same transfer (messages, size, direction) over this transport between the same hosts and report RDMA's Gb/s over its: tcp (the kernel's TCP stack, to the address of the control connection)")
 		f.Float64Var(&c.IntervalS, "interval", 0, "every this many seconds of the measured run, an NDJSON line: messages, bytes, Gb/s, Mpps and the NIC counters that moved (0.1 s or more; the result keeps the smallest and largest interval)")
+		f.StringVar(&c.Sync, "sync", "", "with several servers: stream (the default: every QP keeps its queue full) or rounds (one message to or from every server, then wait for all; the latency is a round's)")
+		f.StringVar(&c.Landing, "landing", "", "READ from several servers: per-peer (the default: a landing region per server) or shared (one region every server's data lands in)")
 		addEventFlags(cmd, c)
 	}
 	f.IntVarP(&c.SQDepth, "tx-depth", "t", 0, "send queue depth: WRs in flight (default 128 for bw, 1 for lat)")
@@ -199,6 +221,10 @@ func addEventFlags(cmd *cobra.Command, c *result.Config) {
 }
 
 func testRun(o *testOptions) error {
+	if o.Config.Peers > 0 {
+		addrs, _ := bench.SplitServers(o.Server, o.TCPPort) // checked in RunE
+		return fanRun(o, addrs)
+	}
 	return o.session(func(ctx context.Context, c *bench.Client) error {
 		// The result is written whatever happened: a failed run's JSON carries its
 		// error and whatever was measured before it, so that a pipeline sees why.
@@ -220,8 +246,25 @@ func testRun(o *testOptions) error {
 			c.OnInterval = func(l result.Interval) { enc.Encode(l) }
 		}
 		r, err := c.Run(ctx, o.Op, o.Config)
+		if err == nil && r.Config.Baseline == "tcp" && !r.Interrupted {
+			err = tcpBaseline(ctx, c, &r)
+		}
 		return errors.Join(err, o.Out.write([]result.Result{r}))
 	})
+}
+
+// tcpBaseline (--baseline tcp) measures the RDMA run's transfer over TCP: the messages
+// the run completed (all QPs), of its size, so its bytes exactly. A failed baseline
+// keeps the RDMA numbers, says why in r.Baseline.Error, and is the command's error.
+func tcpBaseline(ctx context.Context, c *bench.Client, r *result.Result) error {
+	msgs := r.Iterations
+	if size := uint64(r.Config.MsgSizeBytes); size > 0 {
+		msgs = min(msgs, r.Bytes/size) // never more than the RDMA run moved
+	}
+	b, err := c.TCPBaseline(ctx, r.Config, msgs)
+	b.Compare(r.BWGbps)
+	r.Baseline = b
+	return err
 }
 
 // session connects to the server and runs fn; Ctrl-C or SIGTERM cancels fn's context,

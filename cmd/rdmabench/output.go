@@ -5,16 +5,40 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
+	"github.com/rdmabench/rdmabench/oob"
 	"github.com/rdmabench/rdmabench/report"
 	"github.com/rdmabench/rdmabench/result"
 )
 
 // write writes results in every requested form.
 func (o outputs) write(rs []result.Result) error {
-	return o.emit(func(w io.Writer) error { return report.Table(w, rs) },
+	return o.emit(func(w io.Writer) error { err := report.Table(w, rs); baselineLines(w, rs); return err },
 		func(w io.Writer) error { return result.WriteAll(result.NewJSONEncoder(w), rs) },
 		func(w io.Writer) error { return result.WriteAll(result.NewCSVEncoder(w), rs) })
+}
+
+// baselineLines writes, under the table, each result's --baseline: the other
+// transport's rate for the same transfer and RDMA's Gb/s over it, or why it failed.
+// A result file is input: its strings are cleaned.
+func baselineLines(w io.Writer, rs []result.Result) {
+	for _, r := range rs {
+		b := r.Baseline
+		if b == nil {
+			continue
+		}
+		what := fmt.Sprintf("baseline: %s: %s", report.ConfigKey(r.Config), oob.Clean(b.Transport, 16))
+		if b.Error != "" {
+			fmt.Fprintf(w, "%s FAILED: %s\n", what, oob.Clean(strings.ReplaceAll(b.Error, "\n", "; "), 500))
+			continue
+		}
+		line := fmt.Sprintf("%s %.3f Gb/s, %.4f Mpps (%d messages in %.3f ms)", what, b.BWGbps, b.MsgRateMpps, b.Messages, float64(b.DurationNS)/1e6)
+		if b.RDMAOverTCP > 0 {
+			line += fmt.Sprintf("; RDMA %.3f Gb/s = %.2fx %s", r.BWGbps, b.RDMAOverTCP, oob.Clean(b.Transport, 16))
+		}
+		fmt.Fprintln(w, line)
+	}
 }
 
 // emit writes the table to the terminal and the machine forms where the flags say. The

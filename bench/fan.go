@@ -1,0 +1,441 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/rdmabench/rdmabench/oob"
+	"github.com/rdmabench/rdmabench/result"
+	"github.com/rdmabench/rdmabench/verbs"
+)
+
+// Fan is a client of several servers at once (fan-out for WRITE, fan-in for READ): one
+// QP per server on one CQ and one local buffer, driven by one loop that posts to the
+// servers in turn. Each server runs an ordinary one-QP plan and cannot tell it apart
+// from a test of its own: it verifies and reports its part as always.
+//
+// WRITE sends the same source region to every server (a broadcast); READ lands every
+// server's data in a region of its own (--landing per-peer) or in one shared region.
+type Fan struct {
+	peers []*Client
+	dev   Device
+	me    result.Device
+}
+
+// MaxPeers bounds the servers of one fan-out / fan-in run.
+const MaxPeers = 64
+
+// DialFan opens the local device on the verbs engine once and connects to every server.
+func DialFan(ctx context.Context, addrs []string, local Local, token string, timeout time.Duration) (*Fan, error) {
+	dev, err := Verbs.Open(local)
+	if err != nil {
+		return nil, err
+	}
+	var ncs []net.Conn
+	d := net.Dialer{Timeout: timeout}
+	for _, a := range addrs {
+		nc, err := d.DialContext(ctx, "tcp", a)
+		if err != nil {
+			for _, c := range ncs {
+				c.Close()
+			}
+			dev.Close()
+			return nil, fmt.Errorf("cannot reach the rdmabench server at %s: %w (is 'rdmabench server' running there?)", a, err)
+		}
+		oob.Tune(nc, timeout)
+		ncs = append(ncs, nc)
+	}
+	return NewFan(ncs, dev, addrs, token, timeout)
+}
+
+// NewFan runs the handshake with the server behind each connection (addrs[i] names
+// ncs[i]) and returns a client of all of them that measures with dev. It owns ncs and
+// dev from then on, also on error.
+func NewFan(ncs []net.Conn, dev Device, addrs []string, token string, timeout time.Duration) (*Fan, error) {
+	f := &Fan{dev: dev, me: dev.Identity()}
+	for i, nc := range ncs {
+		c := &Client{Addr: addrs[i], conn: oob.NewConn(nc, timeout), dev: dev, me: f.me}
+		h, err := Handshake(c.conn, c.me, token)
+		if err != nil {
+			for _, nc := range ncs {
+				nc.Close()
+			}
+			dev.Close()
+			return nil, fmt.Errorf("handshake with %s: %w", addrs[i], err)
+		}
+		c.server = h.Device
+		f.peers = append(f.peers, c)
+	}
+	return f, nil
+}
+
+// Close ends every session politely and releases the device.
+func (f *Fan) Close() error {
+	if f == nil {
+		return nil
+	}
+	var errs []error
+	for _, c := range f.peers {
+		if !c.broken {
+			_ = c.conn.Send(oob.Msg{Type: oob.TBye})
+			errs = append(errs, c.conn.Close())
+		}
+	}
+	return errors.Join(append(errs, f.dev.Close())...)
+}
+
+// Device is the client's device identity.
+func (f *Fan) Device() result.Device { return f.me }
+
+// Run runs one bandwidth test against all servers. As Client.Run, it returns what was
+// measured whatever went wrong, with Error set; the result's totals are all servers
+// together, result.Fan has each server's share.
+func (f *Fan) Run(ctx context.Context, op Op, cfg result.Config) (r result.Result, err error) {
+	cfg.Op = string(op.Name)
+	cfg.Peers = len(f.peers)
+	Defaults(&cfg)
+	ResolveInline(&cfg, f.me)
+	var addrs []string
+	for _, c := range f.peers {
+		addrs = append(addrs, c.Addr)
+	}
+	r = result.Result{
+		SchemaVersion: result.SchemaVersion, ToolVersion: Version, Time: time.Now().UTC(),
+		Server: strings.Join(addrs, ","), Client: f.me, ServerDevice: f.peers[0].server, Config: cfg,
+	}
+	defer func() {
+		if err != nil {
+			r.Error = err.Error()
+		}
+	}()
+	if err := Validate(cfg); err != nil {
+		return r, err
+	}
+	if cfg.Peers < 2 {
+		return r, errors.New("a fan-out / fan-in run needs two servers or more")
+	}
+	for _, c := range f.peers {
+		if c.broken {
+			return r, sessionLost{fmt.Errorf("the connection to the server at %s was lost in an earlier test", c.Addr)}
+		}
+	}
+	// Every server gets the same one-QP plan; all answer before anything else happens,
+	// so that a refusal leaves every connection in step.
+	var eps []oob.Endpoint
+	var refused error
+	for _, c := range f.peers {
+		if err := c.conn.Send(oob.Msg{Type: oob.TPlan, Plan: &cfg}); err != nil {
+			c.drop()
+			return r, sessionLost{fmt.Errorf("server %s: %w", c.Addr, err)}
+		}
+	}
+	for _, c := range f.peers {
+		m, err := c.conn.Expect(oob.TEndpoint)
+		var pe *oob.PeerError
+		switch {
+		case errors.As(err, &pe):
+			refused = errors.Join(refused, fmt.Errorf("server %s refused the plan: %w", c.Addr, err))
+			eps = append(eps, oob.Endpoint{})
+		case err != nil:
+			c.drop()
+			refused = errors.Join(refused, sessionLost{fmt.Errorf("server %s: no answer to the plan: %w", c.Addr, err)})
+			eps = append(eps, oob.Endpoint{})
+		default:
+			eps = append(eps, *m.Endpoint)
+		}
+	}
+	abort := func(err error) error { // tell the servers that accepted: their plans end
+		for i, c := range f.peers {
+			if !c.broken && eps[i].QPNs != nil {
+				c.conn.SendError(err)
+			}
+		}
+		return err
+	}
+	if refused != nil {
+		return r, abort(refused)
+	}
+	sl := bwSlots(cfg) // the plan's (one QP): each server's part
+	lay := fanLayout(op, cfg, sl)
+	local := cfg
+	local.NumQPs = cfg.Peers
+	lbytes := lay.LocalRegions(cfg.Peers) * lay.LSlots * lay.Stride
+	spec := Spec(local, lbytes, false, false, cfg.SQDepth)
+	spec.Events, spec.ModCount, spec.ModPeriodUS = cfg.CompletionEvents, cfg.CQModerationCount, cfg.CQModerationUS
+	s, err := f.dev.NewSession(spec)
+	if err != nil {
+		return r, abort(err)
+	}
+	defer s.Close()
+	if err := s.ConnectPeers(eps, cfg.MTUBytes); err != nil {
+		return r, abort(err)
+	}
+	r.PathMTU, r.MaxRdAtom = s.PathMTU(), s.RdAtom()
+	r.InlineUsed = Inline(cfg) && s.MaxInline() >= cfg.MsgSizeBytes
+	mine := s.Local()
+	for i, c := range f.peers {
+		e := mine
+		e.QPNs, e.PSNs = []uint32{mine.QPNs[i]}, []uint32{mine.PSNs[i]}
+		if err := c.conn.Send(oob.Msg{Type: oob.TEndpoint, Endpoint: &e}); err != nil {
+			c.drop()
+			return r, abort(sessionLost{fmt.Errorf("server %s: %w", c.Addr, err)})
+		}
+	}
+	for _, c := range f.peers {
+		if _, err := c.conn.Expect(oob.TReady); err != nil {
+			c.drop()
+			return r, abort(fmt.Errorf("server %s: %w", c.Addr, err))
+		}
+	}
+	r.Clock, r.ClockNote = f.dev.Clock()
+	stopping := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() { s.Stop(); close(stopping) })
+	type line struct {
+		endBeats  func() error
+		reply     <-chan received
+		listening <-chan struct{}
+	}
+	lines := make([]line, len(f.peers))
+	for i, c := range f.peers {
+		lines[i].endBeats = c.beat(s)
+		lines[i].reply, _, lines[i].listening = c.listen(s)
+	}
+	defer func() {
+		for _, l := range lines {
+			<-l.listening // before s.Close: a reader may still Stop the session
+		}
+	}()
+	res, merr := f.measure(ctx, op, s, cfg, sl, lay, &r)
+	if !stop() {
+		<-stopping
+	}
+	if ctx.Err() != nil {
+		r.Interrupted = true
+	}
+	if merr != nil {
+		merr = f.blame(merr)
+	}
+	// Each server's side: stop its responder, verify, report.
+	reports := make([]*oob.Report, len(f.peers))
+	var errs []error
+	for i, c := range f.peers {
+		lost := lines[i].endBeats()
+		select {
+		case m := <-lines[i].reply:
+			if m.err == nil {
+				m.err = &oob.ProtocolError{Msg: fmt.Sprintf("expected nothing during a test, got %s", oob.Quote(m.Type))}
+			}
+			c.drop()
+			errs = append(errs, sessionLost{fmt.Errorf("server %s ended the test: %w", c.Addr, m.err)})
+			continue
+		default:
+		}
+		if lost != nil {
+			c.drop()
+			errs = append(errs, sessionLost{fmt.Errorf("lost the server %s during the test: %w", c.Addr, lost)})
+			continue
+		}
+		var done []uint64
+		if res.PerQP != nil {
+			done = res.PerQP[i : i+1]
+		}
+		if err := c.conn.Send(oob.Msg{Type: oob.TDone, Done: &oob.Done{Completed: done, Interrupted: r.Interrupted || merr != nil}}); err != nil {
+			c.drop()
+			errs = append(errs, sessionLost{fmt.Errorf("server %s: %w", c.Addr, err)})
+		}
+	}
+	check := time.Duration(DestBytes(cfg)/(16<<20)) * time.Second // checking runs at >= 16 MiB/s
+	for i, c := range f.peers {
+		if c.broken {
+			continue
+		}
+		rep, err := c.awaitReport(lines[i].reply, c.conn.Timeout+check)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("server %s: %w", c.Addr, err))
+			continue
+		}
+		reports[i] = rep.Report
+	}
+	merr = errors.Join(append([]error{merr}, errs...)...)
+	f.fanResult(&r, op, cfg, s, sl, lay, res, reports, merr)
+	if merr == nil {
+		for _, p := range r.Fan.Peers {
+			if v := p.Verify; v != nil && !v.OK {
+				merr = errors.Join(merr, fmt.Errorf("verification failed for server %s at the %s: %s", p.Server, v.Side, v.Detail))
+			}
+		}
+	}
+	if merr == nil {
+		merr = measured(r)
+	}
+	return r, merr
+}
+
+// fanLayout is the client's side of every server's slots: WRITE sends the same source
+// region to all (a broadcast), READ lands in one region per server or in one shared.
+func fanLayout(op Op, cfg result.Config, sl slots) verbs.Layout {
+	l := sl.layout(op)
+	l.SharedLocal = op.ToServer || cfg.Landing == "shared"
+	return l
+}
+
+// measure runs the warm-up and the measured run over all servers' QPs.
+func (f *Fan) measure(ctx context.Context, op Op, s Session, cfg result.Config, sl slots, lay verbs.Layout, r *result.Result) (verbs.BWResult, error) {
+	timeout := f.peers[0].conn.Timeout
+	p := verbs.BWParams{
+		Op: op.Name, Size: cfg.MsgSizeBytes, Layout: lay, SQDepth: cfg.SQDepth, PostList: cfg.PostList,
+		CQMod: cfg.CQMod, Inline: r.InlineUsed, Events: cfg.CompletionEvents, Timeout: timeout,
+		Rounds: cfg.Sync == "rounds", PerQP: true,
+	}
+	// --verify: the plan's patterns (one QP) in the shared source, or in every landing
+	// region for what the warm-up read.
+	if cfg.Verify && op.ToServer {
+		fillWarm(s, cfg, sl, sl.src)
+	}
+	if w := cfg.WarmupIterations; w > 0 {
+		p.Iters = w
+		res, err := s.Bandwidth(p)
+		r.WarmupDone = res.Completed / uint64(cfg.Peers)
+		if err != nil {
+			return verbs.BWResult{}, fmt.Errorf("warm-up: %w", err)
+		}
+	}
+	if cfg.Verify {
+		if op.ToServer {
+			fillSource(s, cfg, sl)
+		} else {
+			for i := range lay.LocalRegions(cfg.Peers) {
+				fillWarm(region{s, i * sl.dst * sl.stride}, cfg, sl, sl.dst)
+			}
+		}
+	}
+	if ctx.Err() != nil {
+		return verbs.BWResult{}, nil
+	}
+	p.Iters = cfg.Iterations
+	if cfg.DurationS > 0 {
+		p.Duration = time.Duration(cfg.DurationS * float64(time.Second))
+	}
+	return s.Bandwidth(p)
+}
+
+// blame names the server whose QP a failed completion was on.
+func (f *Fan) blame(err error) error {
+	var ce *verbs.CompletionError
+	if errors.As(err, &ce) {
+		if q := int(ce.WRID >> verbs.QShift); q < len(f.peers) {
+			return fmt.Errorf("server %s: %w", f.peers[q].Addr, err)
+		}
+	}
+	return err
+}
+
+// fanResult fills r's totals, latency and per-server shares from the loop's result
+// and the servers' reports.
+func (f *Fan) fanResult(r *result.Result, op Op, cfg result.Config, s Session, sl slots, lay verbs.Layout, res verbs.BWResult, reports []*oob.Report, merr error) {
+	r.SetThroughput(res.Completed, cfg.MsgSizeBytes, res.DurationNS)
+	r.LatKind = "completion_under_load"
+	if cfg.Sync == "rounds" {
+		r.LatKind = "round" // a round's first post to the last server's completion
+	}
+	r.CQEvents = res.Events
+	if err := setLatency(r, res.Lat); err != nil && r.Error == "" {
+		r.Error = err.Error()
+	}
+	fan := &result.Fan{
+		Rounds:                res.Rounds,
+		RegisteredBytes:       int64(lay.LocalRegions(cfg.Peers) * lay.LSlots * lay.Stride),
+		ServerRegisteredBytes: int64(sessionSpec(op, cfg, true).BufSize),
+	}
+	var gbps []float64
+	for i, c := range f.peers {
+		p := result.Peer{Server: c.Addr, Device: c.server}
+		if i < len(res.PerQP) {
+			p.Messages, p.DurationNS = res.PerQP[i], res.PerQPLastNS[i]
+			p.Bytes = p.Messages * uint64(cfg.MsgSizeBytes)
+			if p.DurationNS > 0 {
+				p.BWGbps = float64(p.Bytes) * 8 / float64(p.DurationNS)
+			}
+			gbps = append(gbps, p.BWGbps)
+		}
+		if i < len(res.PerQPLat) {
+			p.Lat, _, _ = result.NewLatency(res.PerQPLat[i].Hist, res.PerQPLat[i].Moments)
+		}
+		if cfg.Verify {
+			switch {
+			case merr != nil:
+				p.Verify = &result.Verify{FirstBadOffset: -1, Detail: "not verified: the run failed"}
+			case op.ToServer && reports[i] != nil && reports[i].Verify != nil:
+				v := *reports[i].Verify // the server's words, shown to this side's user
+				v.Side, v.Detail = oob.Clean(v.Side, 16), oob.Clean(v.Detail, 300)
+				p.Verify = &v
+			case op.ToServer:
+				p.Verify = &result.Verify{FirstBadOffset: -1, Detail: "the server sent no verification"}
+			default:
+				off := 0
+				if !lay.SharedLocal {
+					off = i * sl.dst * sl.stride
+				}
+				p.Verify = checkDest(region{s, off}, cfg, sl, res.PerQP[i:i+1], "client")
+			}
+		}
+		fan.Peers = append(fan.Peers, p)
+	}
+	if j := result.Jain(gbps); !math.IsNaN(j) {
+		fan.JainFairness = min(j, 1) // 1 within rounding when all are equal
+		fan.MinPeerGbps = gbps[0]
+		for _, g := range gbps {
+			fan.MinPeerGbps = min(fan.MinPeerGbps, g)
+		}
+	}
+	r.Fan = fan
+}
+
+// region is a patterned buffer seen from an offset: one server's landing region.
+type region struct {
+	s   patterned
+	off int
+}
+
+func (g region) Fill(seed uint32, off, n int) { g.s.Fill(seed, g.off+off, n) }
+func (g region) Check(seed uint32, off, n int) int64 {
+	if bad := g.s.Check(seed, g.off+off, n); bad >= 0 {
+		return bad - int64(g.off)
+	}
+	return -1
+}
+
+// SplitServers parses a SERVER argument: one host, or a comma-separated list of
+// host[:port] (port defaults to port), each at most once.
+func SplitServers(arg string, port int) ([]string, error) {
+	var out []string
+	seen := map[string]bool{}
+	for _, h := range strings.Split(arg, ",") {
+		h = strings.TrimSpace(h)
+		if h == "" {
+			return nil, fmt.Errorf("server list %q has an empty entry", arg)
+		}
+		addr := h
+		if host, p, err := net.SplitHostPort(h); err == nil {
+			if host == "" || p == "" {
+				return nil, fmt.Errorf("server %q: want host or host:port", h)
+			}
+		} else {
+			addr = net.JoinHostPort(strings.Trim(h, "[]"), fmt.Sprint(port))
+		}
+		if seen[addr] {
+			return nil, fmt.Errorf("server %s appears twice in %q: each server takes one QP of the run", addr, arg)
+		}
+		seen[addr] = true
+		out = append(out, addr)
+	}
+	if len(out) > MaxPeers {
+		return nil, fmt.Errorf("%d servers: at most %d in one run", len(out), MaxPeers)
+	}
+	return out, nil
+}

@@ -1,0 +1,51 @@
+package report
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/rdmabench/rdmabench/oob"
+	"github.com/rdmabench/rdmabench/result"
+)
+
+// fanTables writes, for each run against several servers, each server's share and a
+// line on how evenly they were served and what was registered. A result file is
+// input: its strings are cleaned.
+func fanTables(w io.Writer, rs []result.Result) error {
+	for _, r := range rs {
+		f := r.Fan
+		if f == nil {
+			continue
+		}
+		c := r.Config
+		fmt.Fprintf(w, "%s to %d servers (sync %s", ConfigKey(c), len(f.Peers), oob.Clean(c.Sync, 16))
+		if c.Landing != "" {
+			fmt.Fprintf(w, ", landing %s", oob.Clean(c.Landing, 16))
+		}
+		fmt.Fprintln(w, "):")
+		t := NewTable(w)
+		t.Header("server", "device", "msgs", "Gb/s", "p50 us", "p99 us", "verified")
+		for _, p := range f.Peers {
+			ok := p.Messages > 0 && p.DurationNS > 0
+			v := "-"
+			if p.Verify != nil {
+				v = map[bool]string{true: "ok", false: "FAILED"}[p.Verify.OK]
+			}
+			t.Append(oob.Clean(p.Server, 80), oob.Clean(p.Device.Host, 64)+"/"+oob.Clean(p.Device.Name, 32), p.Messages,
+				ifMeasured(ok, f3(p.BWGbps)), usp(p.Lat.P50), usp(p.Lat.P99), v)
+		}
+		if err := t.Render(); err != nil {
+			return err
+		}
+		if f.JainFairness > 0 {
+			fmt.Fprintf(w, "fan: %s Gb/s in all, slowest server %s Gb/s, Jain's fairness %.3f", f3(r.BWGbps), f3(f.MinPeerGbps), f.JainFairness)
+		} else {
+			fmt.Fprint(w, "fan: nothing measured per server")
+		}
+		if f.Rounds > 0 {
+			fmt.Fprintf(w, "; %d rounds, round p50 %s us, p99 %s us", f.Rounds, usp(r.Lat.P50), usp(r.Lat.P99))
+		}
+		fmt.Fprintf(w, "; registered %d B here, %d B on each server\n", f.RegisteredBytes, f.ServerRegisteredBytes)
+	}
+	return nil
+}

@@ -1,0 +1,51 @@
+package result
+
+import "math"
+
+// Fan is what a run against several servers adds to its result: one entry per server,
+// in the order given, and how evenly they were served. The result's own totals
+// (iterations_done, bytes, bw_gbit_per_s) are all servers together over the run's
+// window; its latency is per message (stream) or per round (rounds: the first post of
+// a round to the last server's completion, "until the last peer has it").
+type Fan struct {
+	Peers []Peer `json:"peers"`
+	// JainFairness is Jain's index over the servers' Gb/s: 1 when all got the same,
+	// 1/n when one got everything.
+	JainFairness float64 `json:"jain_fairness"`
+	MinPeerGbps  float64 `json:"min_peer_gbit_per_s"`
+	Rounds       uint64  `json:"rounds,omitempty"` // rounds completed (sync rounds)
+	// RegisteredBytes is the client's registered buffer: one source region for a
+	// broadcast, one landing region per server or one shared (READ, landing).
+	RegisteredBytes int64 `json:"registered_bytes"`
+	// ServerRegisteredBytes is what each server registered for its part.
+	ServerRegisteredBytes int64 `json:"server_registered_bytes"`
+}
+
+// Peer is one server's share of a fan-out / fan-in run.
+type Peer struct {
+	Server   string `json:"server"`
+	Device   Device `json:"device"`
+	Messages uint64 `json:"messages"`
+	Bytes    uint64 `json:"bytes"`
+	// DurationNS is the run's first post to this server's last completion.
+	DurationNS int64   `json:"duration_ns"`
+	BWGbps     float64 `json:"bw_gbit_per_s"`
+	// Lat: stream, post to completion of this server's signalled messages; rounds,
+	// a round's first post to this server's completion.
+	Lat    Latency `json:"lat_ns"`
+	Verify *Verify `json:"verify,omitempty"`
+	Error  string  `json:"error,omitempty"`
+}
+
+// Jain is Jain's fairness index of xs, (sum x)^2 / (n sum x^2); NaN for none or all zero.
+func Jain(xs []float64) float64 {
+	var s, sq float64
+	for _, x := range xs {
+		s += x
+		sq += x * x
+	}
+	if len(xs) == 0 || sq == 0 {
+		return math.NaN()
+	}
+	return s * s / (float64(len(xs)) * sq)
+}
