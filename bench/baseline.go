@@ -246,31 +246,11 @@ func (sv *Server) tcpBaseline(ctx context.Context, c *oob.Conn, req oob.TCPBasel
 	case int64(req.Size) > sv.MaxBuffer:
 		return 0, refusal{fmt.Errorf("the TCP baseline's %d-byte messages need a buffer above this server's --max-buffer of %d bytes", req.Size, sv.MaxBuffer)}
 	}
-	need := int64(req.Size)
-	select {
-	case sv.slot <- struct{}{}:
-		defer func() { <-sv.slot }()
-	case <-time.After(sv.Timeout / 2):
-		return 0, refusal{errors.New("the server is busy with other clients' tests: retry later")}
-	case <-ctx.Done():
-		return 0, refusal{errShutdown}
+	release, err := sv.hold(ctx, int64(req.Size), "the TCP baseline")
+	if err != nil {
+		return 0, refusal{err}
 	}
-	sv.mu.Lock()
-	if sv.inUse+need > sv.MaxBuffer {
-		used := sv.inUse
-		sv.mu.Unlock()
-		return 0, refusal{fmt.Errorf("the TCP baseline needs %d bytes on the server and the tests running there hold %d of its --max-buffer %d: retry later", need, used, sv.MaxBuffer)}
-	}
-	sv.inUse += need
-	sv.running++
-	sv.started++
-	sv.mu.Unlock()
-	defer func() {
-		sv.mu.Lock()
-		sv.inUse -= need
-		sv.running--
-		sv.mu.Unlock()
-	}()
+	defer release()
 	ip, zone := baselineIP(c.LocalAddr())
 	peer, _ := baselineIP(c.RemoteAddr())
 	ln, err := net.ListenTCP("tcp", &net.TCPAddr{IP: ip, Zone: zone})

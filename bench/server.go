@@ -354,32 +354,11 @@ func (sv *Server) test(ctx context.Context, c *oob.Conn, cfg result.Config) erro
 	if d := time.Duration(cfg.DurationS * float64(time.Second)); d > sv.MaxTestTime {
 		return refuse(fmt.Errorf("--duration %v is above this server's --max-test-time %v", d, sv.MaxTestTime))
 	}
-	// --concurrent tests at a time (one by default): another client's plan waits a
-	// while, then is told to retry.
-	select {
-	case sv.slot <- struct{}{}:
-		defer func() { <-sv.slot }()
-	case <-time.After(sv.Timeout / 2):
-		return refuse(errors.New("the server is busy with other clients' tests: retry later"))
-	case <-ctx.Done():
-		return refuse(errShutdown)
+	release, err := sv.hold(ctx, need, "the plan")
+	if err != nil {
+		return refuse(err)
 	}
-	sv.mu.Lock()
-	if sv.inUse+need > sv.MaxBuffer {
-		used := sv.inUse
-		sv.mu.Unlock()
-		return refuse(fmt.Errorf("the plan needs %d bytes on the server and the tests running there hold %d of its --max-buffer %d: retry later, or use a smaller plan", need, used, sv.MaxBuffer))
-	}
-	sv.inUse += need
-	sv.running++
-	sv.started++
-	sv.mu.Unlock()
-	defer func() {
-		sv.mu.Lock()
-		sv.inUse -= need
-		sv.running--
-		sv.mu.Unlock()
-	}()
+	defer release()
 	s, err := sv.dev.NewSession(sessionSpec(op, cfg, true))
 	if err != nil {
 		return refuse(err)
@@ -474,6 +453,35 @@ func (sv *Server) test(ctx context.Context, c *oob.Conn, cfg result.Config) erro
 	}
 	sv.Log.Printf("client %s: %s %s %d B %s done (path MTU %d)", c.RemoteAddr(), cfg.Op, cfg.Test, cfg.MsgSizeBytes, length, s.PathMTU())
 	return c.Send(oob.Msg{Type: oob.TReport, Report: &rep})
+}
+
+// hold takes one of the --concurrent test slots (another client's plan waits a while,
+// then is told to retry) and need bytes of --max-buffer for what (a plan, a baseline),
+// until release is called.
+func (sv *Server) hold(ctx context.Context, need int64, what string) (release func(), err error) {
+	select {
+	case sv.slot <- struct{}{}:
+	case <-time.After(sv.Timeout / 2):
+		return nil, errors.New("the server is busy with other clients' tests: retry later")
+	case <-ctx.Done():
+		return nil, errShutdown
+	}
+	sv.mu.Lock()
+	defer sv.mu.Unlock()
+	if sv.inUse+need > sv.MaxBuffer {
+		<-sv.slot
+		return nil, fmt.Errorf("%s needs %d bytes on the server and the tests running there hold %d of its --max-buffer %d: retry later, or use a smaller plan", what, need, sv.inUse, sv.MaxBuffer)
+	}
+	sv.inUse += need
+	sv.running++
+	sv.started++
+	return func() {
+		sv.mu.Lock()
+		sv.inUse -= need
+		sv.running--
+		sv.mu.Unlock()
+		<-sv.slot
+	}, nil
 }
 
 // await follows a measuring client until it says done: it sends a beat every

@@ -179,4 +179,54 @@ typedef struct {
 	uint64_t done;             // out
 } rb_rl_args;
 int rb_read_lat(rb_rl_args *a);
+// Bandwidth with the registration in the loop (--mr per-io | cache), on one QP: like
+// rb_bw (tx_depth WRs in flight, every cq_mod-th WR and the last signalled, completions
+// polled in batches of 16, the stop flag, the deadline and the watchdog as there), one
+// WR per ibv_post_send, WR i moving local slot i % lslots (at x.laddr, slots `stride`
+// bytes apart) to or from remote slot i % rslots (at x.raddr, key x.rkey). x.lkey is
+// not used: every WR's SGE carries the lkey of an MR this loop registered on pd, with
+// IBV_ACCESS_LOCAL_WRITE (what a READ needs to land its data; a WRITE's source would
+// need none, and takes the same so that the two ops' registrations cost the same),
+// covering exactly the WR's slot (its address, size bytes):
+//
+//   RB_MRMODE_PER_IO  each WR registers its slot before it is posted and deregisters
+//                     that MR when the WR is known complete;
+//   RB_MRMODE_CACHE   an LRU of at most cache_size registrations keyed by (address,
+//                     length): a WR whose slot is cached uses that MR (a hit), else (a
+//                     miss) the loop registers the slot, first evicting (deregistering)
+//                     the least recently used entry no outstanding WR uses when the
+//                     cache is full. cache_size >= tx_depth, so that one always exists.
+//
+// Registrations and the deregistrations at completions and evictions happen inside the
+// timed window (the first registration to the end of the last completion's handling),
+// each timed on its own (reg_ns, dereg_ns). What is still registered when the loop ends
+// (the cache's entries; after a stop or a failure, the MRs of WRs not known complete) is
+// deregistered after the window closes, whatever the outcome, and counted in
+// deregs_after (not timed); the loop never returns with an MR of its own registered
+// unless an ibv_dereg_mr failed, which fails the loop. A failed ibv_reg_mr or
+// ibv_dereg_mr fails it with RB_FAIL_VERB and the verb's errno.
+// Samples: post to completion of each signalled WR, as rb_bw (the registration comes
+// before the post stamp: reg_ns has it).
+enum { RB_MRMODE_PER_IO = 1, RB_MRMODE_CACHE = 2 };
+typedef struct {
+	rb_xfer x;
+	struct ibv_qp *qp;
+	struct ibv_pd *pd;    // the QP's PD: where the loop registers
+	int opcode;           // IBV_WR_RDMA_WRITE or IBV_WR_RDMA_READ
+	int mode;             // RB_MRMODE_*
+	uint32_t cache_size;  // RB_MRMODE_CACHE: at most this many registrations, >= tx_depth
+	uint32_t lslots, rslots, stride;
+	uint64_t iters;       // WRs (with deadline_ns: an upper bound, UINT64_MAX for none)
+	uint32_t tx_depth, cq_mod;
+	int64_t deadline_ns;  // absolute rb_now() value; 0 = none. Posting stops there.
+	// out
+	uint64_t *done;       // 1 entry: WRs known complete (stored atomically: Go reads it during the loop)
+	int64_t *qlast_ns;    // 1 entry: the loop's first registration to the last completion
+	uint64_t completed;
+	uint64_t regs, deregs;  // successful ibv_reg_mr / ibv_dereg_mr calls, deregs_after included
+	uint64_t deregs_after;  // of deregs: after the window closed
+	uint64_t hits, misses;  // RB_MRMODE_CACHE: lookups of posted WRs
+	int64_t reg_ns, dereg_ns; // time inside ibv_reg_mr, and inside ibv_dereg_mr in the window
+} rb_bw_mr_args;
+int rb_bw_mr(rb_bw_mr_args *a);
 #endif
