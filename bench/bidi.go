@@ -35,7 +35,7 @@ func sessionSpec(op Op, c result.Config, server bool) verbs.Spec {
 func bwParams(op Op, c result.Config, inline bool, timeout time.Duration) verbs.BWParams {
 	p := verbs.BWParams{
 		Op: op.Name, Size: c.MsgSizeBytes, Layout: bwSlots(c).layout(op), SQDepth: c.SQDepth, PostList: c.PostList,
-		CQMod: c.CQMod, Inline: inline, Events: c.CompletionEvents, Timeout: timeout,
+		CQMod: c.CQMod, Inline: inline, Events: c.CompletionEvents, Timeout: timeout, MR: c.MR, MRCache: c.MRCache,
 	}
 	if c.Bidirectional {
 		sl := bwSlots(c)

@@ -519,6 +519,7 @@ func (c *Client) measure(ctx context.Context, op Op, s Session, cfg result.Confi
 	r.SetThroughput(res.Completed, cfg.MsgSizeBytes, res.DurationNS)
 	r.LatKind = "completion_under_load"
 	r.CQEvents = res.Events
+	r.MR = mrRun(cfg, res)
 	return res.PerQP, errors.Join(err, setLatency(r, res.Lat))
 }
 

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rdmabench/rdmabench/counters"
 	"github.com/rdmabench/rdmabench/oob"
 	"github.com/rdmabench/rdmabench/result"
 	"github.com/rdmabench/rdmabench/verbs"
@@ -177,10 +178,10 @@ func (f *Fan) Run(ctx context.Context, op Op, cfg result.Config) (r result.Resul
 	}
 	r.PathMTU, r.MaxRdAtom = s.PathMTU(), s.RdAtom()
 	r.InlineUsed = Inline(cfg) && s.MaxInline() >= cfg.MsgSizeBytes
-	mine := s.Local()
+	ep := s.Local()
 	for i, c := range f.peers {
-		e := mine
-		e.QPNs, e.PSNs = []uint32{mine.QPNs[i]}, []uint32{mine.PSNs[i]}
+		e := ep
+		e.QPNs, e.PSNs = []uint32{ep.QPNs[i]}, []uint32{ep.PSNs[i]}
 		if err := c.conn.Send(oob.Msg{Type: oob.TEndpoint, Endpoint: &e}); err != nil {
 			c.drop()
 			return r, abort(sessionLost{fmt.Errorf("server %s: %w", c.Addr, err)})
@@ -210,7 +211,21 @@ func (f *Fan) Run(ctx context.Context, op Op, cfg result.Config) (r result.Resul
 			<-l.listening // before s.Close: a reader may still Stop the session
 		}
 	}()
-	res, merr := f.measure(ctx, op, s, cfg, sl, lay, &r)
+	// NIC counters: this side's only, around the measured phase (the servers' ports
+	// each carry one share; they are not asked to read theirs).
+	var mine sideCounters
+	var probe *counters.Snapshot
+	if CountersOn(cfg) {
+		if p, err := f.dev.Counters(); err == nil {
+			probe = &p
+		}
+	}
+	res, merr := f.measure(ctx, op, s, cfg, sl, lay, &r, func() {
+		if CountersOn(cfg) {
+			mine.open(f.dev, settle(probe))
+		}
+	})
+	ended := time.Now()
 	if !stop() {
 		<-stopping
 	}
@@ -263,6 +278,15 @@ func (f *Fan) Run(ctx context.Context, op Op, cfg result.Config) (r result.Resul
 	}
 	merr = errors.Join(append([]error{merr}, errs...)...)
 	f.fanResult(&r, op, cfg, s, sl, lay, res, reports, merr)
+	if mine.began {
+		l, note := mine.close(f.dev, ended)
+		notes := []string{"servers: not read in a run against several servers"}
+		if note != "" {
+			notes = append(notes, "client: "+note)
+		}
+		judge(&r, l, nil, notes)
+		r.Fan.WireBytesPerByte, r.Fan.WirePacketsPerMessage = wire(l, r.Iterations, r.Bytes)
+	}
 	if merr == nil {
 		for _, p := range r.Fan.Peers {
 			if v := p.Verify; v != nil && !v.OK {
@@ -285,7 +309,7 @@ func fanLayout(op Op, cfg result.Config, sl slots) verbs.Layout {
 }
 
 // measure runs the warm-up and the measured run over all servers' QPs.
-func (f *Fan) measure(ctx context.Context, op Op, s Session, cfg result.Config, sl slots, lay verbs.Layout, r *result.Result) (verbs.BWResult, error) {
+func (f *Fan) measure(ctx context.Context, op Op, s Session, cfg result.Config, sl slots, lay verbs.Layout, r *result.Result, start func()) (verbs.BWResult, error) {
 	timeout := f.peers[0].conn.Timeout
 	p := verbs.BWParams{
 		Op: op.Name, Size: cfg.MsgSizeBytes, Layout: lay, SQDepth: cfg.SQDepth, PostList: cfg.PostList,
@@ -317,11 +341,47 @@ func (f *Fan) measure(ctx context.Context, op Op, s Session, cfg result.Config, 
 	if ctx.Err() != nil {
 		return verbs.BWResult{}, nil
 	}
+	start()
 	p.Iters = cfg.Iterations
 	if cfg.DurationS > 0 {
 		p.Duration = time.Duration(cfg.DurationS * float64(time.Second))
 	}
 	return s.Bandwidth(p)
+}
+
+// wire is the traffic this side's port carried (both directions) per delivered byte,
+// from the byte counters (PMA: port_xmit_data, port_rcv_data), and per delivered
+// message, from the packet counters (rxe: sent_pkts, rcvd_pkts; PMA:
+// port_xmit_packets, port_rcv_packets); nil where the port has no such counters.
+func wire(d *counters.Deltas, msgs, bytes uint64) (perByte, perMsg *float64) {
+	if d == nil || msgs == 0 || bytes == 0 {
+		return nil, nil
+	}
+	sum := func(names ...string) (uint64, bool) {
+		var n uint64
+		found := 0
+		for _, c := range d.Counters {
+			for _, name := range names {
+				if c.Name == name && c.Delta != nil {
+					n += *c.Delta
+					found++
+				}
+			}
+		}
+		return n, found == len(names)
+	}
+	if b, ok := sum("port_xmit_data", "port_rcv_data"); ok {
+		v := float64(b) / float64(bytes)
+		perByte = &v
+	}
+	for _, names := range [][]string{{"sent_pkts", "rcvd_pkts"}, {"port_xmit_packets", "port_rcv_packets"}} {
+		if p, ok := sum(names...); ok {
+			v := float64(p) / float64(msgs)
+			perMsg = &v
+			break
+		}
+	}
+	return perByte, perMsg
 }
 
 // blame names the server whose QP a failed completion was on.

@@ -46,7 +46,9 @@ type Op struct {
 //     moderation above MSG_SIZE_CQ_MOD_LIMIT, 8192 B, unless -e); else 100
 //     (DEF_CQ_MOD); never more than the tx depth.
 //
-// --inline defaults to InlineAuto, resolved per device by ResolveInline.
+// --inline defaults to InlineAuto, resolved per device by ResolveInline. --mr, which
+// perftest lacks: per-io signals every WR (cq-mod 1 when not given), cache holds 16
+// registrations (--mr-cache), and pool, the default, is recorded as no --mr at all.
 func Defaults(c *result.Config) {
 	if c.Test == "" {
 		c.Test = "bw"
@@ -76,6 +78,8 @@ func Defaults(c *result.Config) {
 		switch {
 		case c.Sync == "rounds": // every WR of a round is signalled
 			c.CQMod = 1
+		case c.MR == verbs.MRModePerIO: // each WR's MR goes at its completion
+			c.CQMod = 1
 		case c.Test == "bw" && c.PostList > 1:
 			c.CQMod = c.PostList
 		case c.Test == "bw" && c.MsgSizeBytes > cqModSizeLimit && !c.CompletionEvents:
@@ -88,15 +92,18 @@ func Defaults(c *result.Config) {
 	if c.NumQPs == 0 {
 		c.NumQPs = 1
 	}
+	if c.MR == verbs.MRModePool { // the default: results of the same plan read the same
+		c.MR = ""
+	}
+	if c.MR == verbs.MRModeCache && c.MRCache == 0 {
+		c.MRCache = max(DefaultMRCache, c.SQDepth) // room for every WR in flight
+	}
 	if c.Peers > 0 { // several servers (Fan)
 		if c.Sync == "" {
 			c.Sync = "stream"
 		}
 		if c.Landing == "" && c.Op == "read" {
 			c.Landing = "per-peer"
-		}
-		if c.Counters == "" {
-			c.Counters = "off"
 		}
 	}
 }
@@ -297,6 +304,9 @@ func Validate(c result.Config) error {
 	if err := validateFan(c); err != nil {
 		return err
 	}
+	if err := validateMR(c); err != nil {
+		return err
+	}
 	return ValidateCounters(c.Counters)
 }
 
@@ -369,8 +379,6 @@ func validateFan(c result.Config) error {
 		return fmt.Errorf("several servers: one QP per server, drop --qps")
 	case c.Bidirectional || c.IntervalS > 0 || c.Baseline != "":
 		return fmt.Errorf("several servers: -b/--bidirectional, --interval and --baseline are for one server")
-	case c.Counters != "off":
-		return fmt.Errorf("several servers: NIC counters are not read yet (--counters off)")
 	case c.Sync != "stream" && c.Sync != "rounds":
 		return fmt.Errorf("--sync %q: want stream or rounds", c.Sync)
 	case c.Sync == "rounds" && (c.PostList != 1 || c.CQMod != 1 || c.CompletionEvents):

@@ -16,6 +16,18 @@ func ConfigKey(c result.Config) string {
 	if c.CompletionEvents {
 		k += fmt.Sprintf(" events moderation=%d/%dus", c.CQModerationCount, c.CQModerationUS)
 	}
+	if c.MR != "" {
+		k += " mr=" + c.MR
+		if c.MRCache > 0 {
+			k += fmt.Sprintf("/%d", c.MRCache)
+		}
+	}
+	if c.Peers > 0 {
+		k += fmt.Sprintf(" peers=%d sync=%s", c.Peers, c.Sync)
+		if c.Landing != "" {
+			k += " landing=" + c.Landing
+		}
+	}
 	return k
 }
 

@@ -67,6 +67,7 @@ func Table(w io.Writer, rs []result.Result) error {
 		}
 		errorLines(w, bw)
 		counterLines(w, bw)
+		mrLines(w, bw)
 		if err := fanTables(w, bw); err != nil {
 			return err
 		}

@@ -19,6 +19,11 @@ type Fan struct {
 	RegisteredBytes int64 `json:"registered_bytes"`
 	// ServerRegisteredBytes is what each server registered for its part.
 	ServerRegisteredBytes int64 `json:"server_registered_bytes"`
+	// The traffic the client's port carried (both directions, requests, data and
+	// acknowledgements) per delivered byte and per delivered message, from its NIC
+	// counters over the measured phase; absent where the port has no such counters.
+	WireBytesPerByte      *float64 `json:"wire_bytes_per_byte,omitempty"`
+	WirePacketsPerMessage *float64 `json:"wire_packets_per_message,omitempty"`
 }
 
 // Peer is one server's share of a fan-out / fan-in run.

@@ -55,6 +55,12 @@ type Config struct {
 	Sync    string `json:"sync,omitempty"`
 	Landing string `json:"landing,omitempty"`
 	Peers   int    `json:"peers,omitempty"`
+	// MR (bandwidth tests, --mr) is where the WRs' lkeys come from: absent for pool
+	// (the buffer registered once before the run), "per-io" (each WR registers its
+	// slot in the timed loop and deregisters it at its completion) or "cache" (an LRU
+	// of MRCache registrations keyed by address and length). See MRRun.
+	MR      string `json:"mr,omitempty"`
+	MRCache int    `json:"mr_cache,omitempty"`
 }
 
 // Device identifies one side's NIC and port.
@@ -163,6 +169,9 @@ type Result struct {
 
 	// Fan-out / fan-in: see Fan.
 	Fan *Fan `json:"fan,omitempty"`
+
+	// MR (config mr per-io or cache) counts the registrations the measured loop made.
+	MR *MRRun `json:"mr,omitempty"`
 }
 
 // Direction is one direction of a bidirectional test.

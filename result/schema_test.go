@@ -41,6 +41,22 @@ func TestSchemaAcceptsAResultAndRefusesDrift(t *testing.T) {
 		if err := schemacheck.Validate(bytes.Replace(fb.Bytes(), []byte(`"jain_fairness"`), []byte(`"fairness"`), 1)); err == nil {
 			t.Fatal("a fan result without jain_fairness must fail validation")
 		}
+		mr := r
+		mr.Config.MR, mr.Config.MRCache = "cache", 16
+		mr.DurationNS = 1000
+		mr.MR = &result.MRRun{Mode: "cache", Regs: 4, Deregs: 4, DeregsAfterWindow: 4, Hits: 996, Misses: 4, RegNSTotal: 40, DeregNSTotal: 0}
+		mr.MR.SetShare(mr.DurationNS)
+		var mb bytes.Buffer
+		result.WriteJSON(&mb, mr)
+		if err := schemacheck.Validate(mb.Bytes()); err != nil || mr.MR.WindowShare != 0.04 {
+			t.Fatalf("%d samples: a result with mr must validate: %v (share %v)", n, err, mr.MR.WindowShare)
+		}
+		for _, drift := range []string{`"window_share"`, `"mr_cache": 16`} {
+			bad := bytes.Replace(mb.Bytes(), []byte(drift), []byte(strings.Replace(drift, "_", "-", 1)), 1)
+			if err := schemacheck.Validate(bad); err == nil {
+				t.Fatalf("a result with mr must fail validation with %s renamed", drift)
+			}
+		}
 		for _, drift := range []string{
 			strings.Replace(buf.String(), `"bw_gbit_per_s"`, `"bw_gbps"`, 1),
 			strings.Replace(buf.String(), `"clock_backwards_samples"`, `"samples_dropped"`, 1),

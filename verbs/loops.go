@@ -70,7 +70,8 @@ func (s *Session) xfer(x *C.rb_xfer, size int, laddr uintptr, roff int, inline b
 }
 
 // Bandwidth runs the bandwidth loop over all QPs of the session (the client side), or,
-// with p.Rounds, the rounds loop.
+// with p.Rounds, the rounds loop, or, with p.MR per-io or cache, the loop that
+// registers in its window (rb_bw_mr, one QP: see bandwidthMR).
 func (s *Session) Bandwidth(p BWParams) (BWResult, error) {
 	l := p.Layout
 	if p.Size < 1 || l.Stride < p.Size || l.LSlots < 1 || l.RSlots < 1 {
@@ -85,6 +86,9 @@ func (s *Session) Bandwidth(p BWParams) (BWResult, error) {
 	}
 	if !p.Rounds && (p.CQMod < 1 || p.CQMod > p.SQDepth || p.PostList < 1 || p.PostList > p.SQDepth || p.SQDepth > s.spec.SQDepth) {
 		return BWResult{}, fmt.Errorf("need 1 <= cq-mod (%d) <= sq-depth (%d) and 1 <= post-list (%d) <= sq-depth, sq-depth <= %d", p.CQMod, p.SQDepth, p.PostList, s.spec.SQDepth)
+	}
+	if err := p.CheckMR(nqp); err != nil {
+		return BWResult{}, err
 	}
 	// The remote regions: QP q's at q*rstride of the one peer's buffer, or at the
 	// start of its own peer's.
@@ -151,6 +155,8 @@ func (s *Session) Bandwidth(p BWParams) (BWResult, error) {
 		runtime.UnlockOSThread()
 		endProgress()
 		res.Rounds = uint64(a.rounds)
+	} else if MRInLoop(p.MR) { // registrations in the loop: one QP, see bandwidthMR
+		x, rc = s.bandwidthMR(p, uintptr(s.buf)+uintptr(p.LocalOffset), ra[0], rk[0], opcode, iters, deadline, done, last, &res)
 	} else {
 		var a C.rb_bw_args
 		x = &a.x
@@ -189,6 +195,9 @@ func (s *Session) Bandwidth(p BWParams) (BWResult, error) {
 	}
 	if rc != 0 {
 		what := "bandwidth loop"
+		if MRInLoop(p.MR) {
+			what = "bandwidth loop (mr " + p.MR + ")"
+		}
 		if p.Rounds {
 			what = "rounds loop"
 		}

@@ -4,9 +4,10 @@
 //
 // rb.c uses only the data-path verbs that libibverbs inlines through the context's ops
 // table (ibv_post_send, ibv_poll_cq, ibv_req_notify_cq) plus ibv_get_cq_event and
-// ibv_ack_cq_events, so it can be compiled against a model of the verbs queues
-// (verbs/internal/qmodel) and tested without a device. Building with -DRB_MODEL makes
-// rb_now() and rb_wait_fd() the model's (a simulated clock), not the kernel's.
+// ibv_ack_cq_events (and, in rb_bw_mr, ibv_reg_mr and ibv_dereg_mr), so it can be
+// compiled against a model of the verbs queues (verbs/internal/qmodel) and tested
+// without a device. Building with -DRB_MODEL makes rb_now() and rb_wait_fd() the
+// model's (a simulated clock), not the kernel's.
 #ifndef RB_H
 #define RB_H
 #include <stdint.h>
@@ -179,6 +180,7 @@ typedef struct {
 	uint64_t done;             // out
 } rb_rl_args;
 int rb_read_lat(rb_rl_args *a);
+
 // Bandwidth with the registration in the loop (--mr per-io | cache), on one QP: like
 // rb_bw (tx_depth WRs in flight, every cq_mod-th WR and the last signalled, completions
 // polled in batches of 16, the stop flag, the deadline and the watchdog as there), one
@@ -202,9 +204,10 @@ int rb_read_lat(rb_rl_args *a);
 // each timed on its own (reg_ns, dereg_ns). What is still registered when the loop ends
 // (the cache's entries; after a stop or a failure, the MRs of WRs not known complete) is
 // deregistered after the window closes, whatever the outcome, and counted in
-// deregs_after (not timed); the loop never returns with an MR of its own registered
-// unless an ibv_dereg_mr failed, which fails the loop. A failed ibv_reg_mr or
-// ibv_dereg_mr fails it with RB_FAIL_VERB and the verb's errno.
+// deregs_after (not timed); an MR whose deregistration failed in the window is tried
+// again then. So the loop returns with none of its MRs registered unless an
+// ibv_dereg_mr after the window failed too. A failed ibv_reg_mr or ibv_dereg_mr fails
+// the loop with RB_FAIL_VERB and the verb's errno (the first failure is the one kept).
 // Samples: post to completion of each signalled WR, as rb_bw (the registration comes
 // before the post stamp: reg_ns has it).
 enum { RB_MRMODE_PER_IO = 1, RB_MRMODE_CACHE = 2 };
@@ -221,7 +224,7 @@ typedef struct {
 	int64_t deadline_ns;  // absolute rb_now() value; 0 = none. Posting stops there.
 	// out
 	uint64_t *done;       // 1 entry: WRs known complete (stored atomically: Go reads it during the loop)
-	int64_t *qlast_ns;    // 1 entry: the loop's first registration to the last completion
+	int64_t *qlast_ns;    // 1 entry: x.duration_ns (its one QP's window), 0 when nothing completed
 	uint64_t completed;
 	uint64_t regs, deregs;  // successful ibv_reg_mr / ibv_dereg_mr calls, deregs_after included
 	uint64_t deregs_after;  // of deregs: after the window closed

@@ -197,6 +197,12 @@ type BWParams struct {
 	Rounds bool
 	// PerQP records each QP's latency samples too (BWResult.PerQPLat).
 	PerQP bool
+	// MR is where the WRs' lkeys come from: "" or MRModePool, the session's buffer;
+	// MRModePerIO or MRModeCache, registrations the loop makes itself, in its timed
+	// window (rb_bw_mr, see rb.h and CheckMR), with BWResult.MR counting them. MRCache
+	// is the cache's size in registrations.
+	MR      string
+	MRCache int
 }
 
 // Samples is every latency sample of one loop: the histogram (ns) and exact moments.
@@ -218,6 +224,7 @@ type BWResult struct {
 	Lat         Samples   // post to completion of each signalled WR; rounds: each round's time
 	PerQPLat    []Samples // with BWParams.PerQP: per QP (rounds: a round's start to its completion)
 	Rounds      uint64    // rounds completed (BWParams.Rounds)
+	MR          *MRStats  // BWParams.MR per-io or cache: the loop's registrations; nil otherwise
 }
 
 // PingPongParams drives the WRITE ping-pong.

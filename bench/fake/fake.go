@@ -386,6 +386,9 @@ func (s *Session) Bandwidth(p verbs.BWParams) (verbs.BWResult, error) {
 	if !p.Rounds && (p.CQMod < 1 || p.CQMod > p.SQDepth || p.PostList < 1 || p.PostList > p.SQDepth || p.SQDepth > s.Spec.SQDepth) {
 		return verbs.BWResult{}, fmt.Errorf("need 1 <= cq-mod (%d) <= sq-depth (%d) and 1 <= post-list (%d) <= sq-depth, sq-depth <= %d", p.CQMod, p.SQDepth, p.PostList, s.Spec.SQDepth)
 	}
+	if err := p.CheckMR(nqp); err != nil {
+		return verbs.BWResult{}, err
+	}
 	s.mu.Lock()
 	onePeer := len(s.peers) == 1
 	s.mu.Unlock()
@@ -506,6 +509,7 @@ func (s *Session) Bandwidth(p verbs.BWParams) (verbs.BWResult, error) {
 			res.Events = sig
 		}
 	}
+	res.MR = mrStats(p, res)
 	return res, s.e.FailLoop
 }
 

@@ -209,6 +209,16 @@ func TestTestCommandFlags(t *testing.T) {
 				{args: []string{"host", "-s", "3X"}, wantErr: `invalid argument "3X" for "-s, --size"`},
 				{args: []string{"host", "--json", "-", "--csv", "-"}, wantErr: "only one can go to stdout"},
 				{args: []string{"host", "-t", "8", "-Q", "9"}, wantErr: "--cq-mod"},
+				{args: []string{"a,b:9", "--sync", "rounds"}, want: func(o *testOptions) {
+					o.Server = "a,b:9"
+					o.Config = result.Config{Op: op, Test: "bw", InlineBytes: bench.InlineAuto, NumQPs: 1, PostList: 1, Peers: 2, Sync: "rounds"}
+					bench.Defaults(&o.Config)
+					o.Config.WarmupIterations = bench.DefaultWarmup(o.Config)
+				}},
+				{args: []string{"host", "--sync", "rounds"}, wantErr: "several servers"},
+				{args: []string{"a,b", "-q", "2"}, wantErr: "one QP per server"},
+				{args: []string{"a,,b"}, wantErr: "empty entry"},
+				{args: []string{"a,a"}, wantErr: "appears twice"},
 			})
 		checkFlags(t, op+" lat", func(runF func(*testOptions) error) *cobra.Command { return newCmdTest(op, "lat", runF) },
 			func() testOptions { return testOptions{clientOptions: client, Config: plan("lat")} }, clean,
@@ -251,6 +261,16 @@ func TestSweepFlags(t *testing.T) {
 			{args: []string{"host", "--tolerance", "1"}, wantErr: "--tolerance"},
 			{args: []string{"host", "--resume", "a", "--results", "b"}, wantErr: "drop --results"},
 			{args: []string{"host", "--json", "-", "--csv", "-"}, wantErr: "only one can go to stdout"},
+			{args: []string{"host", "--mr", "pool,per-io", "--sizes", "4K,64K", "--baseline", "tcp"}, want: func(o *sweepOptions) {
+				o.MR, o.Sizes, o.Baseline = []string{"pool", "per-io"}, []int{4096, 65536}, "tcp"
+			}},
+			{args: []string{"host", "--mr", "pool"}, wantErr: "two different modes"},
+			{args: []string{"host", "--mr", "pool,pool"}, wantErr: "two different modes"},
+			{args: []string{"host", "--mr", "pool,bogus"}, wantErr: "--mr bogus"},
+			{args: []string{"host", "--mr", "pool,per-io", "--resume", "s.ndjson"}, wantErr: "--resume continues a tuning sweep"},
+			{args: []string{"host", "--sizes", "4K"}, wantErr: "go with --mr"},
+			{args: []string{"host", "--mr", "pool,per-io", "--sizes", "64K,4K"}, wantErr: "ascending"},
+			{args: []string{"host", "--mr", "pool,per-io", "--baseline", "udp"}, wantErr: "--baseline"},
 		})
 }
 

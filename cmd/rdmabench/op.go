@@ -178,6 +178,8 @@ func addConfigFlags(cmd *cobra.Command, c *result.Config, test string) {
 		f.Float64Var(&c.IntervalS, "interval", 0, "every this many seconds of the measured run, an NDJSON line: messages, bytes, Gb/s, Mpps and the NIC counters that moved (0.1 s or more; the result keeps the smallest and largest interval)")
 		f.StringVar(&c.Sync, "sync", "", "with several servers: stream (the default: every QP keeps its queue full) or rounds (one message to or from every server, then wait for all; the latency is a round's)")
 		f.StringVar(&c.Landing, "landing", "", "READ from several servers: per-peer (the default: a landing region per server) or shared (one region every server's data lands in)")
+		f.StringVar(&c.MR, "mr", "", "where each WR's memory registration comes from: pool (the default: the buffer, registered once before the run), per-io (the timed loop registers each WR's slot before posting it and deregisters it at its completion; every WR signalled: --cq-mod 1) or cache (an LRU of --mr-cache registrations keyed by address and length, as UCX's registration cache); per-io and cache take one QP, --post-list 1, one server, no --events, no -b; the result counts the registrations and the share of the time they took")
+		f.IntVar(&c.MRCache, "mr-cache", 0, "with --mr cache: the most registrations the cache holds (default: 16 or --tx-depth, the larger); at least --tx-depth, as every WR in flight holds one")
 		addEventFlags(cmd, c)
 	}
 	f.IntVarP(&c.SQDepth, "tx-depth", "t", 0, "send queue depth: WRs in flight (default 128 for bw, 1 for lat)")

@@ -95,3 +95,35 @@ func (v sizeValue) Set(s string) error {
 	return nil
 }
 func (v sizeValue) Type() string { return "size" }
+
+// sizeListValue is a comma-separated list of sizes with units, ascending.
+type sizeListValue struct{ p *[]int }
+
+func (v sizeListValue) String() string {
+	if v.p == nil {
+		return ""
+	}
+	var s []string
+	for _, n := range *v.p {
+		s = append(s, result.FormatSize(n))
+	}
+	return strings.Join(s, ",")
+}
+
+func (v sizeListValue) Set(s string) error {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := result.ParseSize(strings.TrimSpace(f))
+		if err != nil {
+			return err
+		}
+		if n < 1 || (len(out) > 0 && n <= out[len(out)-1]) {
+			return fmt.Errorf("%q: want ascending sizes of at least 1 byte", s)
+		}
+		out = append(out, n)
+	}
+	*v.p = out
+	return nil
+}
+
+func (v sizeListValue) Type() string { return "sizes" }

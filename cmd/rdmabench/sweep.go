@@ -34,6 +34,9 @@ type sweepOptions struct {
 	QPs           int
 	Counters      string
 	Events        result.Config // completion events and CQ moderation for every point
+	MR            []string      // --mr A,B: compare two registration modes size by size (C2)
+	Sizes         []int         // --sizes for --mr (default: the profile's)
+	Baseline      string        // --baseline tcp with --mr
 }
 
 func newCmdSweep(runF func(*sweepOptions) error) *cobra.Command {
@@ -83,6 +86,9 @@ is an error.`,
 			if err := bench.ValidateCounters(o.Counters); err != nil {
 				return &flagError{err}
 			}
+			if err := o.checkModes(cmd); err != nil {
+				return err
+			}
 			if o.Resume != "" && o.Results != "" && o.Resume != o.Results {
 				return flagErrorf("--resume appends to the file it resumes: drop --results")
 			}
@@ -114,10 +120,18 @@ is an error.`,
 	f.IntVarP(&o.QPs, "qps", "q", 1, "number of QPs")
 	addCountersFlag(cmd, &o.Counters)
 	addEventFlags(cmd, &o.Events)
+	f.StringSliceVar(&o.MR, "mr", nil, "instead of tuning, compare two registration modes size by size (the article's C2): pool,per-io or pool,cache; the table gives B over A per size with its 95% interval and the break-even size")
+	f.Var(sizeListValue{&o.Sizes}, "sizes", "with --mr: message sizes (default: the profile's)")
+	f.StringVar(&o.Baseline, "baseline", "", "with --mr: tcp also measures each size over TCP, in the same rounds, and judges B against it")
 	return cmd
 }
 
-func sweepRun(o *sweepOptions) error { return o.session(o.sweep) }
+func sweepRun(o *sweepOptions) error {
+	if len(o.MR) > 0 {
+		return o.session(o.compareModes)
+	}
+	return o.session(o.sweep)
+}
 
 func (o *sweepOptions) sweep(ctx context.Context, c *bench.Client) error {
 	var prof profiles.Profile

@@ -51,6 +51,11 @@ func TestFanOutFanIn(t *testing.T) {
 		if r.Config.Sync == "rounds" && (f.Rounds != r.Config.Iterations || r.Lat.Samples != f.Rounds || r.LatKind != "round") {
 			t.Errorf("%s %v: %d rounds, %d %s samples", c.op, c.extra, f.Rounds, r.Lat.Samples, r.LatKind)
 		}
+		if f.WirePacketsPerMessage == nil || *f.WirePacketsPerMessage < 1 {
+			t.Errorf("%s %v: wire packets per message %v (rxe counts sent_pkts and rcvd_pkts)", c.op, c.extra, f.WirePacketsPerMessage)
+		} else {
+			t.Logf("%s %v: %.1f packets on the client's port per message delivered", c.op, c.extra, *f.WirePacketsPerMessage)
+		}
 		if f.JainFairness <= 0 || f.JainFairness > 1 {
 			t.Errorf("%s %v: fairness %g", c.op, c.extra, f.JainFairness)
 		}

@@ -139,6 +139,8 @@ static int faulty(qm_model *m, int q) {
 	return m->cfg.fault != QM_FAULT_NONE && (m->cfg.fault_mask == 0 || (m->cfg.fault_mask >> q & 1));
 }
 
+static const char *mr_wrong(qm_model *m, uint32_t lkey, uint64_t addr, uint32_t len, int opcode);
+
 // exec executes up to n WRs of QP p, in order.
 static void exec(qm_model *m, qm_qp *p, uint64_t n) {
 	for (; n > 0 && p->exec < p->tail; n--) {
@@ -153,6 +155,11 @@ static void exec(qm_model *m, qm_qp *p, uint64_t n) {
 			status = IBV_WC_WR_FLUSH_ERR;
 		else if (fq && m->cfg.fault == QM_FAULT_FAIL && p->executed >= m->cfg.fault_after) {
 			status = IBV_WC_RETRY_EXC_ERR;
+			p->errored = 1;
+		} else if (m->cfg.mr_check && mr_wrong(m, w->lkey, w->laddr, w->len, w->opcode)) {
+			violation(m, QM_V_MR_INFLIGHT, "QP %d: WR %llx executed with lkey %#x: %s", p->idx,
+			          (unsigned long long)w->wr_id, w->lkey, mr_wrong(m, w->lkey, w->laddr, w->len, w->opcode));
+			status = IBV_WC_LOC_PROT_ERR;
 			p->errored = 1;
 		}
 		if (status == IBV_WC_SUCCESS) {
@@ -261,8 +268,13 @@ static int post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_
 			*bad = wr;
 			return EINVAL;
 		}
+		const char *why;
+		if (m->cfg.mr_check && (why = mr_wrong(m, wr->sg_list[0].lkey, wr->sg_list[0].addr, wr->sg_list[0].length, wr->opcode)))
+			violation(m, QM_V_MR_LKEY, "QP %d: WR %llx posted with lkey %#x: %s", p->idx, (unsigned long long)wr->wr_id,
+			          wr->sg_list[0].lkey, why); // an HCA takes the post and fails the WR when it executes
 		qm_wr *w = &p->ring[p->tail % m->cfg.depth];
 		w->wr_id = wr->wr_id;
+		w->lkey = wr->sg_list[0].lkey;
 		w->laddr = wr->sg_list[0].addr;
 		w->raddr = wr->wr.rdma.remote_addr;
 		w->len = wr->sg_list[0].length;
@@ -404,6 +416,101 @@ int rb_wait_fd(int fd, int timeout_ms) {
 	return 0;
 }
 
+// ---- registrations ----
+
+static qm_reg *reg_of(qm_model *m, uint32_t lkey) {
+	return lkey >= QM_LKEY0 && lkey - QM_LKEY0 < m->nreg ? m->regs[lkey - QM_LKEY0] : NULL;
+}
+
+// mr_wrong says what is wrong with an SGE's lkey (NULL: nothing): it must name a live
+// registration that covers the SGE, with IBV_ACCESS_LOCAL_WRITE for a READ to land in.
+static const char *mr_wrong(qm_model *m, uint32_t lkey, uint64_t addr, uint32_t len, int opcode) {
+	qm_reg *r = reg_of(m, lkey);
+	if (!r)
+		return "never registered";
+	if (!r->live)
+		return "deregistered";
+	uint64_t a = (uint64_t)(uintptr_t)r->mr.addr;
+	if (addr < a || len > r->mr.length || addr - a > r->mr.length - len)
+		return "its MR does not cover the SGE";
+	if (opcode == IBV_WR_RDMA_READ && !(r->access & IBV_ACCESS_LOCAL_WRITE))
+		return "a READ lands in an MR without IBV_ACCESS_LOCAL_WRITE";
+	return NULL;
+}
+
+static struct ibv_mr *reg_mr(struct ibv_pd *pd, void *addr, size_t length, int access) {
+	qm_model *m = cur;
+	if (!m)
+		abort();
+	m->reg_calls++;
+	m->clock += m->cfg.reg_ns;
+	uint64_t a = (uint64_t)(uintptr_t)addr, b = (uint64_t)(uintptr_t)m->cfg.lbase;
+	if (pd != &m->pd || length == 0 || a < b || length > m->cfg.llen || a - b > m->cfg.llen - length) {
+		violation(m, QM_V_MR_REG, "ibv_reg_mr(%p, %llx+%zu): %s", (void *)pd, (unsigned long long)a, length,
+		          pd != &m->pd ? "a foreign PD" : "not inside the local buffer");
+		errno = EINVAL;
+		return NULL;
+	}
+	if (m->cfg.reg_fail_at && m->reg_calls == m->cfg.reg_fail_at) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (m->nreg == m->regcap) {
+		m->regcap = m->regcap ? 2 * m->regcap : 64;
+		m->regs = realloc(m->regs, m->regcap * sizeof(qm_reg *));
+		if (!m->regs)
+			abort();
+	}
+	qm_reg *r = calloc(1, sizeof(*r));
+	if (!r)
+		abort();
+	r->mr.context = &m->ctx;
+	r->mr.pd = pd;
+	r->mr.addr = addr;
+	r->mr.length = length;
+	r->mr.handle = (uint32_t)m->nreg;
+	r->mr.lkey = QM_LKEY0 + (uint32_t)m->nreg;
+	r->mr.rkey = 0x80000000u + (uint32_t)m->nreg;
+	r->access = access;
+	r->live = 1;
+	m->regs[m->nreg++] = r;
+	m->mr_regs++;
+	if (++m->mr_live > m->mr_max_live)
+		m->mr_max_live = m->mr_live;
+	return &r->mr;
+}
+
+// ibv_reg_mr is a macro of libibverbs' (over an inline that calls the function or
+// ibv_reg_mr_iova2): the parentheses define the function.
+struct ibv_mr *(ibv_reg_mr)(struct ibv_pd *pd, void *addr, size_t length, int access) {
+	return reg_mr(pd, addr, length, access);
+}
+
+struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova, unsigned int access) {
+	(void)iova;
+	return reg_mr(pd, addr, length, (int)access);
+}
+
+int ibv_dereg_mr(struct ibv_mr *mr) {
+	qm_model *m = cur;
+	if (!m)
+		abort();
+	m->dereg_calls++;
+	m->clock += m->cfg.dereg_ns;
+	qm_reg *r = mr ? reg_of(m, mr->lkey) : NULL;
+	if (!r || &r->mr != mr || !r->live) {
+		violation(m, QM_V_MR_DEREG, "ibv_dereg_mr of lkey %#x: %s", mr ? mr->lkey : 0,
+		          !r || &r->mr != mr ? "not an MR of the model's" : "already deregistered");
+		return EINVAL;
+	}
+	if (m->cfg.dereg_fail_at && m->dereg_calls == m->cfg.dereg_fail_at)
+		return EBUSY; // it stays registered
+	r->live = 0;
+	m->mr_deregs++;
+	m->mr_live--;
+	return 0;
+}
+
 // ---- set-up ----
 
 qm_model *qm_new(const qm_config *cfg) {
@@ -433,6 +540,8 @@ qm_model *qm_new(const qm_config *cfg) {
 	m->cq.channel = &m->channel;
 	m->cq.cq_context = m;
 	m->cq.cqe = (int)m->cfg.cq_cap;
+	m->pd.context = &m->ctx;
+	m->pd.handle = 1;
 	m->qps = calloc(m->cfg.nqp, sizeof(qm_qp));
 	m->qpp = calloc(m->cfg.nqp, sizeof(struct ibv_qp *));
 	if (!m->qps || !m->qpp) {
@@ -481,6 +590,9 @@ void qm_free(qm_model *m) {
 	free(m->qpp);
 	free(m->cqes);
 	free(m->peer_tx);
+	for (size_t i = 0; i < m->nreg; i++)
+		free(m->regs[i]);
+	free(m->regs);
 	free(m);
 }
 
@@ -509,6 +621,22 @@ int qm_pingpong(qm_model *m, rb_pp_args *a) {
 	int rc = rb_pingpong(a);
 	m->end_clock = m->clock;
 	cur = NULL;
+	return rc;
+}
+
+void qm_enter(qm_model *m) { cur = m; }
+
+void qm_leave(qm_model *m) {
+	m->end_clock = m->clock;
+	cur = NULL;
+	if (m->mr_live > 0)
+		violation(m, QM_V_MR_LEAK, "%llu MRs still registered when the loop returned", (unsigned long long)m->mr_live);
+}
+
+int qm_bw_mr(qm_model *m, rb_bw_mr_args *a) {
+	qm_enter(m);
+	int rc = rb_bw_mr(a);
+	qm_leave(m);
 	return rc;
 }
 

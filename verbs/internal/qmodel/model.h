@@ -4,7 +4,8 @@
 // without an RDMA device. rb.c is compiled with -DRB_MODEL against this model: its
 // data path (ibv_post_send, ibv_poll_cq, ibv_req_notify_cq: static inlines that call
 // through the context's ops table) lands in the model's functions, and the model
-// defines rb_now(), rb_wait_fd(), ibv_get_cq_event() and ibv_ack_cq_events().
+// defines rb_now(), rb_wait_fd(), ibv_get_cq_event(), ibv_ack_cq_events(), and
+// ibv_reg_mr() and ibv_dereg_mr().
 //
 // What is modelled, per QP, is an in-order RC send queue of capacity `depth`: a post
 // that does not fit fails with ENOMEM (as mlx5 does: the WRs before the one that does
@@ -17,6 +18,9 @@
 // ack_delay ticks later. The peer can fail (RETRY_EXC_ERR, then FLUSH_ERR for every
 // later WR) or stall (nothing more executes). For the WRITE ping-pong the model plays
 // the other side. Time is simulated: rb_now() and every tick advance a model clock.
+// Registrations (rb_bw_mr) are records of the model's: with mr_check, a WR whose lkey
+// names no live registration covering its SGE is a violation when posted, and one whose
+// MR is gone by the time it executes fails with IBV_WC_LOC_PROT_ERR, as on an HCA.
 //
 // The model a thread drives is thread-local, so that several tests can run at once.
 #ifndef QMODEL_H
@@ -41,6 +45,11 @@ enum {
 	QM_V_PP_BYTE,         // ping-pong: a message carried the wrong round byte
 	QM_V_POLL_ARGS,       // ibv_poll_cq with num_entries < 1 or a foreign CQ
 	QM_V_PEER_QUEUE,      // the model peer's action queue overflowed
+	QM_V_MR_LKEY,         // a WR posted with an lkey that names no live MR covering its SGE
+	QM_V_MR_INFLIGHT,     // a WR executed when its lkey was no longer (or never) a live MR covering it
+	QM_V_MR_REG,          // ibv_reg_mr of memory outside the local buffer, or on a foreign PD
+	QM_V_MR_DEREG,        // ibv_dereg_mr of an MR that is not registered (twice, or foreign)
+	QM_V_MR_LEAK,         // MRs of the loop's still registered when it returned
 	QM_V_N
 };
 
@@ -54,6 +63,7 @@ typedef struct {
 	uint32_t len;
 	int opcode;
 	int signalled;
+	uint32_t lkey;
 } qm_wr;
 
 typedef struct qm_model qm_model;
@@ -111,6 +121,11 @@ typedef struct {
 	uint64_t pp_first, pp_iters;
 	uint32_t peer_delay;   // ticks the model peer takes to answer
 	uint64_t peer_rounds;  // rounds the model peer plays before it goes silent
+	// registrations (rb_bw_mr): ibv_reg_mr and ibv_dereg_mr are the model's
+	int mr_check;          // every WR's lkey must name a live registration of the model's
+	uint64_t reg_fail_at;  // that ibv_reg_mr call (1: the first) fails with ENOMEM; 0 = none
+	uint64_t dereg_fail_at; // that ibv_dereg_mr call fails with EBUSY (once); 0 = none
+	int64_t reg_ns, dereg_ns; // model time per ibv_reg_mr / ibv_dereg_mr call
 } qm_config;
 
 typedef struct {
@@ -159,7 +174,20 @@ struct qm_model {
 	uint64_t max_polls_before_pong, polls_before_pong_total;
 	uint64_t needless_polls_before_pong; // ... with room in the send queue
 	uint8_t *peer_tx;
+	// registrations: every MR ever registered, lkey QM_LKEY0 + its index (never reused,
+	// so a stale lkey is told from a live one)
+	struct ibv_pd pd;
+	struct qm_reg **regs;
+	size_t nreg, regcap;
+	uint64_t reg_calls, dereg_calls, mr_regs, mr_deregs, mr_live, mr_max_live;
 };
+
+#define QM_LKEY0 0x1000
+typedef struct qm_reg {
+	struct ibv_mr mr;
+	int access;
+	int live;
+} qm_reg;
 
 qm_model *qm_new(const qm_config *cfg);
 void qm_free(qm_model *m);
@@ -169,5 +197,11 @@ int qm_bw(qm_model *m, rb_bw_args *a);
 int qm_rounds(qm_model *m, rb_rounds_args *a);
 int qm_pingpong(qm_model *m, rb_pp_args *a);
 int qm_read_lat(qm_model *m, rb_rl_args *a);
+int qm_bw_mr(qm_model *m, rb_bw_mr_args *a); // then QM_V_MR_LEAK for what is still registered
+// qm_enter and qm_leave bracket calls of the verbs on m from this thread (the tests of
+// the model's own checks); qm_leave checks for leaked MRs as qm_bw_mr does.
+void qm_enter(qm_model *m);
+void qm_leave(qm_model *m);
 uint32_t qm_hist_index(uint64_t v); // loops.c
+int64_t qm_cache_fuzz(uint32_t cap, uint64_t ops, uint64_t seed); // loops.c
 #endif

@@ -39,6 +39,7 @@ const (
 var violationNames = [...]string{
 	"sq overflow", "cq overflow", "bad wr", "sleep unarmed", "sleep with cqes", "get event without event",
 	"ack too many", "wrong fd", "runaway", "ping-pong byte", "poll args", "peer queue",
+	"mr lkey", "mr invalid at execution", "mr reg", "mr dereg", "mr leak",
 }
 
 // FaultKind is what the peer does wrong.
