@@ -14,7 +14,7 @@ PURE    := ./result/... ./oob/... ./report/... ./verbs/... ./sweep/... ./profile
 DEB := gcc libc6-dev pkg-config libibverbs-dev ibverbs-providers rdma-core ibverbs-utils perftest \
        qemu-system-x86 busybox-static cpio kmod iproute2
 
-.PHONY: all build setup test vet unit fuzz fuzz-short e2e demo parity soak clean vm-shell
+.PHONY: all build setup test vet unit fuzz fuzz-short e2e demo scenarios parity soak clean vm-shell
 
 all: build
 
@@ -74,6 +74,10 @@ e2e: build
 # A WRITE/READ sweep on Soft-RoCE (in the test bed when the host has no RDMA device).
 demo: build
 	test/demo.sh
+
+# The article's scenarios (C2 registration cost, C5 fan-out / fan-in) in one test-bed boot.
+scenarios: build
+	test/rxevm/run test/scenarios.sh
 
 # rdmabench against perftest, alternating, in one test-bed boot.
 parity: build

@@ -189,7 +189,9 @@ func (f *Fan) Run(ctx context.Context, op Op, cfg result.Config) (r result.Resul
 	}
 	for _, c := range f.peers {
 		if _, err := c.conn.Expect(oob.TReady); err != nil {
-			c.drop()
+			if oob.Lost(err) {
+				c.drop()
+			}
 			return r, abort(fmt.Errorf("server %s: %w", c.Addr, err))
 		}
 	}
@@ -233,7 +235,7 @@ func (f *Fan) Run(ctx context.Context, op Op, cfg result.Config) (r result.Resul
 		r.Interrupted = true
 	}
 	if merr != nil {
-		merr = f.blame(merr)
+		merr = f.blame(merr, ep.QPNs)
 	}
 	// Each server's side: stop its responder, verify, report.
 	reports := make([]*oob.Report, len(f.peers))
@@ -287,7 +289,7 @@ func (f *Fan) Run(ctx context.Context, op Op, cfg result.Config) (r result.Resul
 		judge(&r, l, nil, notes)
 		r.Fan.WireBytesPerByte, r.Fan.WirePacketsPerMessage = wire(l, r.Iterations, r.Bytes)
 	}
-	if merr == nil {
+	if merr == nil && res.PerQP != nil {
 		for _, p := range r.Fan.Peers {
 			if v := p.Verify; v != nil && !v.OK {
 				merr = errors.Join(merr, fmt.Errorf("verification failed for server %s at the %s: %s", p.Server, v.Side, v.Detail))
@@ -384,12 +386,14 @@ func wire(d *counters.Deltas, msgs, bytes uint64) (perByte, perMsg *float64) {
 	return perByte, perMsg
 }
 
-// blame names the server whose QP a failed completion was on.
-func (f *Fan) blame(err error) error {
+// blame names the server whose QP (qpns[i] leads to server i) a failed completion was on.
+func (f *Fan) blame(err error, qpns []uint32) error {
 	var ce *verbs.CompletionError
 	if errors.As(err, &ce) {
-		if q := int(ce.WRID >> verbs.QShift); q < len(f.peers) {
-			return fmt.Errorf("server %s: %w", f.peers[q].Addr, err)
+		for i, n := range qpns {
+			if n == ce.QPNum && i < len(f.peers) {
+				return fmt.Errorf("server %s: %w", f.peers[i].Addr, err)
+			}
 		}
 	}
 	return err
@@ -430,6 +434,8 @@ func (f *Fan) fanResult(r *result.Result, op Op, cfg result.Config, s Session, s
 			switch {
 			case merr != nil:
 				p.Verify = &result.Verify{FirstBadOffset: -1, Detail: "not verified: the run failed"}
+			case res.PerQP == nil: // interrupted before the measured run; measured() says so
+				p.Verify = &result.Verify{FirstBadOffset: -1, Detail: "not verified: nothing was measured"}
 			case op.ToServer && reports[i] != nil && reports[i].Verify != nil:
 				v := *reports[i].Verify // the server's words, shown to this side's user
 				v.Side, v.Detail = oob.Clean(v.Side, 16), oob.Clean(v.Detail, 300)

@@ -203,3 +203,30 @@ func TestSplitServers(t *testing.T) {
 		}
 	}
 }
+
+// Ctrl-C during the warm-up: an interrupted run that measured nothing, said so, with
+// nothing "verified" and every session left usable.
+func TestFanInterruptedInWarmup(t *testing.T) {
+	rs := fake.NewRigs(t, 2, ops, nil)
+	for _, r := range rs {
+		r.Server.Cost = 50 * time.Microsecond
+	}
+	f := dialFan(t, rs)
+	for _, op := range []string{"read", "write"} {
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(100*time.Millisecond, cancel)
+		r, err := f.Run(ctx, ops[op], result.Config{Op: op, Test: "bw", Verify: true, WarmupIterations: 100000, Iterations: 10, MsgSizeBytes: 4096})
+		cancel()
+		if err == nil || !strings.Contains(err.Error(), "interrupted before") || !r.Interrupted {
+			t.Errorf("%s: %v (interrupted %v)", op, err, r.Interrupted)
+		}
+		for _, p := range r.Fan.Peers {
+			if p.Verify == nil || p.Verify.OK || !strings.Contains(p.Verify.Detail, "nothing was measured") {
+				t.Errorf("%s: %s verification %+v", op, p.Server, p.Verify)
+			}
+		}
+	}
+	if _, err := runFan(t, f, result.Config{Op: "write", Test: "bw", Iterations: 10}); err != nil {
+		t.Errorf("after the interrupts: %v", err)
+	}
+}

@@ -109,9 +109,12 @@ func CompareModes(ctx context.Context, m Measurer, record func(Recorded) error, 
 			}
 			a, b = append(a, ra.BWGbps), append(b, rb.BWGbps)
 			dAB = append(dAB, math.Log(rb.BWGbps)-math.Log(ra.BWGbps))
-			if bl := ra.Baseline; bl != nil && bl.Error == "" && bl.BWGbps > 0 {
+			switch bl := ra.Baseline; {
+			case bl != nil && bl.Error == "" && bl.BWGbps > 0:
 				tcp = append(tcp, bl.BWGbps)
 				dBT = append(dBT, math.Log(rb.BWGbps)-math.Log(bl.BWGbps))
+			case bl != nil && bl.Error != "":
+				row.Failed = append(row.Failed, "tcp: "+bl.Error)
 			}
 		}
 		row.Pairs = len(dAB)
@@ -135,6 +138,13 @@ func CompareModes(ctx context.Context, m Measurer, record func(Recorded) error, 
 	out.BreakEven, out.BreakEvenNote = breakEven(out.Rows, func(r ModeRow) Relation { return r.Verdict }, out.B, out.A)
 	if p.TCP {
 		out.TCPBreakEven, out.TCPBreakEvenNote = breakEven(out.Rows, func(r ModeRow) Relation { return r.TCPVerdict }, out.B, "tcp")
+	}
+	if n := len(out.Rows); n > 0 && n < len(p.Sizes) { // cut short: say so where the answer is read
+		cut := fmt.Sprintf(" (sizes above %s not measured)", result.FormatSize(out.Rows[n-1].Size))
+		out.BreakEvenNote += cut
+		if p.TCP {
+			out.TCPBreakEvenNote += cut
+		}
 	}
 	return out, nil
 }

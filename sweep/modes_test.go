@@ -113,3 +113,47 @@ func TestCompareModesKeepsFailuresAndStopsOnALostSession(t *testing.T) {
 		t.Fatalf("lost session: %v after %d runs", err, len(l.runs))
 	}
 }
+
+// A TCP baseline that fails keeps the RDMA pair (the row says why TCP is missing);
+// a comparison cut short says so in its break-even.
+func TestCompareModesBaselineFailureAndCut(t *testing.T) {
+	l := &tcpFails{modeLink{bw: 10, regNS: 20000, noise: 0.002, rng: rand.New(rand.NewPCG(1, 2))}}
+	out, err := CompareModes(context.Background(), l, func(Recorded) error { return nil },
+		Modes{Op: "write", Sizes: []int{4096, 1 << 20, 64 << 20}, B: "per-io", Repeat: 4, Tolerance: 0.02, TCP: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range out.Rows {
+		if r.Pairs != 4 || r.TCP != nil || len(r.Failed) != 4 || !strings.HasPrefix(r.Failed[0], "tcp: ") {
+			t.Errorf("%d B: %d pairs, tcp %v, failed %v", r.Size, r.Pairs, r.TCP, r.Failed)
+		}
+	}
+	if !strings.HasPrefix(out.TCPBreakEvenNote, "cannot tell") || out.BreakEven == 0 {
+		t.Errorf("break-even %d %q, tcp %q", out.BreakEven, out.BreakEvenNote, out.TCPBreakEvenNote)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	n := 0
+	out, _ = CompareModes(ctx, &modeLink{bw: 10, regNS: 1, noise: 0.001, rng: rand.New(rand.NewPCG(9, 9))},
+		func(Recorded) error {
+			n++
+			if n == 6 {
+				cancel()
+			}
+			return nil
+		},
+		Modes{Op: "write", Sizes: []int{4096, 65536, 1 << 20}, B: "per-io", Repeat: 3, Tolerance: 0.02})
+	if !out.Interrupted || len(out.Rows) != 1 || !strings.Contains(out.BreakEvenNote, "(sizes above 4K not measured)") {
+		t.Errorf("cut: interrupted %v, %d rows, %q", out.Interrupted, len(out.Rows), out.BreakEvenNote)
+	}
+}
+
+// tcpFails is a link whose TCP baseline always fails; the RDMA runs are fine.
+type tcpFails struct{ modeLink }
+
+func (l *tcpFails) Measure(ctx context.Context, c result.Config) (result.Result, error) {
+	r, _ := l.modeLink.Measure(ctx, c)
+	if c.Baseline == "tcp" {
+		r.Baseline = &result.Baseline{Transport: "tcp", Error: "TCP baseline: connection refused"}
+	}
+	return r, nil
+}

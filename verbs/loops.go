@@ -84,6 +84,15 @@ func (s *Session) Bandwidth(p BWParams) (BWResult, error) {
 	if need := p.LocalOffset + l.LocalRegions(nqp)*l.LSlots*l.Stride; p.LocalOffset < 0 || p.RemoteOffset < 0 || need > s.spec.BufSize {
 		return BWResult{}, fmt.Errorf("bandwidth loop: %d regions x %d slots x %d bytes from offset %d exceed the %d-byte buffer", l.LocalRegions(nqp), l.LSlots, l.Stride, p.LocalOffset, s.spec.BufSize)
 	}
+	for q, r := range s.remotes { // refused here rather than failing mid-run with REM_ACCESS_ERR
+		end := uint64(p.RemoteOffset) + uint64(l.RSlots*l.Stride)
+		if s.onePeer {
+			end += uint64(q * l.RSlots * l.Stride)
+		}
+		if end > r.len {
+			return BWResult{}, fmt.Errorf("bandwidth loop: QP %d's remote region ends at byte %d of the peer's %d-byte buffer", q, end, r.len)
+		}
+	}
 	if !p.Rounds && (p.CQMod < 1 || p.CQMod > p.SQDepth || p.PostList < 1 || p.PostList > p.SQDepth || p.SQDepth > s.spec.SQDepth) {
 		return BWResult{}, fmt.Errorf("need 1 <= cq-mod (%d) <= sq-depth (%d) and 1 <= post-list (%d) <= sq-depth, sq-depth <= %d", p.CQMod, p.SQDepth, p.PostList, s.spec.SQDepth)
 	}

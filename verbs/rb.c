@@ -474,6 +474,9 @@ static int rounds(rb_rounds_args *a, int64_t *tq, span *w) {
 				left--;
 			}
 			t1 = t;
+			w->last = t; // a round that fails half-way still counts its completions in the window
+			if (r == 0)
+				w->first = t0;
 			progress(&wd);
 		}
 		sample(x, t1 - t0);
@@ -889,7 +892,11 @@ static int mr_put(mr_loop *l, uint64_t seq, int64_t *end) {
 }
 
 // mr_sweep deregisters, after the window, every MR the loop still holds; rc is the
-// loop's outcome, which a failure here replaces only where it was a success.
+// loop's outcome, which a failure here replaces only where it was a success. On a
+// failed loop (a failed post, a timeout, an error completion) WRs may still be on the
+// QP: their MRs go too, so a NIC still retrying them completes them with a local
+// protection error into a CQ nobody polls; the run has failed and the session (its QPs
+// and CQ) is destroyed next, so nothing reads or writes the memory afterwards.
 static int mr_sweep(mr_loop *l, int rc) {
 	rb_bw_mr_args *a = l->a;
 	uint32_t n = l->ring && a->mode == RB_MRMODE_PER_IO ? a->tx_depth : 0, m = l->c.e ? l->c.n : 0;

@@ -291,8 +291,9 @@ func (s *Session) Connect(r oob.Endpoint, mtu int) error {
 func (s *Session) ConnectPeers(rs []oob.Endpoint, mtu int) error {
 	type path struct {
 		oob.Endpoint
-		gid []byte
-		qp  int // the QP offered for this one
+		gid       []byte
+		qp        int // the QP offered for this one
+		mtu, atom int // what both ends of this connection settle on
 	}
 	var paths []path
 	switch {
@@ -312,10 +313,14 @@ func (s *Session) ConnectPeers(rs []oob.Endpoint, mtu int) error {
 	default:
 		return fmt.Errorf("%d peers for %d QPs: connect one peer, or one peer per QP", len(rs), len(s.qps))
 	}
-	s.mtu, s.rdAtom = s.dev.Port.ActiveMTU, s.dev.Info.MaxQPRdAtom
+	// Each connection's path MTU is what its peer computes too: the smaller active MTU
+	// of the two ends (and mtu); with several peers they may differ. PathMTU and RdAtom
+	// report the smallest.
+	mine := s.dev.Port.ActiveMTU
 	if mtu > 0 {
-		s.mtu = min(s.mtu, mtu)
+		mine = min(mine, mtu)
 	}
+	s.mtu, s.rdAtom = mine, s.dev.Info.MaxQPRdAtom
 	for i := range paths {
 		r := &paths[i]
 		if r.LinkLayer != s.dev.Port.LinkLayer {
@@ -327,8 +332,8 @@ func (s *Session) ConnectPeers(rs []oob.Endpoint, mtu int) error {
 		if r.gid = net.ParseIP(r.GID).To16(); r.gid == nil {
 			return fmt.Errorf("peer sent an invalid GID %q", r.GID)
 		}
-		s.mtu = min(s.mtu, r.MTU)
-		s.rdAtom = min(s.rdAtom, r.RdAtom)
+		r.mtu, r.atom = min(mine, r.MTU), max(1, min(s.dev.Info.MaxQPRdAtom, r.RdAtom))
+		s.mtu, s.rdAtom = min(s.mtu, r.mtu), min(s.rdAtom, r.atom)
 	}
 	s.rdAtom = max(1, s.rdAtom)
 	s.remotes, s.onePeer = nil, len(rs) == 1
@@ -341,10 +346,10 @@ func (s *Session) ConnectPeers(rs []oob.Endpoint, mtu int) error {
 		rgid := r.gid
 		if err := s.modify(qp, "RTR", func(a *C.struct_ibv_qp_attr) C.int {
 			a.qp_state = C.IBV_QPS_RTR
-			a.path_mtu = mtuEnum(s.mtu)
+			a.path_mtu = mtuEnum(r.mtu)
 			a.dest_qp_num = C.uint32_t(r.QPNs[r.qp])
 			a.rq_psn = C.uint32_t(r.PSNs[r.qp])
-			a.max_dest_rd_atomic = C.uint8_t(s.rdAtom)
+			a.max_dest_rd_atomic = C.uint8_t(r.atom)
 			a.min_rnr_timer = 12
 			a.ah_attr.dlid = C.uint16_t(r.LID)
 			a.ah_attr.port_num = C.uint8_t(s.dev.Port.Port)
@@ -365,7 +370,7 @@ func (s *Session) ConnectPeers(rs []oob.Endpoint, mtu int) error {
 			a.retry_cnt = 7
 			a.rnr_retry = 7
 			a.sq_psn = C.uint32_t(s.psns[i])
-			a.max_rd_atomic = C.uint8_t(s.rdAtom)
+			a.max_rd_atomic = C.uint8_t(r.atom)
 			return C.IBV_QP_STATE | C.IBV_QP_TIMEOUT | C.IBV_QP_RETRY_CNT | C.IBV_QP_RNR_RETRY |
 				C.IBV_QP_SQ_PSN | C.IBV_QP_MAX_QP_RD_ATOMIC
 		}); err != nil {
@@ -375,7 +380,7 @@ func (s *Session) ConnectPeers(rs []oob.Endpoint, mtu int) error {
 	return nil
 }
 
-// PathMTU and RdAtom are the values Connect settled on.
+// PathMTU and RdAtom are the values Connect settled on (the smallest of its connections').
 func (s *Session) PathMTU() int { return s.mtu }
 func (s *Session) RdAtom() int  { return s.rdAtom }
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/bench"
+	"github.com/rdmabench/rdmabench/oob"
 	"github.com/rdmabench/rdmabench/profiles"
 	"github.com/rdmabench/rdmabench/report"
 	"github.com/rdmabench/rdmabench/result"
@@ -89,7 +90,11 @@ func (o *sweepOptions) compareModes(ctx context.Context, c *bench.Client) error 
 	measure := sweep.SessionMeasurer(func(ctx context.Context, cfg result.Config) (result.Result, error) {
 		r, err := c.Run(ctx, ops[cfg.Op], cfg)
 		if err == nil && cfg.Baseline == "tcp" && !r.Interrupted {
-			err = tcpBaseline(ctx, c, &r)
+			// A failed baseline stays in r.Baseline.Error: the RDMA run is still a
+			// measurement of its mode. Only a lost session ends the comparison.
+			if berr := tcpBaseline(ctx, c, &r); berr != nil && oob.Lost(berr) {
+				err = berr
+			}
 		}
 		return r, err
 	})
