@@ -45,7 +45,14 @@ func fanTables(w io.Writer, rs []result.Result) error {
 		if f.Rounds > 0 {
 			fmt.Fprintf(w, "; %d rounds, round p50 %s us, p99 %s us", f.Rounds, usp(r.Lat.P50), usp(r.Lat.P99))
 		}
-		fmt.Fprintf(w, "; registered %d B here, %d B on each server\n", f.RegisteredBytes, f.ServerRegisteredBytes)
+		fmt.Fprintf(w, "; registered %d B here, %d B on each server", f.RegisteredBytes, f.ServerRegisteredBytes)
+		if f.WireBytesPerByte != nil {
+			fmt.Fprintf(w, "; %.3f B on the client's port per byte delivered", *f.WireBytesPerByte)
+		}
+		if f.WirePacketsPerMessage != nil {
+			fmt.Fprintf(w, "; %.1f packets on the client's port per message", *f.WirePacketsPerMessage)
+		}
+		fmt.Fprintln(w)
 	}
 	return nil
 }
