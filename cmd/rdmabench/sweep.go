@@ -133,15 +133,26 @@ func sweepRun(o *sweepOptions) error {
 	return o.session(o.sweep)
 }
 
-func (o *sweepOptions) sweep(ctx context.Context, c *bench.Client) error {
-	var prof profiles.Profile
-	var err error
+// profile is --profile, or the profile of the client's device.
+func (o *sweepOptions) profile(c *bench.Client) (profiles.Profile, error) {
 	if o.Profile != "" {
-		prof, err = profiles.Load(o.Profile)
-	} else {
-		d := c.Device()
-		prof, err = profiles.Detect(d.Driver, d.VendorID, d.VendorPartID)
+		return profiles.Load(o.Profile)
 	}
+	d := c.Device()
+	return profiles.Detect(d.Driver, d.VendorID, d.VendorPartID)
+}
+
+// openStream opens the results stream at path for appending.
+func openStream(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("cannot open the results stream: %w", err)
+	}
+	return f, nil
+}
+
+func (o *sweepOptions) sweep(ctx context.Context, c *bench.Client) error {
+	prof, err := o.profile(c)
 	if err != nil {
 		return err
 	}
@@ -156,9 +167,9 @@ func (o *sweepOptions) sweep(ctx context.Context, c *bench.Client) error {
 	if path == "" {
 		path = fmt.Sprintf("sweep-%s-%s.ndjson", prof.Name, time.Now().Format("20060102-150405"))
 	}
-	stream, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	stream, err := openStream(path)
 	if err != nil {
-		return fmt.Errorf("cannot open the results stream: %w", err)
+		return err
 	}
 	defer stream.Close()
 	obj, _ := sweep.ParseObjective(o.Objective, o.MaxP99)

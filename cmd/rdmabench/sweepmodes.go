@@ -5,12 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"time"
 
 	"github.com/rdmabench/rdmabench/bench"
 	"github.com/rdmabench/rdmabench/oob"
-	"github.com/rdmabench/rdmabench/profiles"
 	"github.com/rdmabench/rdmabench/report"
 	"github.com/rdmabench/rdmabench/result"
 	"github.com/rdmabench/rdmabench/sweep"
@@ -57,14 +55,7 @@ func (o *sweepOptions) modeConfig(op, mode string) result.Config {
 // compareModes runs sweep --mr A,B: per operation, every size measured in both modes
 // in interleaved rounds, B over A judged per size, and the break-even size.
 func (o *sweepOptions) compareModes(ctx context.Context, c *bench.Client) error {
-	var prof profiles.Profile
-	var err error
-	if o.Profile != "" {
-		prof, err = profiles.Load(o.Profile)
-	} else {
-		d := c.Device()
-		prof, err = profiles.Detect(d.Driver, d.VendorID, d.VendorPartID)
-	}
+	prof, err := o.profile(c)
 	if err != nil {
 		return err
 	}
@@ -72,9 +63,9 @@ func (o *sweepOptions) compareModes(ctx context.Context, c *bench.Client) error 
 	if path == "" {
 		path = fmt.Sprintf("mr-%s-%s.ndjson", prof.Name, time.Now().Format("20060102-150405"))
 	}
-	stream, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	stream, err := openStream(path)
 	if err != nil {
-		return fmt.Errorf("cannot open the results stream: %w", err)
+		return err
 	}
 	defer stream.Close()
 	dur := o.PointDuration
