@@ -157,10 +157,7 @@ func RunBWMR(c MRCase) MROutcome {
 	cfg.reg_ns, cfg.dereg_ns = C.int64_t(c.RegNS), C.int64_t(c.DeregNS)
 	md := newModel(&cfg, c.Net, 1, c.Depth, llen, rlen)
 	defer md.free()
-	l := md.local()
-	for i := range l {
-		l[i] = byte(i*13 + 1)
-	}
+	md.pattern(13, 1)
 	hist := newHist()
 	defer C.free(unsafe.Pointer(hist))
 	out := (*C.uint64_t)(C.calloc(2, 8)) // done, qlast_ns
@@ -171,10 +168,7 @@ func RunBWMR(c MRCase) MROutcome {
 	a.x.lkey = 0 // the loop must not use it: only its own registrations
 	a.qp = *md.m.qpp
 	a.pd = &md.m.pd
-	a.opcode = C.IBV_WR_RDMA_WRITE
-	if c.Read {
-		a.opcode = C.IBV_WR_RDMA_READ
-	}
+	a.opcode = opcode(c.Read)
 	a.mode = C.int(c.Mode)
 	a.cache_size = C.uint32_t(c.CacheSize)
 	a.lslots, a.rslots, a.stride = C.uint32_t(c.LSlots), C.uint32_t(c.RSlots), C.uint32_t(c.Stride)

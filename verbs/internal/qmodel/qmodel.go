@@ -232,6 +232,22 @@ func (md *model) xfer(x *C.rb_xfer, laddr uintptr, size uint32, timeoutNS int64,
 	x.hist = hist
 }
 
+// opcode is the WR opcode of a READ or a WRITE.
+func opcode(read bool) C.int {
+	if read {
+		return C.IBV_WR_RDMA_READ
+	}
+	return C.IBV_WR_RDMA_WRITE
+}
+
+// pattern fills the local buffer with byte i*mul + add at offset i.
+func (md *model) pattern(mul, add int) {
+	l := md.local()
+	for i := range l {
+		l[i] = byte(i*mul + add)
+	}
+}
+
 func newHist() *C.rb_hist {
 	h := (*C.rb_hist)(C.malloc(C.size_t(unsafe.Sizeof(C.rb_hist{}))))
 	if h == nil {
@@ -287,10 +303,7 @@ func RunBW(c BWCase) BWOutcome {
 	var cfg C.qm_config
 	md := newModel(&cfg, c.Net, c.QPs, c.Depth, int(lstride)*c.QPs, int(rstride)*c.QPs)
 	defer md.free()
-	l := md.local()
-	for i := range l {
-		l[i] = byte(i*13 + 1)
-	}
+	md.pattern(13, 1)
 	hist := newHist()
 	defer C.free(unsafe.Pointer(hist))
 	done := (*C.uint64_t)(C.calloc(C.size_t(c.QPs), 8))
@@ -301,10 +314,7 @@ func RunBW(c BWCase) BWOutcome {
 	md.xfer(&a.x, uintptr(md.lbuf), c.Size, c.TimeoutNS, hist)
 	a.qps = md.m.qpp
 	a.nqp = C.int(c.QPs)
-	a.opcode = C.IBV_WR_RDMA_WRITE
-	if c.Read {
-		a.opcode = C.IBV_WR_RDMA_READ
-	}
+	a.opcode = opcode(c.Read)
 	a.lslots, a.rslots, a.stride = C.uint32_t(c.LSlots), C.uint32_t(c.RSlots), C.uint32_t(c.Stride)
 	a.lstride = C.uint64_t(lstride)
 	rr := md.regions(c.QPs, rstride)
@@ -404,10 +414,7 @@ func RunRounds(c RoundsCase) RoundsOutcome {
 	var cfg C.qm_config
 	md := newModel(&cfg, c.Net, c.QPs, 1, int(lstride)*c.QPs, int(rstride)*c.QPs)
 	defer md.free()
-	l := md.local()
-	for i := range l {
-		l[i] = byte(i*7 + 3)
-	}
+	md.pattern(7, 3)
 	hist := newHist()
 	defer C.free(unsafe.Pointer(hist))
 	qhist := (*C.rb_hist)(C.malloc(C.size_t(c.QPs) * C.size_t(unsafe.Sizeof(C.rb_hist{}))))
@@ -423,10 +430,7 @@ func RunRounds(c RoundsCase) RoundsOutcome {
 	md.xfer(&a.x, uintptr(md.lbuf), c.Size, c.TimeoutNS, hist)
 	a.qps = md.m.qpp
 	a.nqp = C.int(c.QPs)
-	a.opcode = C.IBV_WR_RDMA_WRITE
-	if c.Read {
-		a.opcode = C.IBV_WR_RDMA_READ
-	}
+	a.opcode = opcode(c.Read)
 	a.lslots, a.rslots, a.stride = C.uint32_t(c.LSlots), C.uint32_t(c.RSlots), C.uint32_t(c.Size)
 	if !c.SharedLocal {
 		a.lstride = C.uint64_t(lstride)
