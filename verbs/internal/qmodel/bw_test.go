@@ -157,19 +157,26 @@ const healthyTimeout = 50e6
 // grid runs every case on all CPUs and reports the failures (the first few in full).
 func grid(t *testing.T, name string, cases []BWCase, check func(BWCase, BWOutcome) []string) {
 	t.Helper()
+	gridOf(t, name, cases, func(c BWCase) (string, []string) { return c.String(), check(c, RunBW(c)) })
+}
+
+// gridOf runs every case on all CPUs (run returns a case's description and what is
+// wrong with its outcome) and reports the failures, the first few in full.
+func gridOf[C any](t *testing.T, name string, cases []C, run func(C) (string, []string)) {
+	t.Helper()
 	start := time.Now()
 	var mu sync.Mutex
 	var failed []string
-	next := make(chan BWCase)
+	next := make(chan C)
 	var wg sync.WaitGroup
 	for range runtime.NumCPU() {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for c := range next {
-				if bad := check(c, RunBW(c)); len(bad) > 0 {
+				if desc, bad := run(c); len(bad) > 0 {
 					mu.Lock()
-					failed = append(failed, fmt.Sprintf("%v:\n\t%s", c, strings.Join(bad, "\n\t")))
+					failed = append(failed, fmt.Sprintf("%s:\n\t%s", desc, strings.Join(bad, "\n\t")))
 					mu.Unlock()
 				}
 			}

@@ -7,13 +7,10 @@ import (
 	"maps"
 	"math"
 	"math/rand/v2"
-	"runtime"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
-	"time"
 )
 
 // Tests of rb_bw_mr (--mr per-io | cache): the bandwidth loop that registers in the
@@ -50,38 +47,7 @@ func (c MRCase) String() string {
 // mrGrid runs every case on all CPUs and reports the failures (the first few in full).
 func mrGrid(t *testing.T, name string, cases []MRCase, check func(MRCase, MROutcome) []string) {
 	t.Helper()
-	start := time.Now()
-	var mu sync.Mutex
-	var failed []string
-	next := make(chan MRCase)
-	var wg sync.WaitGroup
-	for range runtime.NumCPU() {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for c := range next {
-				c = c.Normal()
-				if bad := check(c, RunBWMR(c)); len(bad) > 0 {
-					mu.Lock()
-					failed = append(failed, fmt.Sprintf("%v:\n\t%s", c, strings.Join(bad, "\n\t")))
-					mu.Unlock()
-				}
-			}
-		}()
-	}
-	for _, c := range cases {
-		next <- c
-	}
-	close(next)
-	wg.Wait()
-	for i, s := range failed {
-		if i == 20 {
-			t.Errorf("... and %d more", len(failed)-i)
-			break
-		}
-		t.Error(s)
-	}
-	t.Logf("%s: %d combinations, %d failed, %v", name, len(cases), len(failed), time.Since(start).Round(time.Millisecond))
+	gridOf(t, name, cases, func(c MRCase) (string, []string) { c = c.Normal(); return c.String(), check(c, RunBWMR(c)) })
 }
 
 // lru is what an LRU of n registrations keyed by address makes of the first `posted`
