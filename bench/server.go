@@ -31,6 +31,15 @@ type Server struct {
 	// Concurrent is how many tests run at once (default 1; incast: N clients at a time).
 	// MaxBuffer bounds each plan and the sum of the plans running at once.
 	Concurrent int
+	// Agent (rdmabench agent, fleet members): with a token, run tests on request as the
+	// client of another agent (agent.go). Dial reaches their targets (nil: TCP).
+	Agent bool
+	Dial  func(ctx context.Context, addr string) (net.Conn, error)
+	// OnRegister (the fleet's coordinator) takes a member's registration: addr is its
+	// agent's host:port (the host the connection came from).
+	OnRegister func(addr string, r oob.Register) error
+	// OnFleetDone is called when a coordinator says the fleet is over.
+	OnFleetDone func()
 
 	dev  Device
 	me   result.Device
@@ -311,6 +320,32 @@ func (sv *Server) session(ctx context.Context, c *oob.Conn) error {
 			if err := sv.baseline(ctx, c, m); err != nil {
 				return err
 			}
+		case oob.TRun: // a fleet coordinator's request (agent.go)
+			if m.Run == nil || m.Run.Target == "" {
+				err := &oob.ProtocolError{Msg: "run message without a target"}
+				c.SendError(err)
+				return err
+			}
+			if err := sv.runFor(ctx, c, *m.Run); err != nil {
+				return err
+			}
+		case oob.TRegister:
+			if m.Register == nil || m.Register.Port <= 0 || m.Register.Port >= 1<<16 {
+				err := &oob.ProtocolError{Msg: "register message without a port"}
+				c.SendError(err)
+				return err
+			}
+			if err := sv.register(c, *m.Register); err != nil {
+				return err
+			}
+		case oob.TFleetDone:
+			if !sv.Agent || sv.OnFleetDone == nil {
+				c.SendError(errNotAgent)
+				return errNotAgent
+			}
+			sv.Log.Printf("client %s: the fleet is over", c.RemoteAddr())
+			sv.OnFleetDone()
+			return nil
 		default:
 			err := &oob.ProtocolError{Msg: fmt.Sprintf("expected a plan or bye, got %s", oob.Quote(m.Type))}
 			c.SendError(err)

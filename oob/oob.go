@@ -159,6 +159,36 @@ type Msg struct {
 	TCPBaseline *TCPBaseline `json:"tcp_baseline,omitempty"`
 	TCPPort     *TCPPort     `json:"tcp_port,omitempty"`
 	TCPDone     *TCPDone     `json:"tcp_done,omitempty"`
+
+	Run       *Run           `json:"run,omitempty"`
+	RunResult *result.Result `json:"run_result,omitempty"`
+	Register  *Register      `json:"register,omitempty"`
+}
+
+// Fleet messages (rdmabench fleet): the coordinator asks an agent to run a test as a
+// client of another agent, and members register with the coordinator.
+const (
+	TRun       = "run"        // coordinator: run this plan as a client of the agent at Target
+	TRunResult = "run_result" // agent: the result of that run (its error inside)
+	TRegister  = "register"   // member: my rank, and the port my agent listens on
+	TFleetDone = "fleet_done" // coordinator: the fleet is over, the agent may exit
+)
+
+// Run asks an agent to run Plan against the agent at Target (host:port).
+type Run struct {
+	Target string        `json:"target"`
+	Plan   result.Config `json:"plan"`
+}
+
+// Register tells the coordinator a member's rank, the world size it believes in, and
+// where its agent listens.
+type Register struct {
+	Rank  int `json:"rank"`
+	World int `json:"world"`
+	Port  int `json:"port"`
+	// Host, when set, is where the member's agent listens (its --advertise or --bind);
+	// else the host the registration came from.
+	Host string `json:"host,omitempty"`
 }
 
 // PeerError is an error message the peer sent.
@@ -355,6 +385,12 @@ func (m Msg) complete() bool {
 		return m.TCPPort != nil && len(m.TCPPort.Cookie) == CookieBytes && m.TCPPort.Port > 0 && m.TCPPort.Port < 1<<16
 	case TTCPDone:
 		return m.TCPDone != nil
+	case TRun:
+		return m.Run != nil && m.Run.Target != ""
+	case TRunResult:
+		return m.RunResult != nil
+	case TRegister:
+		return m.Register != nil && m.Register.Port > 0 && m.Register.Port < 1<<16
 	}
 	return true
 }

@@ -170,6 +170,9 @@ type Result struct {
 	// Fan-out / fan-in: see Fan.
 	Fan *Fan `json:"fan,omitempty"`
 
+	// Fleet (rdmabench fleet): which pair of the fleet this is.
+	Fleet *FleetPair `json:"fleet,omitempty"`
+
 	// MR (config mr per-io or cache) counts the registrations the measured loop made.
 	MR *MRRun `json:"mr,omitempty"`
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/bench"
+	"github.com/rdmabench/rdmabench/fleet"
 	"github.com/rdmabench/rdmabench/oob"
 	"github.com/rdmabench/rdmabench/report"
 	"github.com/rdmabench/rdmabench/result"
@@ -126,10 +127,16 @@ func TestReportCompareFlags(t *testing.T) {
 
 func TestReportCheckFlags(t *testing.T) {
 	checkFlags(t, "report check", newCmdReportCheck,
-		func() reportCheckOptions { return reportCheckOptions{Thresholds: report.Thresholds{Tolerance: 0.05}} },
+		func() reportCheckOptions {
+			return reportCheckOptions{Thresholds: report.Thresholds{Tolerance: 0.05},
+				Outliers: fleet.OutlierOpts{MinBWFraction: fleet.DefaultMinBWFraction, MaxLatFactor: fleet.DefaultMaxLatFactor}}
+		},
 		func(o *reportCheckOptions) { o.Out = nil },
 		[]flagCase[reportCheckOptions]{
 			{args: []string{"r.json"}, want: func(o *reportCheckOptions) { o.Files = []string{"r.json"} }},
+			{args: []string{"f.ndjson", "--no-bad-pair", "--min-bw-fraction", "0.8"}, want: func(o *reportCheckOptions) {
+				o.Files, o.NoBadPair, o.Outliers.MinBWFraction = []string{"f.ndjson"}, true, 0.8
+			}},
 			{args: []string{"a.json", "b.json", "--min-bw", "40", "--min-link-fraction", "0.9", "--min-rate", "2.5", "--max-p99", "50us",
 				"--baseline", "base.json", "--tolerance", "0.1"}, want: func(o *reportCheckOptions) {
 				o.Files, o.Baseline = []string{"a.json", "b.json"}, "base.json"

@@ -2,13 +2,17 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 
+	"github.com/rdmabench/rdmabench/fleet"
 	"github.com/rdmabench/rdmabench/report"
+	htmlreport "github.com/rdmabench/rdmabench/report/html"
 	"github.com/rdmabench/rdmabench/result"
 	"github.com/spf13/cobra"
 )
@@ -18,7 +22,7 @@ func newCmdReport() *cobra.Command {
 		Use:   "report",
 		Short: "Read result files: show them, compare runs, check them in CI",
 	}
-	cmd.AddCommand(newCmdReportShow(nil), newCmdReportCompare(nil), newCmdReportCheck(nil))
+	cmd.AddCommand(newCmdReportShow(nil), newCmdReportCompare(nil), newCmdReportCheck(nil), newCmdReportHTML(nil), newCmdReportMatrix(nil))
 	return cmd
 }
 
@@ -132,6 +136,8 @@ type reportCheckOptions struct {
 	Files      []string
 	Baseline   string // results file; loaded into Thresholds.Baseline by the run
 	Thresholds report.Thresholds
+	NoBadPair  bool // fleet results: fail the bad pairs
+	Outliers   fleet.OutlierOpts
 	Out        io.Writer
 }
 
@@ -176,6 +182,8 @@ baseline without a p99 cannot be regressed from: that is printed as a NOTE.`,
 	f.StringVar(&o.Baseline, "baseline", "", "results file to compare against, by configuration")
 	f.Float64Var(&o.Thresholds.Tolerance, "tolerance", 0.05, "allowed regression against --baseline, as a fraction")
 	f.BoolVar(&o.Thresholds.NoTaint, "no-taint", false, "fail results measured while the NIC's error or congestion counters moved (tainted)")
+	f.BoolVar(&o.NoBadPair, "no-bad-pair", false, "fleet results: fail every pair judged bad against the fleet after its retests (as 'report matrix' judges)")
+	addOutlierFlags(cmd, &o.Outliers)
 	return cmd
 }
 
@@ -197,6 +205,17 @@ func reportCheckRun(o *reportCheckOptions) error {
 		all = append(all, rs...)
 	}
 	fails, notes := report.Check(all, th)
+	if o.NoBadPair {
+		out, err := fleet.FromResults(all, o.Outliers)
+		if err != nil {
+			return err
+		}
+		for _, v := range out.Verdicts {
+			if v.Bad {
+				fails = append(fails, fmt.Sprintf("fleet pair %d -> %d (%s -> %s): %s", v.A, v.B, out.Hosts[v.A], out.Hosts[v.B], v.Why))
+			}
+		}
+	}
 	for _, n := range notes {
 		fmt.Fprintln(o.Out, "NOTE", n)
 	}
@@ -207,5 +226,81 @@ func reportCheckRun(o *reportCheckOptions) error {
 		return fmt.Errorf("%d of %d checks failed", len(fails), len(all))
 	}
 	fmt.Fprintf(o.Out, "ok: %d results pass\n", len(all))
+	return nil
+}
+
+type reportHTMLOptions struct {
+	Files  []string
+	Output string
+	Title  string
+	Labels []string
+	Out    io.Writer
+}
+
+func newCmdReportHTML(runF func(*reportHTMLOptions) error) *cobra.Command {
+	o := &reportHTMLOptions{}
+	cmd := &cobra.Command{
+		Use:   "html FILE... [-o report.html]",
+		Short: "Write results, sweep streams and tuned reports as one self-contained HTML page of charts and tables",
+		Long: `Write one self-contained HTML page (inline SVG and CSS; it loads nothing): bandwidth
+and message rate against message size, heat maps of the bandwidth over SQ depth and CQ
+moderation, latency spectra and CDFs from the stored histograms, the tuned report's
+tables, the NIC counters' verdicts, and with several inputs the change of each against
+the first, judged against the runs' noise.
+
+FILEs are results (JSON, NDJSON, CSV), sweep streams and tuned reports (told by their
+content). Each results file is a series, labelled by its file name or --label; a tuned
+report joins the results of the same client device, or stands alone.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.Output == "" {
+				return flagErrorf("--output: want a file name")
+			}
+			for _, l := range o.Labels {
+				if l == "" {
+					return flagErrorf("--label %q: an empty label", strings.Join(o.Labels, ","))
+				}
+			}
+			if len(o.Labels) > len(args) {
+				return flagErrorf("--label: %d labels for %d files", len(o.Labels), len(args))
+			}
+			o.Files, o.Out = args, cmd.OutOrStdout()
+			if runF != nil {
+				return runF(o)
+			}
+			return reportHTMLRun(o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&o.Output, "output", "o", "report.html", "write the page to FILE")
+	f.StringVar(&o.Title, "title", "", "the page's title (default \"rdmabench report\")")
+	f.StringSliceVar(&o.Labels, "label", nil, "name the series, one per results file in order (a,b); default: the file names")
+	return cmd
+}
+
+func reportHTMLRun(o *reportHTMLOptions) error {
+	var files []htmlreport.File
+	for _, path := range o.Files {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		files = append(files, htmlreport.File{Path: path, Data: b})
+	}
+	series, err := htmlreport.Build(files, o.Labels)
+	if errors.Is(err, htmlreport.ErrLabels) {
+		return flagErrorf("--label: %v", err)
+	}
+	if err != nil {
+		return err
+	}
+	var page bytes.Buffer
+	if err := htmlreport.Write(&page, series, htmlreport.Options{Title: o.Title, ToolVersion: version}); err != nil {
+		return err
+	}
+	if err := os.WriteFile(o.Output, page.Bytes(), 0o644); err != nil {
+		return err
+	}
+	fmt.Fprintf(o.Out, "wrote %s (%d series)\n", o.Output, len(series))
 	return nil
 }

@@ -26,7 +26,7 @@ func newRootCmd() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newCmdVersion(nil), newCmdDevices(nil), newCmdServer(nil), newCmdOp("write"), newCmdOp("read"),
+	root.AddCommand(newCmdVersion(nil), newCmdDevices(nil), newCmdServer(nil), newCmdAgent(nil), newCmdFleet(nil), newCmdOp("write"), newCmdOp("read"),
 		newCmdSweep(nil), newCmdProfiles(nil), newCmdReport(), newCmdCounters(nil), newCmdDoctor(nil), newCmdMR(nil))
 	root.InitDefaultCompletionCmd()
 	usageErrors(root)

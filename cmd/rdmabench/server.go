@@ -48,32 +48,45 @@ RDMABENCH_TOKEN) only clients that prove they know it are served; the token neve
 crosses the network (challenge-response).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			var err error
-			if opts.Token, err = token(opts.Token, opts.TokenFile); err != nil {
+			if err := opts.check(cmd); err != nil {
 				return err
 			}
-			if opts.Idle <= 0 {
-				return flagErrorf("--idle %v: want a positive duration", opts.Idle)
-			}
-			if opts.MaxTest <= 0 {
-				return flagErrorf("--max-test-time %v: want a positive duration", opts.MaxTest)
-			}
-			if opts.MaxBuffer < 1 {
-				return flagErrorf("--max-buffer must be positive")
-			}
-			if opts.Concurrent < 1 || opts.Concurrent > 64 {
-				return flagErrorf("--concurrent %d: want 1 to 64 tests at a time", opts.Concurrent)
-			}
-			if opts.Timeout <= 0 {
-				return flagErrorf("--timeout %v: want a positive duration (it bounds every wait on a client)", opts.Timeout)
-			}
-			opts.Log = cmd.ErrOrStderr()
 			if runF != nil {
 				return runF(opts)
 			}
 			return serverRun(opts)
 		},
 	}
+	addServerFlags(cmd, opts)
+	return cmd
+}
+
+// check reads the token and checks the server flags (server, agent, fleet).
+func (opts *serverOptions) check(cmd *cobra.Command) error {
+	var err error
+	if opts.Token, err = token(opts.Token, opts.TokenFile); err != nil {
+		return err
+	}
+	if opts.Idle <= 0 {
+		return flagErrorf("--idle %v: want a positive duration", opts.Idle)
+	}
+	if opts.MaxTest <= 0 {
+		return flagErrorf("--max-test-time %v: want a positive duration", opts.MaxTest)
+	}
+	if opts.MaxBuffer < 1 {
+		return flagErrorf("--max-buffer must be positive")
+	}
+	if opts.Concurrent < 1 || opts.Concurrent > 64 {
+		return flagErrorf("--concurrent %d: want 1 to 64 tests at a time", opts.Concurrent)
+	}
+	if opts.Timeout <= 0 {
+		return flagErrorf("--timeout %v: want a positive duration (it bounds every wait on a client)", opts.Timeout)
+	}
+	opts.Log = cmd.ErrOrStderr()
+	return nil
+}
+
+func addServerFlags(cmd *cobra.Command, opts *serverOptions) {
 	f := cmd.Flags()
 	addLocalFlags(cmd, &opts.Local)
 	f.StringVar(&opts.Bind, "bind", "", "address to listen on (default: all)")
@@ -86,7 +99,6 @@ crosses the network (challenge-response).`,
 	f.IntVar(&opts.Concurrent, "concurrent", 1, "tests run at once, from different clients (incast); --max-buffer then bounds their sum too")
 	f.DurationVar(&opts.Timeout, "timeout", 30*time.Second, "bound on each handshake step")
 	f.DurationVar(&opts.Idle, "idle", 10*time.Minute, "drop a client silent for this long between tests")
-	return cmd
 }
 
 func addLocalFlags(cmd *cobra.Command, l *bench.Local) {
@@ -97,20 +109,35 @@ func addLocalFlags(cmd *cobra.Command, l *bench.Local) {
 }
 
 func serverRun(o *serverOptions) error {
+	sv, l, err := o.start(nil)
+	if err != nil {
+		return err
+	}
+	defer sv.Close()
+	ctx, cancel := signalContext(sv.Log)
+	defer cancel()
+	return sv.Serve(ctx, l)
+}
+
+// start opens the device and the listener of a server (agent: set up by configure).
+func (o *serverOptions) start(configure func(*bench.Server)) (*bench.Server, net.Listener, error) {
 	sv := &bench.Server{
 		Local: o.Local, Token: o.Token, MaxBuffer: int64(o.MaxBuffer), MaxTestTime: o.MaxTest, Timeout: o.Timeout, Idle: o.Idle,
 		Concurrent: o.Concurrent,
 		Ops:        ops,
 		Log:        log.New(o.Log, "rdmabench server: ", log.LstdFlags),
 	}
-	if err := sv.Open(); err != nil {
-		return err
+	if configure != nil {
+		configure(sv)
 	}
-	defer sv.Close()
+	if err := sv.Open(); err != nil {
+		return nil, nil, err
+	}
 	addr := net.JoinHostPort(o.Bind, strconv.Itoa(o.TCPPort))
 	l, err := net.Listen("tcp", addr)
 	if err != nil {
-		return fmt.Errorf("cannot listen on %s: %w (another server running? pick one with --port)", addr, err)
+		sv.Close()
+		return nil, nil, fmt.Errorf("cannot listen on %s: %w (another server running? pick one with --port)", addr, err)
 	}
 	d := sv.Device()
 	auth := "no token"
@@ -122,22 +149,29 @@ func serverRun(o *serverOptions) error {
 	if o.Token == "" && !loopback(l.Addr()) {
 		sv.Log.Printf("warning: no token: any host that reaches %s can make this server register up to %d bytes with remote %s access for up to %v per test; use --token-file on a shared network", l.Addr(), o.MaxBuffer, "WRITE/READ", o.MaxTest)
 	}
-	// The first SIGINT/SIGTERM stops the server (a test in progress is stopped and its
-	// client told); a second one exits at once.
+	return sv, l, nil
+}
+
+// signalContext is cancelled by the first SIGINT/SIGTERM (a server then stops, telling
+// a client whose test is running); a second one exits at once.
+func signalContext(lg *log.Logger) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sigs)
 	go func() {
-		<-sigs
-		sv.Log.Printf("stopping (again to exit at once)")
+		select {
+		case <-sigs:
+		case <-ctx.Done():
+			signal.Stop(sigs)
+			return
+		}
+		lg.Printf("stopping (again to exit at once)")
 		cancel()
 		<-sigs
-		sv.Log.Printf("exiting at once")
+		lg.Printf("exiting at once")
 		os.Exit(130)
 	}()
-	return sv.Serve(ctx, l)
+	return ctx, func() { cancel() }
 }
 
 func loopback(a net.Addr) bool {

@@ -1,0 +1,195 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"time"
+
+	"github.com/rdmabench/rdmabench/oob"
+	"github.com/rdmabench/rdmabench/result"
+)
+
+// Fleet agents (rdmabench agent, rdmabench fleet). An agent is a server that, when an
+// authenticated coordinator asks (oob.TRun), also runs a test as the client of another
+// agent and answers with the result; on the coordinator, members register
+// (oob.TRegister). Run requests need the server's token: without one, anyone who
+// reaches the agent could aim its traffic at any address.
+
+// errNotAgent is the answer of a server that does not run tests on request.
+var errNotAgent = errors.New("this server does not run tests on request: start it as 'rdmabench agent' (with a token)")
+
+// agentDial reaches a run request's target.
+func (sv *Server) agentDial(ctx context.Context, addr string) (net.Conn, error) {
+	if sv.Dial != nil {
+		return sv.Dial(ctx, addr)
+	}
+	d := net.Dialer{Timeout: sv.Timeout}
+	nc, err := d.DialContext(ctx, "tcp", addr)
+	if err == nil {
+		oob.Tune(nc, sv.Timeout)
+	}
+	return nc, err
+}
+
+// runFor serves a run request: the plan, as a client of the agent at req.Target, with
+// this agent's device and token, under this server's caps. The result (with its error)
+// goes back whatever happened; a request that cannot run is refused with an error
+// message, and the session goes on.
+func (sv *Server) runFor(ctx context.Context, c *oob.Conn, req oob.Run) error {
+	refuse := func(err error) error { c.SendError(err); return nil }
+	cfg := req.Plan
+	op, ok := sv.Ops[cfg.Op]
+	switch {
+	case !sv.Agent || sv.Token == "":
+		return refuse(errNotAgent)
+	case !ok:
+		return refuse(fmt.Errorf("this agent does not run %s tests", oob.Quote(cfg.Op)))
+	}
+	if _, port, err := net.SplitHostPort(req.Target); err != nil || port == "" {
+		return refuse(fmt.Errorf("run: target %s: want host:port", oob.Quote(req.Target)))
+	}
+	Defaults(&cfg)
+	if cfg.WarmupIterations == 0 {
+		cfg.WarmupIterations = DefaultWarmup(cfg)
+	}
+	if err := Validate(cfg); err != nil {
+		return refuse(fmt.Errorf("run: invalid plan: %w", err))
+	}
+	if d := time.Duration(cfg.DurationS * float64(time.Second)); d > sv.MaxTestTime {
+		return refuse(fmt.Errorf("run: --duration %v is above this agent's --max-test-time %v", d, sv.MaxTestTime))
+	}
+	release, err := sv.hold(ctx, ServerBytes(op, cfg), "the run")
+	if err != nil {
+		return refuse(err)
+	}
+	defer release()
+	r, err := sv.runAsClient(ctx, op, req.Target, cfg)
+	if err != nil && r.Error == "" {
+		r.Error = err.Error()
+	}
+	sv.Log.Printf("run for %s: %s %s %d B against %s: %s", c.RemoteAddr(), cfg.Op, cfg.Test, cfg.MsgSizeBytes, req.Target, map[bool]string{true: "done", false: "failed"}[r.Error == ""])
+	return c.Send(oob.Msg{Type: oob.TRunResult, RunResult: &r})
+}
+
+// runAsClient runs one test against target with this agent's engine and token.
+func (sv *Server) runAsClient(ctx context.Context, op Op, target string, cfg result.Config) (result.Result, error) {
+	r := result.Result{SchemaVersion: result.SchemaVersion, ToolVersion: Version, Time: time.Now().UTC(), Server: target, Config: cfg}
+	eng := sv.Engine
+	if eng == nil {
+		eng = Verbs
+	}
+	dev, err := eng.Open(sv.Local)
+	if err != nil {
+		return r, err
+	}
+	nc, err := sv.agentDial(ctx, target)
+	if err != nil {
+		dev.Close()
+		return r, fmt.Errorf("cannot reach the agent at %s: %w", target, err)
+	}
+	cl, err := NewClient(nc, dev, target, sv.Token, sv.Timeout)
+	if err != nil {
+		return r, err
+	}
+	defer cl.Close()
+	return cl.Run(ctx, op, cfg)
+}
+
+// register serves a member's registration on the coordinator.
+func (sv *Server) register(c *oob.Conn, reg oob.Register) error {
+	if sv.OnRegister == nil {
+		err := errors.New("this agent is not the fleet's coordinator (rank 0)")
+		c.SendError(err)
+		return err
+	}
+	host := reg.Host
+	if host == "" {
+		var err error
+		if host, _, err = net.SplitHostPort(c.RemoteAddr().String()); err != nil {
+			host = c.RemoteAddr().String()
+		}
+	}
+	if err := sv.OnRegister(net.JoinHostPort(host, strconv.Itoa(reg.Port)), reg); err != nil {
+		c.SendError(err)
+		return err
+	}
+	return c.Send(oob.Msg{Type: oob.TReady})
+}
+
+// Agent is a coordinator's (or a member's) session with one agent.
+type Agent struct {
+	Addr string
+	conn *oob.Conn
+}
+
+// DialAgent connects to the agent at addr and authenticates with token (dial: nil for
+// TCP).
+func DialAgent(ctx context.Context, addr string, me result.Device, token string, timeout time.Duration, dial func(context.Context, string) (net.Conn, error)) (*Agent, error) {
+	if dial == nil {
+		dial = func(ctx context.Context, addr string) (net.Conn, error) {
+			d := net.Dialer{Timeout: timeout}
+			nc, err := d.DialContext(ctx, "tcp", addr)
+			if err == nil {
+				oob.Tune(nc, timeout)
+			}
+			return nc, err
+		}
+	}
+	nc, err := dial(ctx, addr)
+	if err != nil {
+		return nil, fmt.Errorf("cannot reach the agent at %s: %w", addr, err)
+	}
+	c := oob.NewConn(nc, timeout)
+	stop := context.AfterFunc(ctx, c.Interrupt)
+	defer stop()
+	if _, err := Handshake(c, me, token); err != nil {
+		nc.Close()
+		return nil, fmt.Errorf("handshake with the agent at %s: %w", addr, err)
+	}
+	return &Agent{Addr: addr, conn: c}, nil
+}
+
+// Run asks the agent to run cfg against the agent at target and returns the result it
+// measured. The wait is bounded by the test's length (--duration, or the server's
+// --max-test-time for a test of iterations) and the connection's timeout.
+func (a *Agent) Run(ctx context.Context, target string, cfg result.Config, maxTest time.Duration) (result.Result, error) {
+	stop := context.AfterFunc(ctx, a.conn.Interrupt)
+	defer stop()
+	if err := a.conn.Send(oob.Msg{Type: oob.TRun, Run: &oob.Run{Target: target, Plan: cfg}}); err != nil {
+		return result.Result{Config: cfg, Server: target}, err
+	}
+	wait := maxTest
+	if cfg.DurationS > 0 {
+		wait = time.Duration(cfg.DurationS * float64(time.Second))
+	}
+	m, err := a.conn.ExpectWithin(oob.TRunResult, wait+4*a.conn.Timeout)
+	if err != nil {
+		return result.Result{Config: cfg, Server: target, Error: err.Error()}, fmt.Errorf("agent %s: %w", a.Addr, err)
+	}
+	r := *m.RunResult
+	if r.Error != "" {
+		return r, errors.New(oob.Clean(r.Error, 500))
+	}
+	return r, nil
+}
+
+// Register tells the coordinator this member's rank and agent port.
+func (a *Agent) Register(reg oob.Register) error {
+	if err := a.conn.Send(oob.Msg{Type: oob.TRegister, Register: &reg}); err != nil {
+		return err
+	}
+	_, err := a.conn.Expect(oob.TReady)
+	return err
+}
+
+// EndFleet tells the agent that the fleet is over.
+func (a *Agent) EndFleet() error { return a.conn.Send(oob.Msg{Type: oob.TFleetDone}) }
+
+// Close ends the session.
+func (a *Agent) Close() error {
+	_ = a.conn.Send(oob.Msg{Type: oob.TBye})
+	return a.conn.Close()
+}

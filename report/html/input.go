@@ -1,0 +1,160 @@
+package htmlreport
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/rdmabench/rdmabench/report"
+	"github.com/rdmabench/rdmabench/result"
+	"github.com/rdmabench/rdmabench/sweep"
+)
+
+// File is one input as read: its path (named in errors, its base name the default
+// label) and its bytes.
+type File struct {
+	Path string
+	Data []byte
+}
+
+// Kinds of input, as the page names them.
+const (
+	KindResults = "results"      // JSON, a JSON array, NDJSON or CSV results
+	KindStream  = "sweep stream" // NDJSON results with sweep_wall_ns
+	KindTuned   = "tuned report" // tuned.json
+)
+
+// Series is what one line (or heat map, or table) of the page stands for: the results of
+// one input file and the tuned report that goes with them, or a tuned report alone.
+type Series struct {
+	Label   string
+	Files   []string // the inputs it was read from, in argument order
+	Kinds   []string // each file's kind
+	Results []result.Result
+	Tuned   *report.Tuned
+	hasRuns bool // from result files (false: a tuned report's point summaries only)
+}
+
+// ErrLabels is a --label list that does not give one label per series: a usage error.
+var ErrLabels = errors.New("the labels do not match the series")
+
+// Build reads the inputs into series: each results file is one, labelled by its base
+// name; a tuned report joins the results file of the same client device (the nearest
+// one before it on the command line, else the nearest after it, that has no tuned report
+// yet), or stands alone when none matches. labels, when given, name the series in
+// order, one each (ErrLabels otherwise). An input that is neither readable results nor
+// a tuned report is an error naming its file.
+func Build(files []File, labels []string) ([]*Series, error) {
+	type tunedIn struct {
+		at   int
+		file string
+		t    report.Tuned
+	}
+	var (
+		series  []*Series
+		pos     []int // argument index of each results series
+		pending []tunedIn
+	)
+	for i, f := range files {
+		t, ok, err := report.ReadTuned(f.Data)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", f.Path, err)
+		}
+		if ok {
+			pending = append(pending, tunedIn{i, f.Path, t})
+			continue
+		}
+		rs, err := result.ReadAll(bytes.NewReader(f.Data))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", f.Path, err)
+		}
+		if len(rs) == 0 {
+			return nil, fmt.Errorf("%s: no results in it", f.Path)
+		}
+		kind := KindResults
+		if recs, err := sweep.ReadStream(bytes.NewReader(f.Data)); err == nil {
+			for _, r := range recs {
+				if r.WallNS > 0 {
+					kind = KindStream
+					break
+				}
+			}
+		}
+		series = append(series, &Series{Label: filepath.Base(f.Path), Files: []string{f.Path}, Kinds: []string{kind}, Results: rs, hasRuns: true})
+		pos = append(pos, i)
+	}
+	for _, tp := range pending {
+		best, bestScore := -1, [2]int{}
+		for j, s := range series {
+			if s.Tuned != nil || !s.sameClient(tp.t.Client) {
+				continue
+			}
+			score := [2]int{0, tp.at - pos[j]} // before it: nearest first
+			if pos[j] > tp.at {
+				score = [2]int{1, pos[j] - tp.at} // then after it
+			}
+			if best < 0 || score[0] < bestScore[0] || (score[0] == bestScore[0] && score[1] < bestScore[1]) {
+				best, bestScore = j, score
+			}
+		}
+		t := tp.t
+		if best >= 0 {
+			s := series[best]
+			s.Tuned = &t
+			s.Files, s.Kinds = append(s.Files, tp.file), append(s.Kinds, KindTuned)
+			continue
+		}
+		series = append(series, &Series{Label: filepath.Base(tp.file), Files: []string{tp.file}, Kinds: []string{KindTuned}, Tuned: &t})
+		pos = append(pos, tp.at)
+	}
+	// Argument order: a tuned report alone stands where it was given.
+	order := make([]int, len(series))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return pos[order[a]] < pos[order[b]] })
+	out := make([]*Series, len(series))
+	for i, j := range order {
+		out[i] = series[j]
+	}
+	if len(labels) > 0 {
+		if len(labels) != len(out) {
+			return nil, fmt.Errorf("%w: %d given for %d series (%s): one per results file, a tuned report joining the results of its device",
+				ErrLabels, len(labels), len(out), seriesNames(out))
+		}
+		for i, l := range labels {
+			out[i].Label = l
+		}
+	}
+	return out, nil
+}
+
+func seriesNames(ss []*Series) string {
+	var names []string
+	for _, s := range ss {
+		names = append(names, strings.Join(bases(s.Files), " + "))
+	}
+	return strings.Join(names, ", ")
+}
+
+func bases(paths []string) []string {
+	out := make([]string, len(paths))
+	for i, p := range paths {
+		out[i] = filepath.Base(p)
+	}
+	return out
+}
+
+// sameClient says whether the series' results were measured from device d.
+func (s *Series) sameClient(d result.Device) bool {
+	for _, r := range s.Results {
+		c := r.Client
+		if c.Name == d.Name && c.Host == d.Host && c.NodeGUID == d.NodeGUID {
+			return true
+		}
+	}
+	return false
+}
