@@ -11,10 +11,10 @@ PURE    := ./result/... ./oob/... ./report/... ./verbs/... ./sweep/... ./profile
 
 # Debian packages for building (cgo + libibverbs), for perftest comparisons, and for
 # the Soft-RoCE test bed (qemu, busybox, cpio, kmod for depmod, iproute2 for `rdma`).
-DEB := gcc libc6-dev pkg-config libibverbs-dev ibverbs-providers rdma-core ibverbs-utils perftest \
+DEB := gcc libc6-dev pkg-config libibverbs-dev ibverbs-providers rdma-core ibverbs-utils perftest chromium \
        qemu-system-x86 busybox-static cpio kmod iproute2
 
-.PHONY: all build setup test vet unit fuzz fuzz-short e2e demo scenarios parity soak clean vm-shell
+.PHONY: all build setup test vet unit fuzz fuzz-short browser e2e demo scenarios parity soak clean vm-shell
 
 all: build
 
@@ -31,7 +31,7 @@ setup:
 	@test/rxevm/kernel.sh >/dev/null && echo "setup: test-bed kernel in $$(test/rxevm/kernel.sh)"
 	$(GO) mod download
 
-test: vet unit fuzz-short e2e
+test: vet unit fuzz-short browser e2e
 
 vet:
 	$(GO) vet ./...
@@ -50,6 +50,10 @@ unit:
 	CGO_ENABLED=0 $(GO) test -count=1 -cover ./bench/... > bin/cover.txt || { cat bin/cover.txt; exit 1; }
 	@cat bin/cover.txt
 	@awk -v min=$(COVER_MIN) '/coverage:/ && $$1 == "ok" { sub("%", "", $$5); if ($$5 + 0 < min) { print "coverage of " $$2 " is " $$5 "%, below " min "%"; bad = 1 } } END { exit bad }' bin/cover.txt
+
+# The HTML report in a real browser: headless Chromium renders the demo fixture's page.
+browser:
+	$(GO) test -tags browser -count=1 -run Browser ./report/html/
 
 # Go native fuzz targets (hostile peers and files), FUZZTIME each; fuzz-short: 150,000
 # inputs each (10-20 s here). fuzz-short counts inputs rather than seconds: with a duration,

@@ -4,7 +4,8 @@
 # on rxe1: two devices joined by a veth pair, acting as two hosts), or on this host's
 # device when RDMABENCH_DEV (and RDMABENCH_IP, its netdev's IPv4 address) are set.
 # Leaves in $DEMO_OUT (default out/demo):
-#   sweep.ndjson  every measured point (result schema), tuned.json, tuned.csv, tuned.txt
+#   sweep.ndjson  every measured point (result schema), tuned.json, tuned.csv, tuned.txt,
+#   report.html   the HTML report (curves, heat maps, latency, the tuned table)
 # Extra arguments go to `rdmabench sweep` (e.g. --search grid, or --budget 10m: the
 # default here, 150 s per operation, keeps the demo near 6 minutes in the test bed).
 set -euo pipefail
@@ -13,7 +14,7 @@ if [ -n "${RXE_VM:-}" ]; then
   OUT=$1; shift  # the host passes its output directory, shared read-write (VM_RW)
 else
   OUT=$(mkdir -p "${DEMO_OUT:-out/demo}" && cd "${DEMO_OUT:-out/demo}" && pwd)
-  rm -f "$OUT"/sweep.ndjson "$OUT"/tuned.*
+  rm -f "$OUT"/sweep.ndjson "$OUT"/tuned.* "$OUT"/report.html
   if [ -z "${RDMABENCH_DEV:-}" ]; then
     exec env VM_RW="$OUT" VM_TIMEOUT=${VM_TIMEOUT:-1500} test/rxevm/run test/demo.sh "$OUT" "$@"
   fi
@@ -31,6 +32,6 @@ trap 'kill $SPID 2>/dev/null' EXIT
 for i in $(seq 100); do (exec 3<>"/dev/tcp/$RDMABENCH_IP/18690") 2>/dev/null && break; sleep 0.1; done
 start=$(date +%s)
 $B sweep -d "${CLIENT_DEV:-$RDMABENCH_DEV}" -p 18690 "$RDMABENCH_IP" \
-  --results "$OUT/sweep.ndjson" --json "$OUT/tuned.json" --csv "$OUT/tuned.csv" --budget 150s "$@" \
+  --results "$OUT/sweep.ndjson" --json "$OUT/tuned.json" --csv "$OUT/tuned.csv" --html "$OUT/report.html" --budget 150s "$@" \
   2> >(cat >&2) | tee "$OUT/tuned.txt"   # stderr through a pipe: progress as plain lines
-echo "demo: $(( $(date +%s) - start )) s; $(wc -l < "$OUT/sweep.ndjson") measurements in $OUT/sweep.ndjson; report in $OUT/tuned.{txt,json,csv}"
+echo "demo: $(( $(date +%s) - start )) s; $(wc -l < "$OUT/sweep.ndjson") measurements in $OUT/sweep.ndjson; report in $OUT/tuned.{txt,json,csv} and $OUT/report.html"

@@ -287,20 +287,27 @@ func reportHTMLRun(o *reportHTMLOptions) error {
 		}
 		files = append(files, htmlreport.File{Path: path, Data: b})
 	}
-	series, err := htmlreport.Build(files, o.Labels)
-	if errors.Is(err, htmlreport.ErrLabels) {
-		return flagErrorf("--label: %v", err)
-	}
+	n, err := writeHTML(o.Output, files, o.Labels, o.Title)
 	if err != nil {
 		return err
 	}
-	var page bytes.Buffer
-	if err := htmlreport.Write(&page, series, htmlreport.Options{Title: o.Title, ToolVersion: version}); err != nil {
-		return err
-	}
-	if err := os.WriteFile(o.Output, page.Bytes(), 0o644); err != nil {
-		return err
-	}
-	fmt.Fprintf(o.Out, "wrote %s (%d series)\n", o.Output, len(series))
+	fmt.Fprintf(o.Out, "wrote %s (%d series)\n", o.Output, n)
 	return nil
+}
+
+// writeHTML renders files (results, sweep streams, tuned reports) as the HTML report
+// at path (report html, sweep --html) and returns the number of series.
+func writeHTML(path string, files []htmlreport.File, labels []string, title string) (int, error) {
+	series, err := htmlreport.Build(files, labels)
+	if errors.Is(err, htmlreport.ErrLabels) {
+		return 0, flagErrorf("--label: %v", err)
+	}
+	if err != nil {
+		return 0, err
+	}
+	var page bytes.Buffer
+	if err := htmlreport.Write(&page, series, htmlreport.Options{Title: title, ToolVersion: version}); err != nil {
+		return 0, err
+	}
+	return len(series), os.WriteFile(path, page.Bytes(), 0o644)
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"github.com/rdmabench/rdmabench/bench"
 	"github.com/rdmabench/rdmabench/profiles"
 	"github.com/rdmabench/rdmabench/report"
+	htmlreport "github.com/rdmabench/rdmabench/report/html"
 	"github.com/rdmabench/rdmabench/result"
 	"github.com/rdmabench/rdmabench/sweep"
 	"github.com/schollz/progressbar/v3"
@@ -34,6 +36,7 @@ type sweepOptions struct {
 	QPs           int
 	Counters      string
 	Events        result.Config // completion events and CQ moderation for every point
+	HTML          string        // --html FILE: the HTML report of the stream and the tuned report
 	MR            []string      // --mr A,B: compare two registration modes size by size (C2)
 	Sizes         []int         // --sizes for --mr (default: the profile's)
 	Baseline      string        // --baseline tcp with --mr
@@ -120,6 +123,7 @@ is an error.`,
 	f.IntVarP(&o.QPs, "qps", "q", 1, "number of QPs")
 	addCountersFlag(cmd, &o.Counters)
 	addEventFlags(cmd, &o.Events)
+	f.StringVar(&o.HTML, "html", "", "also write the HTML report (curves, heat maps, latency, the tuned table) to FILE, as 'report html' draws it")
 	f.StringSliceVar(&o.MR, "mr", nil, "instead of tuning, compare two registration modes size by size (the article's C2): pool,per-io or pool,cache; the table gives B over A per size with its 95% interval and the break-even size")
 	f.Var(sizeListValue{&o.Sizes}, "sizes", "with --mr: message sizes (default: the profile's)")
 	f.StringVar(&o.Baseline, "baseline", "", "with --mr: tcp also measures each size over TCP, in the same rounds, and judges B against it")
@@ -236,10 +240,31 @@ func (o *sweepOptions) sweep(ctx context.Context, c *bench.Client) error {
 	}
 	t := report.NewTuned(prof, outcomes, c.Device(), c.ServerDevice(), version)
 	errs = append(errs, writeTuned(o.Out, t))
+	if o.HTML != "" {
+		errs = append(errs, o.writeHTML(path, t))
+	}
 	if ctx.Err() != nil {
 		fmt.Fprintf(o.Out.Stderr, "sweep: interrupted; continue with: rdmabench sweep --resume %s %s\n", path, o.Server)
 	}
 	return errors.Join(errs...)
+}
+
+// writeHTML writes --html: the HTML report of the results stream and the tuned report.
+func (o *sweepOptions) writeHTML(stream string, t report.Tuned) error {
+	b, err := os.ReadFile(stream)
+	if err != nil {
+		return fmt.Errorf("--html: %w", err)
+	}
+	var tuned bytes.Buffer
+	if err := report.WriteTunedJSON(&tuned, t); err != nil {
+		return fmt.Errorf("--html: %w", err)
+	}
+	files := []htmlreport.File{{Path: stream, Data: b}, {Path: "tuned.json", Data: tuned.Bytes()}}
+	if _, err := writeHTML(o.HTML, files, nil, ""); err != nil {
+		return fmt.Errorf("--html %s: %w", o.HTML, err)
+	}
+	fmt.Fprintf(o.Out.Stderr, "sweep: HTML report in %s\n", o.HTML)
+	return nil
 }
 
 // readStream reads the results stream of the sweep to resume (sweep.ReadStream).

@@ -28,6 +28,8 @@ func (o *sweepOptions) checkModes(cmd *cobra.Command) error {
 		return flagErrorf("--mr %v: want two different modes, e.g. pool,per-io", o.MR)
 	case o.Resume != "":
 		return flagErrorf("--resume continues a tuning sweep; a --mr comparison is measured afresh")
+	case o.HTML != "":
+		return flagErrorf("--html draws a tuning sweep; a --mr comparison is a table (--json, --csv)")
 	case o.Baseline != "" && o.Baseline != "tcp":
 		return flagErrorf("--baseline %q: want tcp", o.Baseline)
 	}

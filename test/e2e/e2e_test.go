@@ -417,9 +417,13 @@ reference:
 `), 0o644)
 	stream, tuned := filepath.Join(dir, "s.ndjson"), filepath.Join(dir, "t.json")
 	args := []string{"sweep", "-d", srvDev, "-p", fmt.Sprint(p), srvIP, "--profile", prof, "--ops", "write", "--search", "grid", "--repeat", "2"}
-	out, code := run(t, append(args, "--results", stream, "--json", tuned)...)
+	page := filepath.Join(dir, "report.html")
+	out, code := run(t, append(args, "--results", stream, "--json", tuned, "--html", page)...)
 	if code != 0 || !strings.Contains(out, "message size") {
 		t.Fatalf("sweep: exit %d\n%s", code, out)
+	}
+	if html, _ := os.ReadFile(page); strings.Count(string(html), "<svg") < 2 {
+		t.Errorf("sweep --html: %d bytes, %d charts", len(html), strings.Count(string(html), "<svg"))
 	}
 	f, _ := os.Open(stream)
 	rs, err := result.ReadAll(f)
