@@ -103,6 +103,9 @@ func SlurmScript(o SlurmOptions) (string, error) {
 	p("# Without Slurm, Open MPI's mpirun starts the same fleet, one member per host of")
 	p("# its hostfile, the first of which coordinates:")
 	p("#   mpirun -np %d --map-by node rdmabench fleet --coordinator FIRST_HOST %s", o.Nodes, fleetArgs)
+	p("#")
+	p("# The members share a token: export RDMABENCH_TOKEN before sbatch (srun passes the")
+	p("# environment on), or give --token-file FILE on shared storage after -- .")
 	p("")
 	p("set -eu")
 	p(`coordinator=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n1)`)
@@ -307,9 +310,19 @@ type (
 		Name            string               `yaml:"name"`
 		Image           string               `yaml:"image"`
 		Command         []string             `yaml:"command"`
+		Env             []k8sEnv             `yaml:"env"`
 		Ports           []k8sContainerPort   `yaml:"ports"`
 		SecurityContext k8sSecurityContext   `yaml:"securityContext"`
 		Resources       *k8sResourceRequests `yaml:"resources,omitempty"`
+	}
+	k8sEnv struct {
+		Name      string `yaml:"name"`
+		ValueFrom struct {
+			SecretKeyRef struct {
+				Name string `yaml:"name"`
+				Key  string `yaml:"key"`
+			} `yaml:"secretKeyRef"`
+		} `yaml:"valueFrom"`
 	}
 	k8sContainerPort struct {
 		Name          string `yaml:"name"`
@@ -361,6 +374,11 @@ func K8sManifests(o K8sOptions) (string, error) {
 		Command: append(command, o.Args...),
 		Ports:   []k8sContainerPort{{Name: "control", ContainerPort: o.Port, Protocol: "TCP"}},
 	}
+	// The fleet's token, which every member must share, from a Secret (see the header).
+	var tok k8sEnv
+	tok.Name = "RDMABENCH_TOKEN"
+	tok.ValueFrom.SecretKeyRef.Name, tok.ValueFrom.SecretKeyRef.Key = o.Name+"-token", "token"
+	c.Env = []k8sEnv{tok}
 	c.SecurityContext.Capabilities.Add = []string{"IPC_LOCK"}
 	if o.RDMAResource != "" {
 		name, count, _ := ParseResource(o.RDMAResource) // checked
@@ -397,6 +415,8 @@ func K8sManifests(o K8sOptions) (string, error) {
 		ns = " -n " + o.Namespace
 	}
 	fmt.Fprintf(&b, "#   kubectl logs%s -l job-name=%s,batch.kubernetes.io/job-completion-index=0\n", ns, o.Name)
+	fmt.Fprintf(&b, "# The members share a token, from the Secret %s-token; create it first:\n", o.Name)
+	fmt.Fprintf(&b, "#   kubectl create secret generic%s %s-token --from-literal=token=$(openssl rand -hex 16)\n", ns, o.Name)
 	for _, doc := range []any{svc, job} {
 		b.WriteString("---\n")
 		e := yaml.NewEncoder(&b)

@@ -11,6 +11,9 @@
 # Without Slurm, Open MPI's mpirun starts the same fleet, one member per host of
 # its hostfile, the first of which coordinates:
 #   mpirun -np 4 --map-by node rdmabench fleet --coordinator FIRST_HOST --pattern pairwise
+#
+# The members share a token: export RDMABENCH_TOKEN before sbatch (srun passes the
+# environment on), or give --token-file FILE on shared storage after -- .
 
 set -eu
 coordinator=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n1)
