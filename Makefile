@@ -11,7 +11,7 @@ PURE    := ./result/... ./oob/... ./report/... ./verbs/... ./sweep/... ./profile
 
 # Debian packages for building (cgo + libibverbs), for perftest comparisons, and for
 # the Soft-RoCE test bed (qemu, busybox, cpio, kmod for depmod, iproute2 for `rdma`).
-DEB := gcc libc6-dev pkg-config libibverbs-dev ibverbs-providers rdma-core ibverbs-utils perftest chromium \
+DEB := gcc libc6-dev pkg-config libibverbs-dev ibverbs-providers rdma-core ibverbs-utils perftest chromium openmpi-bin \
        qemu-system-x86 busybox-static cpio kmod iproute2
 
 .PHONY: all build setup test vet unit fuzz fuzz-short browser e2e demo scenarios parity soak clean vm-shell

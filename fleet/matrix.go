@@ -3,6 +3,7 @@ package fleet
 import (
 	"fmt"
 	"io"
+	"math"
 
 	"github.com/rdmabench/rdmabench/report"
 )
@@ -32,7 +33,7 @@ func (c Cell) Text(metric string) string {
 	case !c.Has:
 		return "-"
 	}
-	s := fmt.Sprintf("%.1f", c.Value)
+	s := sig3(c.Value)
 	if metric == MetricLat {
 		s = fmt.Sprintf("%.2f", c.Value)
 	}
@@ -45,6 +46,20 @@ func (c Cell) Text(metric string) string {
 		s += "?"
 	}
 	return s
+}
+
+// sig3 shows v with three significant digits, trailing zeros kept: 197, 97.3, 40.0,
+// 0.345, 0.0187 (Gb/s from 100G NICs to an emulator's).
+func sig3(v float64) string {
+	switch a := math.Abs(v); {
+	case a >= 100:
+		return fmt.Sprintf("%.0f", v)
+	case a >= 10:
+		return fmt.Sprintf("%.1f", v)
+	case a >= 1:
+		return fmt.Sprintf("%.2f", v)
+	}
+	return fmt.Sprintf("%.3g", v)
 }
 
 // Matrix lays out a fleet of n's results as an n x n table, row A (the client) and
