@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
+	"sort"
 	"strings"
 	"time"
 
@@ -81,37 +83,40 @@ func tunedOps(t Tuned) []string {
 	return ops
 }
 
-var paramNames = map[string]string{
+// ParamNames are the swept dimensions' names in tables (and in the HTML report).
+var ParamNames = map[string]string{
 	"msg_size_bytes": "message size", "sq_depth": "SQ depth", "buf_offset_bytes": "offset from 4 KiB",
 	"cq_mod": "signal every N (cq-mod)", "post_list": "post-list length",
 }
 
-func fmtDim(d string, v int) string {
+// FmtDim renders a value of dimension d (sizes with units).
+func FmtDim(d string, v int) string {
 	if d == "msg_size_bytes" {
 		return result.FormatSize(v)
 	}
 	return fmt.Sprint(v)
 }
 
-func fmtRange(d string, r []int) string {
+// FmtRange renders the article's range [lo, hi] of dimension d.
+func FmtRange(d string, r []int) string {
 	switch {
 	case len(r) != 2:
 		return "-"
 	case d == "buf_offset_bytes" && r[0] == 0 && r[1] == 0:
 		return "aligned"
 	case r[0] == r[1]:
-		return fmtDim(d, r[0])
+		return FmtDim(d, r[0])
 	}
-	return fmtDim(d, r[0]) + "-" + fmtDim(d, r[1])
+	return FmtDim(d, r[0]) + "-" + FmtDim(d, r[1])
 }
 
-// fmtPoint is a configuration in one short cell: size/depth/offset/cq-mod/post-list.
-func fmtPoint(p profiles.Point) string {
+// FmtPoint is a configuration in one short cell: size/depth/offset/cq-mod/post-list.
+func FmtPoint(p profiles.Point) string {
 	return fmt.Sprintf("%s/%d/%d/%d/%d", result.FormatSize(p.MsgSizeBytes), p.SQDepth, p.BufOffsetBytes, p.CQMod, p.PostList)
 }
 
-// fmtValue renders an objective's value in its unit.
-func fmtValue(unit string, v float64) string {
+// FmtValue renders an objective's value in its unit.
+func FmtValue(unit string, v float64) string {
 	switch unit {
 	case "mpps":
 		return fmt.Sprintf("%.4f", v)
@@ -121,30 +126,35 @@ func fmtValue(unit string, v float64) string {
 	return fmt.Sprintf("%.3f", v)
 }
 
-func unitName(unit string) string {
+// UnitName is an objective unit's column heading ("" for an unknown unit).
+func UnitName(unit string) string {
 	return map[string]string{"gbit_per_s": "Gb/s", "mpps": "Mpps", "ns": "p99 us"}[unit]
 }
 
-func fmtInterval(unit string, lo, hi *float64) string {
+// FmtInterval renders a 95% interval in unit ("-" without one).
+func FmtInterval(unit string, lo, hi *float64) string {
 	if lo == nil || hi == nil {
 		return "-"
 	}
-	return fmtValue(unit, *lo) + " .. " + fmtValue(unit, *hi)
+	return FmtValue(unit, *lo) + " .. " + FmtValue(unit, *hi)
 }
 
-func pct(v float64) string { return fmt.Sprintf("%+.1f%%", 100*v) }
+// Pct renders a fraction as a signed percentage.
+func Pct(v float64) string { return fmt.Sprintf("%+.1f%%", 100*v) }
 
-func fmtGain(g sweep.Gain) string {
+// FmtGain renders a gain: median [95% interval], or why there is none.
+func FmtGain(g sweep.Gain) string {
 	switch {
 	case g.Pairs == 0:
 		return "-"
 	case g.GainLow == nil || g.GainHigh == nil:
-		return pct(g.GainMedian) + " (1 pair)"
+		return Pct(g.GainMedian) + " (1 pair)"
 	}
-	return fmt.Sprintf("%s [%s, %s]", pct(g.GainMedian), pct(*g.GainLow), pct(*g.GainHigh))
+	return fmt.Sprintf("%s [%s, %s]", Pct(g.GainMedian), Pct(*g.GainLow), Pct(*g.GainHigh))
 }
 
-func fmtRatio(r sweep.Ratio) string {
+// FmtRatio renders a ratio of paired runs with its interval and pair count.
+func FmtRatio(r sweep.Ratio) string {
 	if r.N == 0 {
 		return "not measured in the same rounds (budget spent)"
 	}
@@ -154,12 +164,13 @@ func fmtRatio(r sweep.Ratio) string {
 	return fmt.Sprintf("%.3f [%.3f, %.3f] over %d pairs", r.Median, *r.Low, *r.High, r.N)
 }
 
-var verdictWords = map[string]string{sweep.Agrees: "agrees", sweep.Differs: "differs (significant)",
+// VerdictWords are the verdicts in words.
+var VerdictWords = map[string]string{sweep.Agrees: "agrees", sweep.Differs: "differs (significant)",
 	sweep.ArticleBetter: "article's better", sweep.CannotTell: "cannot tell (noise)", sweep.NotApplicable: "n/a", "": "-"}
 
-// optimumState is an optimum's "decided" cell: whether the search decided it, among
+// OptimumState is an optimum's "decided" cell: whether the search decided it, among
 // how many contenders, or that it is only the best of the points measured.
-func optimumState(m sweep.Optimum) string {
+func OptimumState(m sweep.Optimum) string {
 	switch {
 	case m.Basis == sweep.BestMeasured:
 		return fmt.Sprintf("best of %d measured", m.Contenders)
@@ -183,19 +194,19 @@ func TunedTable(w io.Writer, t Tuned) error {
 	}
 	tb.Header(head...)
 	for _, d := range profiles.Dims {
-		row := []any{paramNames[d]}
+		row := []any{ParamNames[d]}
 		for _, op := range ops {
 			o := t.Ops[op]
 			v, ok := o.Verdicts[d]
 			if !ok {
-				row = append(row, "-", fmtRange(d, t.Reference[op][d]), "-")
+				row = append(row, "-", FmtRange(d, t.Reference[op][d]), "-")
 				continue
 			}
-			val := fmtDim(d, v.Chosen)
+			val := FmtDim(d, v.Chosen)
 			if !v.Decided {
 				val += " ?"
 			}
-			row = append(row, val, fmtRange(d, v.Article), verdictWords[v.Verdict])
+			row = append(row, val, FmtRange(d, v.Article), VerdictWords[v.Verdict])
 		}
 		tb.Append(row...)
 	}
@@ -207,10 +218,10 @@ func TunedTable(w io.Writer, t Tuned) error {
 	mb.Header("op", "configuration", "size/depth/off/mod/pl", "runs", t.unit(), "95% interval", "gain [95% interval]")
 	for _, op := range ops {
 		o := t.Ops[op]
-		mb.Append(op, "chosen", fmtPoint(o.Chosen.Point), o.Chosen.Runs, fmtValue(o.Unit, o.Chosen.Median), fmtInterval(o.Unit, o.Chosen.CILow, o.Chosen.CIHigh), "")
+		mb.Append(op, "chosen", FmtPoint(o.Chosen.Point), o.Chosen.Runs, FmtValue(o.Unit, o.Chosen.Median), FmtInterval(o.Unit, o.Chosen.CILow, o.Chosen.CIHigh), "")
 		for _, name := range []string{sweep.RefArticle, sweep.RefPerftest} {
 			if r, ok := o.References[name]; ok {
-				mb.Append(op, strings.ReplaceAll(name, "_", " "), fmtPoint(r.Point), r.Runs, fmtValue(o.Unit, r.Median), fmtInterval(o.Unit, r.CILow, r.CIHigh), fmtGain(r.Gain))
+				mb.Append(op, strings.ReplaceAll(name, "_", " "), FmtPoint(r.Point), r.Runs, FmtValue(o.Unit, r.Median), FmtInterval(o.Unit, r.CILow, r.CIHigh), FmtGain(r.Gain))
 			}
 		}
 	}
@@ -223,13 +234,13 @@ func TunedTable(w io.Writer, t Tuned) error {
 	var missing []string
 	for _, op := range ops {
 		o := t.Ops[op]
-		for _, name := range objectiveOrder(o) {
+		for _, name := range ObjectiveOrder(o) {
 			m, ok := o.Optima[name]
 			if !ok {
 				missing = append(missing, op+" "+name)
 				continue
 			}
-			ob.Append(op, name, fmtPoint(m.Point), m.Runs, fmtValue(m.Unit, m.Median), fmtInterval(m.Unit, m.CILow, m.CIHigh), unitName(m.Unit), optimumState(m))
+			ob.Append(op, name, FmtPoint(m.Point), m.Runs, FmtValue(m.Unit, m.Median), FmtInterval(m.Unit, m.CILow, m.CIHigh), UnitName(m.Unit), OptimumState(m))
 		}
 	}
 	if err := ob.Render(); err != nil {
@@ -257,32 +268,26 @@ func TunedTable(w io.Writer, t Tuned) error {
 
 func (t Tuned) unit() string {
 	for _, op := range tunedOps(t) {
-		return unitName(t.Ops[op].Unit)
+		return UnitName(t.Ops[op].Unit)
 	}
 	return ""
 }
 
-// objectiveOrder lists an outcome's optima: bw, rate, p99, then the rest.
-func objectiveOrder(o sweep.Outcome) []string {
+// ObjectiveOrder lists an outcome's optima: bw, rate, p99, then the rest in order.
+func ObjectiveOrder(o sweep.Outcome) []string {
 	names := []string{"bw", "rate", "p99"}
+	var rest []string
 	for name := range o.Optima {
-		if name != "bw" && name != "rate" && name != "p99" {
-			names = append(names, name)
+		if !slices.Contains(names, name) {
+			rest = append(rest, name)
 		}
 	}
-	if o.Objective != "" && !contains(names, o.Objective) {
+	sort.Strings(rest)
+	names = append(names, rest...)
+	if o.Objective != "" && !slices.Contains(names, o.Objective) {
 		names = append(names, o.Objective)
 	}
 	return names
-}
-
-func contains(s []string, v string) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
 
 // tunedNotes writes what the cells cannot hold: the effort, the noise, and every
@@ -314,10 +319,10 @@ func tunedNotes(w io.Writer, op string, o sweep.Outcome) {
 			continue
 		}
 		if v.Ratio != nil {
-			fmt.Fprintf(w, "  %s %s: ours %s over the article's %s: %s\n", op, paramNames[d], fmtDim(d, v.Chosen), fmtDim(d, v.ArticleValue), fmtRatio(*v.Ratio))
+			fmt.Fprintf(w, "  %s %s: ours %s over the article's %s: %s\n", op, ParamNames[d], FmtDim(d, v.Chosen), FmtDim(d, v.ArticleValue), FmtRatio(*v.Ratio))
 		}
 		if v.Unresolved != nil {
-			fmt.Fprintf(w, "  %s %s: inconclusive: %s against the best: %s\n", op, paramNames[d], fmtPoint(v.Unresolved.Point), fmtRatio(v.Unresolved.Ratio))
+			fmt.Fprintf(w, "  %s %s: inconclusive: %s against the best: %s\n", op, ParamNames[d], FmtPoint(v.Unresolved.Point), FmtRatio(v.Unresolved.Ratio))
 		}
 	}
 	if m, ok := o.Optima[o.Objective]; ok && m.ContendersCut > 0 {
@@ -325,7 +330,7 @@ func tunedNotes(w io.Writer, op string, o sweep.Outcome) {
 	}
 	for _, ps := range o.All {
 		if ps.Error != "" {
-			fmt.Fprintf(w, "  %s %s failed (not measured again): %s\n", op, fmtPoint(ps.Point), strings.ReplaceAll(ps.Error, "\n", "; "))
+			fmt.Fprintf(w, "  %s %s failed (not measured again): %s\n", op, FmtPoint(ps.Point), strings.ReplaceAll(ps.Error, "\n", "; "))
 		}
 	}
 }

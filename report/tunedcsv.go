@@ -39,7 +39,7 @@ func TunedCSV(w io.Writer, t Tuned) error {
 	}
 	for _, op := range tunedOps(t) {
 		o := t.Ops[op]
-		for _, name := range objectiveOrder(o) {
+		for _, name := range ObjectiveOrder(o) {
 			m, ok := o.Optima[name]
 			if !ok {
 				continue

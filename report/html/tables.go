@@ -3,6 +3,7 @@ package htmlreport
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -51,7 +52,7 @@ func inputsTable(ss []*Series) table {
 			} else {
 				failed++
 			}
-			if r.ToolVersion != "" && !contains(tools, r.ToolVersion) {
+			if r.ToolVersion != "" && !slices.Contains(tools, r.ToolVersion) {
 				tools = append(tools, r.ToolVersion)
 			}
 			if !r.Time.IsZero() && (first.IsZero() || r.Time.Before(first)) {
@@ -68,7 +69,7 @@ func inputsTable(ss []*Series) table {
 			if len(s.Results) == 0 {
 				client, server = s.Tuned.Client, s.Tuned.Server
 			}
-			if s.Tuned.ToolVersion != "" && !contains(tools, s.Tuned.ToolVersion) {
+			if s.Tuned.ToolVersion != "" && !slices.Contains(tools, s.Tuned.ToolVersion) {
 				tools = append(tools, s.Tuned.ToolVersion)
 			}
 		}
@@ -90,15 +91,6 @@ func inputsTable(ss []*Series) table {
 	return t
 }
 
-func contains(s []string, v string) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
-}
-
 // deviceName is a device in one line: name, model, firmware, port rate, host.
 func deviceName(d result.Device) string {
 	if d.Name == "" && d.Model == "" {
@@ -109,92 +101,13 @@ func deviceName(d result.Device) string {
 	return s
 }
 
-// The tuned report's words and formats (as report.TunedTable writes them).
-var paramNames = map[string]string{
-	"msg_size_bytes": "message size", "sq_depth": "SQ depth", "buf_offset_bytes": "offset from 4 KiB",
-	"cq_mod": "signal every N (cq-mod)", "post_list": "post-list length",
-}
-
-var verdictWords = map[string]string{sweep.Agrees: "agrees", sweep.Differs: "differs (significant)",
-	sweep.ArticleBetter: "article's better", sweep.CannotTell: "cannot tell (noise)", sweep.NotApplicable: "n/a", "": "-"}
-
 var verdictClass = map[string]string{sweep.Agrees: "good", sweep.Differs: "good", sweep.ArticleBetter: "bad", sweep.CannotTell: "noise"}
 
-func fmtDim(d string, v int) string {
-	if d == "msg_size_bytes" {
-		return result.FormatSize(v)
-	}
-	return fmt.Sprint(v)
-}
-
-func fmtRange(d string, r []int) string {
-	switch {
-	case len(r) != 2:
-		return "-"
-	case d == "buf_offset_bytes" && r[0] == 0 && r[1] == 0:
-		return "aligned"
-	case r[0] == r[1]:
-		return fmtDim(d, r[0])
-	}
-	return fmtDim(d, r[0]) + "-" + fmtDim(d, r[1])
-}
-
-func fmtValue(unit string, v float64) string {
-	switch unit {
-	case "mpps":
-		return fmt.Sprintf("%.4f", v)
-	case "ns":
-		return fmt.Sprintf("%.1f", v/1e3)
-	}
-	return fmt.Sprintf("%.3f", v)
-}
-
 func unitName(unit string) string {
-	if n, ok := map[string]string{"gbit_per_s": "Gb/s", "mpps": "Mpps", "ns": "p99 us"}[unit]; ok {
+	if n := report.UnitName(unit); n != "" {
 		return n
 	}
 	return clean(unit, 32)
-}
-
-func fmtInterval(unit string, lo, hi *float64) string {
-	if lo == nil || hi == nil {
-		return "-"
-	}
-	return fmtValue(unit, *lo) + " .. " + fmtValue(unit, *hi)
-}
-
-func pct(v float64) string { return fmt.Sprintf("%+.1f%%", 100*v) }
-
-func fmtGain(g sweep.Gain) string {
-	switch {
-	case g.Pairs == 0:
-		return "-"
-	case g.GainLow == nil || g.GainHigh == nil:
-		return pct(g.GainMedian) + " (1 pair)"
-	}
-	return fmt.Sprintf("%s [%s, %s]", pct(g.GainMedian), pct(*g.GainLow), pct(*g.GainHigh))
-}
-
-func fmtRatio(r sweep.Ratio) string {
-	if r.N == 0 {
-		return "not measured in the same rounds (budget spent)"
-	}
-	if r.Low == nil || r.High == nil {
-		return fmt.Sprintf("%.3f (%d pair, no interval)", r.Median, r.N)
-	}
-	return fmt.Sprintf("%.3f [%.3f, %.3f] over %d pairs", r.Median, *r.Low, *r.High, r.N)
-}
-
-func optimumState(m sweep.Optimum) string {
-	switch {
-	case m.Basis == sweep.BestMeasured:
-		return fmt.Sprintf("best of %d measured", m.Contenders)
-	case m.Decided:
-		return fmt.Sprintf("yes, of %d", m.Contenders)
-	case m.ContendersCut > 0:
-		return fmt.Sprintf("no, of %d (+%d left out)", m.Contenders, m.ContendersCut)
-	}
-	return fmt.Sprintf("no, of %d", m.Contenders)
 }
 
 func tunedOps(t *report.Tuned) []string {
@@ -227,23 +140,23 @@ func tunedTables(s *Series) *tunedSection {
 		params.Head = append(params.Head, strings.ToUpper(op), "article", "verdict")
 	}
 	for _, d := range profiles.Dims {
-		row := []tcell{txt(paramNames[d])}
+		row := []tcell{txt(report.ParamNames[d])}
 		for _, op := range tops {
 			o := t.Ops[op]
 			v, ok := o.Verdicts[d]
 			if !ok {
-				row = append(row, txt("-"), txt(fmtRange(d, t.Reference[op][d])), txt("-"))
+				row = append(row, txt("-"), txt(report.FmtRange(d, t.Reference[op][d])), txt("-"))
 				continue
 			}
-			val := fmtDim(d, v.Chosen)
+			val := report.FmtDim(d, v.Chosen)
 			if !v.Decided {
 				val += " ?"
 			}
-			w, ok := verdictWords[v.Verdict]
+			w, ok := report.VerdictWords[v.Verdict]
 			if !ok {
 				w = clean(v.Verdict, 32)
 			}
-			row = append(row, num(val), txt(fmtRange(d, v.Article)), tcell{Text: w, Class: verdictClass[v.Verdict]})
+			row = append(row, num(val), txt(report.FmtRange(d, v.Article)), tcell{Text: w, Class: verdictClass[v.Verdict]})
 		}
 		params.Rows = append(params.Rows, row)
 	}
@@ -257,11 +170,11 @@ func tunedTables(s *Series) *tunedSection {
 	for _, op := range tops {
 		o := t.Ops[op]
 		meas.Rows = append(meas.Rows, []tcell{txt(op), txt("chosen"), txt(pointName(o.Chosen.Point)), num(fmt.Sprint(o.Chosen.Runs)),
-			num(fmtValue(o.Unit, o.Chosen.Median)), num(fmtInterval(o.Unit, o.Chosen.CILow, o.Chosen.CIHigh)), txt("")})
+			num(report.FmtValue(o.Unit, o.Chosen.Median)), num(report.FmtInterval(o.Unit, o.Chosen.CILow, o.Chosen.CIHigh)), txt("")})
 		for _, name := range []string{sweep.RefArticle, sweep.RefPerftest} {
 			if r, ok := o.References[name]; ok {
 				meas.Rows = append(meas.Rows, []tcell{txt(op), txt(strings.ReplaceAll(name, "_", " ")), txt(pointName(r.Point)), num(fmt.Sprint(r.Runs)),
-					num(fmtValue(o.Unit, r.Median)), num(fmtInterval(o.Unit, r.CILow, r.CIHigh)), gainCell(r.Gain)})
+					num(report.FmtValue(o.Unit, r.Median)), num(report.FmtInterval(o.Unit, r.CILow, r.CIHigh)), gainCell(r.Gain)})
 			}
 		}
 	}
@@ -271,19 +184,19 @@ func tunedTables(s *Series) *tunedSection {
 	var missing []string
 	for _, op := range tops {
 		o := t.Ops[op]
-		for _, name := range objectiveOrder(o) {
+		for _, name := range report.ObjectiveOrder(o) {
 			m, ok := o.Optima[name]
 			if !ok {
 				missing = append(missing, op+" "+name)
 				continue
 			}
-			state := optimumState(m)
+			state := report.OptimumState(m)
 			cls := "noise"
 			if m.Decided {
 				cls = "good"
 			}
 			optima.Rows = append(optima.Rows, []tcell{txt(op), txt(clean(name, 32)), txt(pointName(m.Point)), num(fmt.Sprint(m.Runs)),
-				num(fmtValue(m.Unit, m.Median)), num(fmtInterval(m.Unit, m.CILow, m.CIHigh)), txt(unitName(m.Unit)), tcell{Text: state, Class: cls}})
+				num(report.FmtValue(m.Unit, m.Median)), num(report.FmtInterval(m.Unit, m.CILow, m.CIHigh)), txt(unitName(m.Unit)), tcell{Text: state, Class: cls}})
 		}
 	}
 	sec.Tables = []table{params, meas, optima}
@@ -304,7 +217,7 @@ func tunedTables(s *Series) *tunedSection {
 }
 
 func gainCell(g sweep.Gain) tcell {
-	c := num(fmtGain(g))
+	c := num(report.FmtGain(g))
 	switch {
 	case g.GainLow != nil && *g.GainLow > 0:
 		c.Class = "num good"
@@ -312,22 +225,6 @@ func gainCell(g sweep.Gain) tcell {
 		c.Class = "num bad"
 	}
 	return c
-}
-
-func objectiveOrder(o sweep.Outcome) []string {
-	names := []string{"bw", "rate", "p99"}
-	var rest []string
-	for name := range o.Optima {
-		if !contains(names, name) {
-			rest = append(rest, name)
-		}
-	}
-	sort.Strings(rest)
-	names = append(names, rest...)
-	if o.Objective != "" && !contains(names, o.Objective) {
-		names = append(names, o.Objective)
-	}
-	return names
 }
 
 // tunedNotes are what the cells cannot hold: the effort, the noise, the taint, every
@@ -362,10 +259,10 @@ func tunedNotes(op string, o sweep.Outcome) []string {
 			continue
 		}
 		if v.Ratio != nil {
-			out = append(out, fmt.Sprintf("%s %s: ours %s over the article's %s: %s", op, paramNames[d], fmtDim(d, v.Chosen), fmtDim(d, v.ArticleValue), fmtRatio(*v.Ratio)))
+			out = append(out, fmt.Sprintf("%s %s: ours %s over the article's %s: %s", op, report.ParamNames[d], report.FmtDim(d, v.Chosen), report.FmtDim(d, v.ArticleValue), report.FmtRatio(*v.Ratio)))
 		}
 		if v.Unresolved != nil {
-			out = append(out, fmt.Sprintf("%s %s: inconclusive: %s against the best: %s", op, paramNames[d], pointName(v.Unresolved.Point), fmtRatio(v.Unresolved.Ratio)))
+			out = append(out, fmt.Sprintf("%s %s: inconclusive: %s against the best: %s", op, report.ParamNames[d], pointName(v.Unresolved.Point), report.FmtRatio(v.Unresolved.Ratio)))
 		}
 	}
 	for _, ps := range o.All {
@@ -471,15 +368,15 @@ func compareTable(aLabel, bLabel string, rows []cmpRow) table {
 		if c == nil {
 			return num("-")
 		}
-		return num(fmt.Sprintf("%s (%d)", fmtValue("gbit_per_s", c.BWMed), c.Runs))
+		return num(fmt.Sprintf("%s (%d)", report.FmtValue("gbit_per_s", c.BWMed), c.Runs))
 	}
 	for _, r := range rows {
 		change, interval := "-", "-"
 		if r.A != nil && r.B != nil && !math.IsNaN(r.Ratio) {
-			change = pct(r.Ratio - 1)
+			change = report.Pct(r.Ratio - 1)
 		}
 		if r.Lo != nil && r.Hi != nil {
-			interval = fmt.Sprintf("[%s, %s]", pct(*r.Lo-1), pct(*r.Hi-1))
+			interval = fmt.Sprintf("[%s, %s]", report.Pct(*r.Lo-1), report.Pct(*r.Hi-1))
 		}
 		t.Rows = append(t.Rows, []tcell{txt(clean(r.Key, 160)), side(r.A), side(r.B), num(change), num(interval), tcell{Text: r.Class, Class: classOf[r.Class]}})
 	}
