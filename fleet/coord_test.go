@@ -33,7 +33,10 @@ func agents(t *testing.T, n int, tok string) ([]*fake.Rig, []string, func(contex
 		}
 		return nil, fmt.Errorf("no route to %s", addr)
 	}
-	rs := fake.NewRigs(t, n, ops, func(s *bench.Server) { s.Agent, s.Token, s.Dial, s.Concurrent = true, tok, dial, n })
+	rs := fake.NewRigs(t, n, ops, func(s *bench.Server) {
+		s.Agent, s.Token, s.Dial, s.Concurrent = true, tok, dial, n
+		s.OnFleetDone = func() {}
+	})
 	var hosts []string
 	mu.Lock()
 	for i, r := range rs {
@@ -57,7 +60,7 @@ func TestCoordinatorFindsTheSlowHost(t *testing.T) {
 	var stream []result.Result
 	var log bytes.Buffer
 	p, _ := fleet.ParsePattern("pairwise", 5)
-	c := &fleet.Coordinator{Pattern: p, Plan: result.Config{Op: "write", Test: "bw", Iterations: 200, MsgSizeBytes: 4096},
+	c := &fleet.Coordinator{Pattern: p, Plan: result.Config{Op: "write", Test: "bw", Iterations: 1000, MsgSizeBytes: 4096},
 		Retest: 2, Token: "s3cret", Timeout: 2 * time.Second, MaxTest: time.Minute, Dial: dial,
 		Record: func(r result.Result) error { stream = append(stream, r); return nil },
 		Log:    func(f string, a ...any) { fmt.Fprintf(&log, f+"\n", a...) }}
@@ -67,7 +70,9 @@ func TestCoordinatorFindsTheSlowHost(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, log.String())
 	}
-	if len(out.Results) != 10 || out.Bad() != 4 || out.Retests != 8 || len(stream) != 18 {
+	// The slow host's 4 pairs are bad in 2 retests each; a fast pair that a loaded
+	// machine happened to slow may be retested too (and come out flaky, not bad).
+	if len(out.Results) != 10 || out.Bad() != 4 || out.Retests < 8 || len(stream) != 10+out.Retests {
 		t.Fatalf("%d results, %d bad, %d retests, %d streamed\n%s", len(out.Results), out.Bad(), out.Retests, len(stream), log.String())
 	}
 	for _, v := range out.Verdicts {
@@ -76,7 +81,7 @@ func TestCoordinatorFindsTheSlowHost(t *testing.T) {
 		}
 	}
 	for _, r := range stream {
-		if r.Fleet == nil || r.Error != "" || r.Iterations != 200 || r.Fleet.HostA != hosts[r.Fleet.A] {
+		if r.Fleet == nil || r.Error != "" || r.Iterations != 1000 || r.Fleet.HostA != hosts[r.Fleet.A] {
 			t.Fatalf("streamed %+v (%s)", r.Fleet, r.Error)
 		}
 	}

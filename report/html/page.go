@@ -111,6 +111,9 @@ func build(series []*Series, o Options) (*page, error) {
 		}
 		pg.Sections = append(pg.Sections, sec)
 	}
+	if sec, ok := fleetSection(series); ok {
+		pg.Sections = append(pg.Sections, sec)
+	}
 	for _, s := range pg.Sections {
 		pg.Charts += len(s.Figures)
 	}
