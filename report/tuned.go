@@ -262,7 +262,8 @@ func TunedTable(w io.Writer, t Tuned) error {
 		"significantly better; cannot tell = the intervals did not decide within --budget; n/a = no other grid\n"+
 		"value stands for the article's, or it cannot run with the rest. \"?\": a parameter left undecided.\n"+
 		"Gains are paired by round, from rounds measured after the choice: median [95% interval]. An optimum\n"+
-		"\"best of N measured\" is the best of the search's points for an objective the search did not optimise.\n")
+		"\"best of N measured\" is the best of the search's points for an objective whose own final rounds the\n"+
+		"budget did not reach.\n")
 	return nil
 }
 

@@ -12,9 +12,10 @@ import (
 // operation and objective, numbers only. median, ci_low and ci_high are in the
 // objective's unit (Gb/s for bw and bw-p99, Mpps for rate, ns for p99); the gains are
 // fractions (0.05: 5% better; for p99, a 1.05 times lower p99), medians of the pairs;
-// verdict is "decided" or "inconclusive" for the searched objective (the budget left
-// comparisons open), "best_measured" for the others (the best of the points the search
-// measured, not searched for). An empty cell is a value not measured.
+// verdict is "decided" or "inconclusive" for an objective that had final rounds of its
+// own (the budget left comparisons open), "best_measured" for one the budget did not
+// reach (the best of the points the search measured). An empty cell is a value not
+// measured.
 var TunedCSVHeader = []string{"op", "objective", "msg_size_bytes", "sq_depth", "buf_offset_bytes", "cq_mod", "post_list",
 	"runs", "median", "ci_low", "ci_high", "gain_vs_article", "gain_vs_perftest", "verdict"}
 

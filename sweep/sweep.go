@@ -354,6 +354,9 @@ func (r *Runner) Run(ctx context.Context, p Plan) (Outcome, error) {
 		f, err = s.final(ctx, inc)
 	}
 	if err == nil {
+		err = s.confirmOthers(ctx, f)
+	}
+	if err == nil {
 		err = s.gains(ctx, f)
 	}
 	if ctx.Err() != nil {
@@ -785,6 +788,8 @@ type member struct {
 
 // final holds the final rounds and what they decided.
 type final struct {
+	obj     Objective // what these final rounds decide
+	rounds  int       // final rounds measured
 	members []*member
 	first   int // the first final round
 	cut     int // contenders of the search's point left out (maxRivals): not decided
@@ -793,7 +798,18 @@ type final struct {
 	// The gains' rounds: the chosen points (per objective) and the references,
 	// measured afresh once the choice is made.
 	gains  int              // the first of them (0: none)
-	others []profiles.Point // per further objective, its best measured point
+	others []profiles.Point // per further objective, its chosen point (confirmed, or best measured)
+	// otherFinals: per further objective, its own final rounds (nil: the budget did not
+	// reach them, or nothing qualified), see confirmOthers.
+	otherFinals []*final
+}
+
+// other is the final rounds of further objective i (0-based), or nil.
+func (f *final) other(i int) *final {
+	if f == nil || i >= len(f.otherFinals) {
+		return nil
+	}
+	return f.otherFinals[i]
 }
 
 // decision is the search objective's state in the final rounds.
@@ -823,8 +839,12 @@ func (f *final) add(pt profiles.Point, compete bool) {
 // choice is at least a local optimum) and its variants with the article's values,
 // and the references on the grid.
 func (s *state) final(ctx context.Context, inc profiles.Point) (*final, error) {
-	f := &final{first: s.round + 1, lvl: alpha / float64(len(finalLooks))}
-	main := s.objs[0]
+	return s.finalFor(ctx, inc, s.objs[0])
+}
+
+// finalFor runs final rounds that decide objective main, from its point inc.
+func (s *state) finalFor(ctx context.Context, inc profiles.Point, main Objective) (*final, error) {
+	f := &final{obj: main, first: s.round + 1, lvl: alpha / float64(len(finalLooks))}
 	if _, ok := s.mean(inc, main); !ok {
 		var found bool
 		if inc, found = s.best(main, s.measured()); !found {
@@ -861,16 +881,45 @@ func (s *state) final(ctx context.Context, inc profiles.Point) (*final, error) {
 			return f, nil
 		}
 		pts := s.active(f)
-		for s.o.FinalRounds < finalLooks[look+1] && !s.exhausted() {
+		for f.rounds < finalLooks[look+1] && !s.exhausted() {
 			if s.round%2 == 1 {
 				slices.Reverse(pts)
 			}
 			if err := s.measureRound(ctx, pts, "final"); err != nil {
 				return f, err
 			}
+			f.rounds++
 			s.o.FinalRounds++
 		}
 	}
+}
+
+// confirmOthers gives each further objective final rounds of its own, as the searched
+// one had: its best measured point and the points within reach of it (by that
+// objective's own noise), interleaved and judged the same way, while the budget lasts.
+// An objective the budget did not reach stays the best of the points measured.
+func (s *state) confirmOthers(ctx context.Context, f *final) error {
+	if f == nil || !f.dec.ok {
+		return nil
+	}
+	f.otherFinals = make([]*final, len(s.objs)-1)
+	for i, o := range s.objs[1:] {
+		if s.exhausted() || ctx.Err() != nil {
+			return nil
+		}
+		b, ok := s.best(o, s.measured())
+		if !ok {
+			continue
+		}
+		fo, err := s.finalFor(ctx, b, o)
+		if err != nil {
+			return err
+		}
+		if fo.dec.ok {
+			f.otherFinals[i] = fo
+		}
+	}
+	return nil
 }
 
 // gains measures, once the choice is made, every objective's chosen point and the
@@ -882,8 +931,11 @@ func (s *state) gains(ctx context.Context, f *final) error {
 		return nil
 	}
 	pts := []profiles.Point{f.dec.chosen}
-	for _, o := range s.objs[1:] {
+	for i, o := range s.objs[1:] {
 		b, _ := s.best(o, s.measured())
+		if fo := f.other(i); fo != nil {
+			b = fo.dec.chosen
+		}
 		f.others = append(f.others, b)
 		pts = append(pts, b)
 	}
@@ -964,7 +1016,7 @@ func (s *state) searchNoise(o Objective) (float64, bool) {
 // and chooses the cheapest of those equal to it. It is decided when every contender
 // is equal or worse, every contender has been measured, and none was left out.
 func (s *state) decide(f *final) decision {
-	o := s.objs[0]
+	o := f.obj
 	var comp []profiles.Point
 	measuredAll := true
 	for _, m := range f.members {
@@ -1027,7 +1079,7 @@ func (s *state) settled(f *final) bool {
 		return false
 	}
 	for _, v := range s.variants(f.dec.chosen) {
-		if s.failed[v] == "" && s.pair(f.dec.chosen, v, s.objs[0]).JudgeAt(s.p.Tolerance, f.lvl) == Undecided {
+		if s.failed[v] == "" && s.pair(f.dec.chosen, v, f.obj).JudgeAt(s.p.Tolerance, f.lvl) == Undecided {
 			return false
 		}
 	}
@@ -1039,7 +1091,7 @@ func (s *state) settled(f *final) bool {
 // decided against the chosen point.
 func (s *state) active(f *final) []profiles.Point {
 	var out []profiles.Point
-	d, o := f.dec, s.objs[0]
+	d, o := f.dec, f.obj
 	vars := s.variants(d.chosen)
 	for _, m := range f.members {
 		if s.failed[m.pt] != "" {
@@ -1184,6 +1236,22 @@ func (s *state) conclude(f *final, inc profiles.Point) error {
 			pt := f.others[i-1]
 			if _, ok := s.mean(pt, obj); !ok {
 				continue // no measured point qualifies
+			}
+			if fo := f.other(i - 1); fo != nil { // confirmed in final rounds of its own
+				od := fo.dec
+				op.Basis, op.Decided, op.Contenders, op.ContendersCut = Searched, od.decided, od.contenders, fo.cut
+				op.Estimate = s.estimate(pt, obj, gainsFrom)
+				op.Noise = s.noise(od.leader, fo.members, obj, 0)
+				for _, m := range fo.members {
+					if j, ok := od.judged[m.pt]; ok && j != Equal && j != Worse {
+						op.Unresolved = append(op.Unresolved, Comparison{Point: m.pt, Ratio: od.rel[m.pt]})
+					}
+				}
+				for name, ref := range s.p.References {
+					op.Gains[name] = gain(pairRatio(s.diffs(op.Point, ref, obj, gainsFrom)))
+				}
+				o.Optima[obj.String()] = op
+				continue
 			}
 			op.Basis, op.Estimate = BestMeasured, s.estimate(pt, obj, gainsFrom)
 			for _, q := range s.measured() {
