@@ -437,6 +437,22 @@ reference:
 	if !strings.Contains(string(doc), `"points_measured": 4`) {
 		t.Fatalf("tuned report:\n%s", doc)
 	}
+	// Within its budget (the default 15 minutes) the message-rate optimum has final rounds
+	// of its own, as the bandwidth one does.
+	var tr struct {
+		Ops map[string]struct {
+			Optima map[string]struct {
+				Basis      string `json:"basis"`
+				Contenders int    `json:"contenders"`
+			} `json:"optima"`
+		} `json:"ops"`
+	}
+	if err := json.Unmarshal(doc, &tr); err != nil {
+		t.Fatal(err)
+	}
+	if r := tr.Ops["write"].Optima["rate"]; r.Basis != "searched" || r.Contenders < 1 {
+		t.Errorf("the rate optimum was not confirmed in final rounds: %+v", r)
+	}
 	out, code = run(t, append(args, "--resume", stream)...)
 	if code != 0 || !strings.Contains(out, fmt.Sprintf("write: 4 points (0 runs, %d reused)", len(rs))) {
 		t.Fatalf("resume must re-measure nothing: exit %d\n%s", code, out)
