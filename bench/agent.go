@@ -26,12 +26,7 @@ func (sv *Server) agentDial(ctx context.Context, addr string) (net.Conn, error) 
 	if sv.Dial != nil {
 		return sv.Dial(ctx, addr)
 	}
-	d := net.Dialer{Timeout: sv.Timeout}
-	nc, err := d.DialContext(ctx, "tcp", addr)
-	if err == nil {
-		oob.Tune(nc, sv.Timeout)
-	}
-	return nc, err
+	return dialTCP(ctx, addr, sv.Timeout)
 }
 
 // runFor serves a run request: the plan, as a client of the agent at req.Target, with
@@ -129,14 +124,7 @@ type Agent struct {
 // TCP).
 func DialAgent(ctx context.Context, addr string, me result.Device, token string, timeout time.Duration, dial func(context.Context, string) (net.Conn, error)) (*Agent, error) {
 	if dial == nil {
-		dial = func(ctx context.Context, addr string) (net.Conn, error) {
-			d := net.Dialer{Timeout: timeout}
-			nc, err := d.DialContext(ctx, "tcp", addr)
-			if err == nil {
-				oob.Tune(nc, timeout)
-			}
-			return nc, err
-		}
+		dial = func(ctx context.Context, addr string) (net.Conn, error) { return dialTCP(ctx, addr, timeout) }
 	}
 	nc, err := dial(ctx, addr)
 	if err != nil {

@@ -136,8 +136,7 @@ func (c *Client) tcpBaseline(ctx context.Context, cfg result.Config, messages ui
 // (write) or received (read) and the time the transfer took.
 func (c *Client) tcpData(ctx context.Context, addr string, cookie []byte, req oob.TCPBaseline) (moved uint64, durNS int64, err error) {
 	timeout := c.conn.Timeout
-	dialer := net.Dialer{Timeout: timeout}
-	nc, err := dialer.DialContext(ctx, "tcp", addr)
+	nc, err := dialTCP(ctx, addr, timeout)
 	if err != nil {
 		if ctx.Err() != nil {
 			return 0, 0, errors.New("interrupted before the transfer")
@@ -147,7 +146,6 @@ func (c *Client) tcpData(ctx context.Context, addr string, cookie []byte, req oo
 	defer nc.Close()
 	stop := context.AfterFunc(ctx, func() { nc.Close() }) // Ctrl-C ends the transfer
 	defer stop()
-	oob.Tune(nc, timeout)
 	d := &deadlines{nc: nc, stall: timeout, peer: "the server"}
 	d.push()
 	if _, err := nc.Write(cookie); err != nil {

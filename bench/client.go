@@ -45,14 +45,23 @@ func Dial(ctx context.Context, addr string, local Local, token string, timeout t
 	if err != nil {
 		return nil, err
 	}
-	d := net.Dialer{Timeout: timeout}
-	nc, err := d.DialContext(ctx, "tcp", addr)
+	nc, err := dialTCP(ctx, addr, timeout)
 	if err != nil {
 		dev.Close()
 		return nil, fmt.Errorf("cannot reach the rdmabench server at %s: %w (is 'rdmabench server' running there?)", addr, err)
 	}
-	oob.Tune(nc, timeout)
 	return NewClient(nc, dev, addr, token, timeout)
+}
+
+// dialTCP opens a control connection, tuned to notice a dead peer within timeout.
+func dialTCP(ctx context.Context, addr string, timeout time.Duration) (net.Conn, error) {
+	d := net.Dialer{Timeout: timeout}
+	nc, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	oob.Tune(nc, timeout)
+	return nc, nil
 }
 
 // NewClient runs the handshake on a connection to the server at addr and returns a

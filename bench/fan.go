@@ -38,9 +38,8 @@ func DialFan(ctx context.Context, addrs []string, local Local, token string, tim
 		return nil, err
 	}
 	var ncs []net.Conn
-	d := net.Dialer{Timeout: timeout}
 	for _, a := range addrs {
-		nc, err := d.DialContext(ctx, "tcp", a)
+		nc, err := dialTCP(ctx, a, timeout)
 		if err != nil {
 			for _, c := range ncs {
 				c.Close()
@@ -48,7 +47,6 @@ func DialFan(ctx context.Context, addrs []string, local Local, token string, tim
 			dev.Close()
 			return nil, fmt.Errorf("cannot reach the rdmabench server at %s: %w (is 'rdmabench server' running there?)", a, err)
 		}
-		oob.Tune(nc, timeout)
 		ncs = append(ncs, nc)
 	}
 	return NewFan(ncs, dev, addrs, token, timeout)

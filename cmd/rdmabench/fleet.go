@@ -100,9 +100,6 @@ bad. A token is required (all members share it).`,
 				return flagErrorf("--test %q: want write-bw, read-bw, write-lat or read-lat", o.Test)
 			}
 			o.Config.Op, o.Config.Test = op, test
-			if test == "lat" && o.Config.NumQPs == 1 {
-				o.Config.NumQPs = 0 // the flag's default is a bandwidth test's
-			}
 			bench.Defaults(&o.Config)
 			o.Config.WarmupIterations = bench.DefaultWarmup(o.Config)
 			if err := bench.Validate(o.Config); err != nil {
