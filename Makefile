@@ -4,6 +4,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 BIN     := bin/rdmabench
 ROUNDS  ?= 5
+METRICS ?= .
 SOAK_CLIENTS ?= 200
 SOAK_GARBAGE ?= 20
 # Packages that do not need cgo: they are also tested with CGO_ENABLED=0.
@@ -83,9 +84,10 @@ demo: build
 scenarios: build
 	test/rxevm/run test/scenarios.sh
 
-# rdmabench against perftest, alternating, in one test-bed boot.
+# rdmabench against perftest, alternating, in one test-bed boot; METRICS=rate (a regular
+# expression) runs only the metrics it matches.
 parity: build
-	test/rxevm/run test/parity.sh $(ROUNDS)
+	test/rxevm/run test/parity.sh $(ROUNDS) '$(METRICS)'
 
 # One server, 200 sequential clients and 20 garbage connections at a time, in the test
 # bed: fds and RDMA resources must be back to where they were (minutes).

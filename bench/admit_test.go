@@ -135,7 +135,7 @@ func TestPreAuthFramesAreSmall(t *testing.T) {
 	defer b.Close()
 	c := oob.NewConn(a, time.Second)
 	c.Limit = preAuthLimit
-	go b.Write([]byte("RDMB\x00\x03\x00\x01\x00\x00")) // claims 64 KiB
+	go b.Write([]byte{'R', 'D', 'M', 'B', 0, oob.Version, 0, 1, 0, 0}) // claims 64 KiB
 	if _, err := c.Recv(time.Second); err == nil || !strings.Contains(err.Error(), "16384-byte limit") {
 		t.Fatalf("a 64 KiB frame before authentication: %v", err)
 	}

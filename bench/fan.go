@@ -456,6 +456,9 @@ func (f *Fan) fanResult(r *result.Result, op Op, cfg result.Config, s Session, s
 		for _, g := range gbps {
 			fan.MinPeerGbps = min(fan.MinPeerGbps, g)
 		}
+		if cfg.Sync != "rounds" {
+			fan.Fairness, fan.FairnessSpreadMessages, fan.FairnessEdgeMessages = result.FairnessOf(gbps, r.DurationNS, cfg.MsgSizeBytes, cfg.SQDepth, cfg.CQMod)
+		}
 	}
 	r.Fan = fan
 }

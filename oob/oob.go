@@ -19,8 +19,12 @@ import (
 	"github.com/rdmabench/rdmabench/result"
 )
 
-// Version is the protocol version; peers must agree on it exactly.
-const Version = 3
+// Version is the protocol version; peers must agree on it exactly. It changes with any
+// change a peer of the previous version would refuse or misread (a new message type, a
+// new field in a message, since unknown fields are refused): 3 added start/started and
+// the counters; 4 the plan's mr, sync, landing, peers and baseline fields and the
+// agent/fleet messages.
+const Version = 4
 
 // MaxBody bounds a message body.
 const MaxBody = 1 << 20

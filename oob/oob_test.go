@@ -32,6 +32,9 @@ func TestRoundTrip(t *testing.T) {
 	}
 }
 
+// hdr is "RDMB" and this version, followed by rest.
+func hdr(rest string) []byte { return append([]byte{'R', 'D', 'M', 'B', 0, Version}, rest...) }
+
 func TestRefusesBadFrames(t *testing.T) {
 	for name, tc := range map[string]struct {
 		frame []byte
@@ -39,10 +42,10 @@ func TestRefusesBadFrames(t *testing.T) {
 	}{
 		"not rdmabench": {[]byte("GET / HTTP/1.0\r\n"), "not an rdmabench peer"},
 		"version":       {[]byte("RDMB\x00\x07\x00\x00\x00\x02{}"), "protocol version 7"},
-		"oversized":     {[]byte("RDMB\x00\x03\x7f\xff\xff\xff"), "exceeds the 1048576-byte limit"},
-		"bad json":      {[]byte("RDMB\x00\x03\x00\x00\x00\x03{x}"), "malformed message"},
-		"unknown field": {[]byte("RDMB\x00\x03\x00\x00\x00\x0c{\"evil\":123}"), "malformed message"},
-		"trailing data": {[]byte("RDMB\x00\x03\x00\x00\x00\x1d{\"type\":\"done\"}{\"type\":\"bye\"}"), "data after the JSON value"},
+		"oversized":     {hdr("\x7f\xff\xff\xff"), "exceeds the 1048576-byte limit"},
+		"bad json":      {hdr("\x00\x00\x00\x03{x}"), "malformed message"},
+		"unknown field": {hdr("\x00\x00\x00\x0c{\"evil\":123}"), "malformed message"},
+		"trailing data": {hdr("\x00\x00\x00\x1d{\"type\":\"done\"}{\"type\":\"bye\"}"), "data after the JSON value"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			c, raw := pair(t)

@@ -39,6 +39,12 @@ func fanTables(w io.Writer, rs []result.Result) error {
 		}
 		if f.JainFairness > 0 {
 			fmt.Fprintf(w, "fan: %s Gb/s in all, slowest server %s Gb/s, Jain's fairness %.3f", f3(r.BWGbps), f3(f.MinPeerGbps), f.JainFairness)
+			switch f.Fairness {
+			case result.FairnessUneven:
+				fmt.Fprintf(w, " (uneven: the servers' shares differ by %.0f messages, more than the run's edges make, %d)", f.FairnessSpreadMessages, f.FairnessEdgeMessages)
+			case result.FairnessCannotTell:
+				fmt.Fprintf(w, " (cannot tell: the servers' shares differ by %.0f messages, within what the run's edges make, %d = 2 send queues + cq-mod; run longer or with a smaller -t)", f.FairnessSpreadMessages, f.FairnessEdgeMessages)
+			}
 		} else {
 			fmt.Fprint(w, "fan: nothing measured per server")
 		}

@@ -12,8 +12,17 @@ type Fan struct {
 	// JainFairness is Jain's index over the servers' Gb/s: 1 when all got the same,
 	// 1/n when one got everything.
 	JainFairness float64 `json:"jain_fairness"`
-	MinPeerGbps  float64 `json:"min_peer_gbit_per_s"`
-	Rounds       uint64  `json:"rounds,omitempty"` // rounds completed (sync rounds)
+	// Fairness is the verdict on a stream's shares: "uneven" when the servers' shares,
+	// as messages over the run's window, differ by more than the run's edges can make
+	// (FairnessEdgeMessages: two send queues and one CQ moderation: at the start a
+	// server's first queue may wait behind the others', at the end each has up to a
+	// queue in flight), else "cannot tell". Absent for rounds (every server gets every
+	// round) and where nothing was measured.
+	Fairness               string  `json:"fairness,omitempty"`
+	FairnessSpreadMessages float64 `json:"fairness_spread_messages,omitempty"`
+	FairnessEdgeMessages   int64   `json:"fairness_edge_messages,omitempty"`
+	MinPeerGbps            float64 `json:"min_peer_gbit_per_s"`
+	Rounds                 uint64  `json:"rounds,omitempty"` // rounds completed (sync rounds)
 	// RegisteredBytes is the client's registered buffer: one source region for a
 	// broadcast, one landing region per server or one shared (READ, landing).
 	RegisteredBytes int64 `json:"registered_bytes"`
@@ -40,6 +49,32 @@ type Peer struct {
 	Lat    Latency `json:"lat_ns"`
 	Verify *Verify `json:"verify,omitempty"`
 	Error  string  `json:"error,omitempty"`
+}
+
+// Fairness verdicts (Fan.Fairness).
+const (
+	FairnessUneven     = "uneven"
+	FairnessCannotTell = "cannot tell"
+)
+
+// FairnessOf judges a stream's per-server Gb/s over a window of windowNS with messages
+// of size bytes and per-QP queues of depth with moderation cqMod: the spread of the
+// shares in messages over the window, the edge, and the verdict (see Fan.Fairness).
+func FairnessOf(gbps []float64, windowNS int64, size, depth, cqMod int) (verdict string, spread float64, edge int64) {
+	if len(gbps) < 2 || windowNS <= 0 || size <= 0 {
+		return "", 0, 0
+	}
+	lo, hi := gbps[0], gbps[0]
+	for _, g := range gbps {
+		lo, hi = min(lo, g), max(hi, g)
+	}
+	// Gb/s is bits per ns: messages over the window = g * window / 8 / size.
+	spread = (hi - lo) * float64(windowNS) / 8 / float64(size)
+	edge = 2*int64(depth) + int64(cqMod)
+	if spread > float64(edge) {
+		return FairnessUneven, spread, edge
+	}
+	return FairnessCannotTell, spread, edge
 }
 
 // Jain is Jain's fairness index of xs, (sum x)^2 / (n sum x^2); NaN for none or all zero.

@@ -1,4 +1,4 @@
-# test/parity.sh [ROUNDS]: rdmabench against perftest on the same device, each tool with
+# test/parity.sh [ROUNDS [METRICS]]: rdmabench against perftest on the same device, each tool with
 # its own defaults: both command lines name only the device, GID index, port, message
 # size and iterations, so what is compared is what a user of either tool gets by default
 # (rdmabench's defaults mirror perftest's: tx depth, CQ moderation, post list, inline
@@ -10,6 +10,9 @@
 # PARITY_DEV=mlx5_0 PARITY_IP=192.0.2.1 bash test/parity.sh
 set -u
 ROUNDS=${1:-${ROUNDS:-5}}
+# METRICS: an extended regular expression; only the metrics whose names match it run
+# (e.g. "rate" for the two message-rate rows, with many rounds).
+METRICS=${2:-${METRICS:-.}}
 B=${RDMABENCH_BIN:-$PWD/bin/rdmabench}
 # guest-lib.sh: the test bed's set-up, the GID choice (rb_gid: rdmabench's own) and the
 # perftest runner (pt); $0 is a copy in the test bed, hence VM_TOOL_DIR there.
@@ -57,6 +60,7 @@ print("depth %s, post list %s, cq-mod %s, inline %s (used: %s), max_rd_atom %s, 
 
 metric() { # NAME PERFTEST_ARGS RDMABENCH_ARGS PERFTEST_COLUMN RDMABENCH_EXPR
   local name=$1 ptargs=$2 rb=$3 col=$4 expr=$5 i p r shown=
+  echo "$name" | grep -Eq -- "$METRICS" || return 0
   : > "$OUT/$name.p"; : > "$OUT/$name.r"
   for i in $(seq "$ROUNDS"); do
     p= r=
@@ -124,7 +128,7 @@ for name in ["write_bw_64K_MiBps", "read_bw_64K_MiBps", "write_rate_64B_Mpps", "
         ps = open(os.path.join(d, name + ".p")).read().split("\n")
         rs = open(os.path.join(d, name + ".r")).read().split("\n")
     except OSError:
-        print(f"{name:22} not measured"); continue
+        continue  # not among the metrics asked for
     pairs = [(p, r) for p, r in ((num(p), num(r)) for p, r in zip(ps, rs)) if p and r]
     if not pairs:
         print(f"{name:22} no complete round"); continue

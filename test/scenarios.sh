@@ -3,7 +3,8 @@
 #   C2  registration cost in the data path: sweep --mr pool,per-io with TCP in the same
 #       rounds, WRITE and READ, and a registration cache next to them;
 #   C5  fan-out / fan-in: three servers on the server's device, a broadcast WRITE and a
-#       gather READ in rounds, the READ with a landing region per server and one shared.
+#       gather READ in rounds, the READ with a landing region per server and one shared,
+#       and streams of both at two run lengths and two queue depths (fairness verdict).
 # It prints the tables rdmabench prints; it does not judge. Traffic stays on the test
 # bed's own addresses (or SCEN_IP's host).
 set -u
@@ -38,5 +39,11 @@ echo; echo "## C5: broadcast WRITE and gather READ to three servers, in rounds"
 step write bw -d "$CLI_DEV" "$SERVERS" -s 64K -n 300 --sync rounds --verify
 step read bw -d "$CLI_DEV" "$SERVERS" -s 64K -n 300 --sync rounds --landing per-peer
 step read bw -d "$CLI_DEV" "$SERVERS" -s 64K -n 300 --sync rounds --landing shared
-step write bw -d "$CLI_DEV" "$SERVERS" -s 64K -D 2
+echo; echo "## C5: streams to the three servers: how evenly they are served, as the run's edges shrink"
+for args in "-D 2" "-D 6" "-D 2 -t 32" "-D 6 -t 32"; do
+  for op in write read; do
+    # shellcheck disable=SC2086 # $args is several flags
+    step $op bw -d "$CLI_DEV" "$SERVERS" -s 64K $args
+  done
+done
 exit $rc

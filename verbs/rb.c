@@ -276,12 +276,16 @@ static int bw(rb_bw_args *a, uint64_t *posted, uint64_t *target, uint32_t *lcur,
 	// turn or a WR posted: a turn can post a whole queue of WRs, and where the
 	// provider does the transfer inside ibv_post_send (rxe in loopback) that takes long.
 	uint32_t work = 0;
+	// Each turn starts posting at the QP after the one the last turn started at: where
+	// the provider does work inside ibv_post_send, the QP posted first each turn would
+	// otherwise be served first every time and get more than its share (one QP: q0 = 0).
+	int q0 = 0;
 	while (active > 0) {
 		int check = work >= 64;
 		if (check)
 			work = 0;
 		work++;
-		for (int q = 0; q < nqp; q++) {
+		for (int k = 0, q = q0; k < nqp; k++, q = q + 1 == nqp ? 0 : q + 1) {
 			while (posted[q] < target[q]) {
 				uint64_t n = target[q] - posted[q], room = depth - (posted[q] - done[q]);
 				if (n > pl)
@@ -324,6 +328,8 @@ static int bw(rb_bw_args *a, uint64_t *posted, uint64_t *target, uint32_t *lcur,
 				work += n;
 			}
 		}
+		if (++q0 == nqp)
+			q0 = 0;
 		int ne = ibv_poll_cq(x->cq, POLL_BATCH, wc);
 		if (ne < 0)
 			return poll_failed(x);
@@ -427,7 +433,9 @@ int rb_rounds(rb_rounds_args *a) {
 }
 
 // Each QP has at most one WR outstanding, WR r of round r; its completion is that QP's
-// part of the round. tq[q] is the tick at which QP q's completion was seen.
+// part of the round. tq[q] is the tick at which QP q's completion was seen. Round r
+// posts first to QP r mod nqp, so that over the rounds every QP waits as often behind
+// the others' posts (a fixed order would make the last QP's latency look longest).
 static int rounds(rb_rounds_args *a, int64_t *tq, span *w) {
 	rb_xfer *x = &a->x;
 	const int nqp = a->nqp;
@@ -439,7 +447,7 @@ static int rounds(rb_rounds_args *a, int64_t *tq, span *w) {
 			break;
 		uint64_t lslot = r % a->lslots, rslot = r % a->rslots;
 		int64_t t0 = ticks();
-		for (int q = 0; q < nqp; q++) {
+		for (int k = 0, q = (int)(r % (uint64_t)nqp); k < nqp; k++, q = q + 1 == nqp ? 0 : q + 1) {
 			sge.addr = x->laddr + q * a->lstride + lslot * a->stride;
 			wr.wr.rdma.remote_addr = a->raddr[q] + rslot * a->stride;
 			wr.wr.rdma.rkey = a->rkey[q];
@@ -447,7 +455,7 @@ static int rounds(rb_rounds_args *a, int64_t *tq, span *w) {
 			wr.send_flags = x->send_flags | IBV_SEND_SIGNALED;
 			struct ibv_send_wr *bad;
 			int err = ibv_post_send(a->qps[q], &wr, &bad);
-			if (err) // the QPs posted before q still have this round's WR outstanding
+			if (err) // the QPs posted before q this round still have its WR outstanding
 				return verb_failed(x, "ibv_post_send", err);
 		}
 		int left = nqp;

@@ -18,6 +18,8 @@ func TestFlagErrorsAreFlagErrors(t *testing.T) {
 		{"read", "lat", "--no-such-flag", "host"},
 		{"write", "bw", "--cq-mod", "500", "host"},
 		{"read", "bw", "--inline", "64", "host"},
+		{"help", "bogus"},
+		{"help", "report", "bogus"},
 	} {
 		root := newRootCmd()
 		root.SetArgs(args)
@@ -27,6 +29,19 @@ func TestFlagErrorsAreFlagErrors(t *testing.T) {
 		var fe *flagError
 		if !errors.As(err, &fe) {
 			t.Errorf("%v: want a flag error (exit 2), got %v", args, err)
+		}
+	}
+}
+
+func TestHelpTopics(t *testing.T) {
+	for _, args := range [][]string{{"help"}, {"help", "write"}, {"help", "report", "check"}} {
+		root := newRootCmd()
+		var out bytes.Buffer
+		root.SetArgs(args)
+		root.SetOut(&out)
+		root.SetErr(&out)
+		if err := root.Execute(); err != nil || !strings.Contains(out.String(), "Usage:") {
+			t.Errorf("%v: err %v, output %q", args, err, out.String())
 		}
 	}
 }

@@ -29,6 +29,7 @@ func newRootCmd() *cobra.Command {
 	root.AddCommand(newCmdVersion(nil), newCmdDevices(nil), newCmdServer(nil), newCmdAgent(nil), newCmdFleet(nil), newCmdOp("write"), newCmdOp("read"),
 		newCmdSweep(nil), newCmdProfiles(nil), newCmdReport(), newCmdCounters(nil), newCmdDoctor(nil), newCmdMR(nil))
 	root.InitDefaultCompletionCmd()
+	root.SetHelpCommand(newCmdHelp())
 	usageErrors(root)
 	return root
 }
@@ -60,6 +61,22 @@ func usageErrors(c *cobra.Command) {
 		}
 	}
 	walk(c)
+}
+
+// newCmdHelp is cobra's help command, except that a topic it does not know is a usage
+// error (exit 2), not a usage text and exit 0.
+func newCmdHelp() *cobra.Command {
+	return &cobra.Command{
+		Use:   "help [command]",
+		Short: "Help about any command",
+		RunE: func(c *cobra.Command, args []string) error {
+			cmd, rest, err := c.Root().Find(args)
+			if err != nil || cmd == nil || len(rest) > 0 {
+				return flagErrorf("no help topic %q: 'rdmabench --help' lists the commands", strings.Join(args, " "))
+			}
+			return cmd.Help()
+		},
+	}
 }
 
 // unknownCommand refuses arguments to a command that only groups others.

@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/internal/schemacheck"
+	"github.com/rdmabench/rdmabench/oob"
 	"github.com/rdmabench/rdmabench/result"
 	"github.com/rdmabench/rdmabench/verbs"
 )
@@ -324,9 +325,9 @@ func TestMalformedHandshakeDoesNotKillServer(t *testing.T) {
 	addr := net.JoinHostPort(srvIP, fmt.Sprint(p))
 	for name, junk := range map[string][]byte{
 		"garbage":     []byte("GET / HTTP/1.0\r\n\r\n"),
-		"oversized":   append([]byte("RDMB\x00\x03"), 0x7f, 0xff, 0xff, 0xff),
+		"oversized":   append([]byte{'R', 'D', 'M', 'B', 0, oob.Version}, 0x7f, 0xff, 0xff, 0xff),
 		"bad version": append([]byte("RDMB\x00\x09"), 0, 0, 0, 2, '{', '}'),
-		"bad json":    append([]byte("RDMB\x00\x03"), 0, 0, 0, 5, '{', 'x', 'x', 'x', '}'),
+		"bad json":    append([]byte{'R', 'D', 'M', 'B', 0, oob.Version}, 0, 0, 0, 5, '{', 'x', 'x', 'x', '}'),
 	} {
 		c, err := net.Dial("tcp", addr)
 		if err != nil {

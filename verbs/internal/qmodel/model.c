@@ -236,6 +236,10 @@ static int post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_
 	qm_model *m = MODEL_OF(qp->context);
 	qm_qp *p = (qm_qp *)qp;
 	m->posts++;
+	if (!m->posted_since_poll) {
+		m->posted_since_poll = 1;
+		p->leads++;
+	}
 	if (m->ping_waiting) {
 		uint64_t n = m->polls - m->ping_poll;
 		m->polls_before_pong_total += n;
@@ -294,6 +298,7 @@ static int post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_
 
 static int poll_cq(struct ibv_cq *cq, int num, struct ibv_wc *wc) {
 	qm_model *m = MODEL_OF(cq->context);
+	m->posted_since_poll = 0;
 	if (cq != &m->cq || num < 1) {
 		violation(m, QM_V_POLL_ARGS, "ibv_poll_cq(%p, %d)", (void *)cq, num);
 		errno = EINVAL;

@@ -79,6 +79,7 @@ typedef struct {
 	uint64_t executed;    // executed successfully
 	uint64_t taken;       // taken by the network (executed, failed or flushed)
 	uint32_t max_occ;     // most WRs ever in the send queue
+	uint64_t leads;       // posts that were the first after an ibv_poll_cq call (or the first of all)
 	int errored;          // the QP is in the error state: everything flushes
 	qm_addr *addrs;       // every successfully executed WR's addresses
 	size_t naddr, addrcap;
@@ -158,6 +159,7 @@ struct qm_model {
 	// stats
 	uint64_t sig_executed, sig_polled, cqes_polled, err_cqes;
 	int first_post_seen;
+	int posted_since_poll; // a post since the last ibv_poll_cq call
 	int64_t first_post_clock, last_post_clock, last_cqe_clock, end_clock;
 	uint64_t viol[QM_V_N];
 	char viol_msg[QM_V_N][200];

@@ -90,6 +90,7 @@ type Addr struct{ L, R uint64 }
 type Record struct {
 	Posted, Executed                                        []uint64 // per QP: WRs posted, WRs executed successfully
 	MaxSQ                                                   []uint32 // per QP: the most WRs the send queue held
+	Leads                                                   []uint64 // per QP: its posts that came first after an ibv_poll_cq call
 	Addrs                                                   [][]Addr // per QP: every successfully executed WR, in order
 	SignalledExecuted, SignalledPolled, CQEsPolled, ErrCQEs uint64
 	MaxCQ                                                   uint64
@@ -171,7 +172,7 @@ func (md *model) record() Record {
 	nqp := int(m.cfg.nqp)
 	qps := unsafe.Slice(m.qps, nqp)
 	r := Record{
-		Posted: make([]uint64, nqp), Executed: make([]uint64, nqp), MaxSQ: make([]uint32, nqp), Addrs: make([][]Addr, nqp),
+		Posted: make([]uint64, nqp), Executed: make([]uint64, nqp), MaxSQ: make([]uint32, nqp), Leads: make([]uint64, nqp), Addrs: make([][]Addr, nqp),
 		SignalledExecuted: uint64(m.sig_executed), SignalledPolled: uint64(m.sig_polled),
 		CQEsPolled: uint64(m.cqes_polled), ErrCQEs: uint64(m.err_cqes), MaxCQ: uint64(m.max_cq),
 		Polls: uint64(m.polls), Posts: uint64(m.posts), Ticks: uint64(m.tick), Waits: uint64(m.waits),
@@ -187,6 +188,7 @@ func (md *model) record() Record {
 		r.Posted[q] = uint64(p.tail)
 		r.Executed[q] = uint64(p.executed)
 		r.MaxSQ[q] = uint32(p.max_occ)
+		r.Leads[q] = uint64(p.leads)
 		if p.naddr > 0 {
 			src := unsafe.Slice((*Addr)(unsafe.Pointer(p.addrs)), int(p.naddr))
 			r.Addrs[q] = append([]Addr(nil), src...)

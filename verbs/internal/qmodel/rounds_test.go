@@ -5,6 +5,7 @@ package qmodel
 import (
 	"fmt"
 	"math"
+	"slices"
 	"testing"
 )
 
@@ -135,5 +136,38 @@ func TestBWLastCompletion(t *testing.T) {
 	}
 	if latest != o.DurationNS {
 		t.Errorf("latest completion %d ns, window %d ns", latest, o.DurationNS)
+	}
+}
+
+// TestLoopsRotateFirstQP: neither multi-QP loop always posts to the same QP first. Round
+// r starts at QP r mod n; the stream's turns take the QPs in rotating order, so with
+// equal QPs each comes first after a poll about as often (where the provider works
+// inside ibv_post_send, the QP posted first is served first).
+func TestLoopsRotateFirstQP(t *testing.T) {
+	for _, nqp := range []int{1, 2, 3, 8} {
+		const rounds = 40
+		o := RunRounds(RoundsCase{Net: Net{PerPoll: 1}, QPs: nqp, Rounds: rounds, Size: 8, LSlots: 1, RSlots: 1, TimeoutNS: healthyTimeout})
+		if b := cleanRun(o.RC, o.Fail, o.Violations, o.FirstViolation); len(b) > 0 {
+			t.Fatalf("rounds, %d QPs: %v", nqp, b)
+		}
+		for q := range nqp {
+			if want := uint64((rounds - q + nqp - 1) / nqp); o.Leads[q] != want {
+				t.Errorf("rounds, %d QPs: QP %d posted first in %d rounds, want %d (%v)", nqp, q, o.Leads[q], want, o.Leads)
+			}
+		}
+	}
+	for _, nqp := range []int{2, 3, 8} {
+		for _, sp := range speeds[:3] {
+			c := BWCase{Net: sp.net, QPs: nqp, Depth: 16, PostList: 1, CQMod: 1, Iters: 400,
+				Size: 8, Stride: 8, LSlots: 1, RSlots: 1, TimeoutNS: healthyTimeout}
+			o := RunBW(c)
+			if b := checkHealthy(c, o); len(b) > 0 {
+				t.Fatalf("bw %s, %d QPs: %v", sp.name, nqp, b)
+			}
+			lo, hi := slices.Min(o.Leads), slices.Max(o.Leads)
+			if hi > 2*lo+2 {
+				t.Errorf("bw %s, %d QPs: posts first after a poll per QP %v: one QP keeps coming first", sp.name, nqp, o.Leads)
+			}
+		}
 	}
 }
