@@ -166,10 +166,11 @@ func row(o Options, size int, mode string, page int) Row {
 		page = HugePage
 	}
 	r.Pages = (size + page - 1) / page
-	// ODP pins nothing, so the limit does not apply to it.
-	if mode != "odp" && !o.IPCLock && o.Memlock >= 0 && int64(size) > o.Memlock {
-		r.Error = fmt.Sprintf("%s exceeds the memlock limit (RLIMIT_MEMLOCK %s): registering pins the pages; raise it with 'ulimit -l unlimited' (or memlock in /etc/security/limits.conf, LimitMEMLOCK= for a systemd unit)",
-			result.FormatSize(size), result.FormatSize(int(o.Memlock)))
+	// Registering pins whole pages (the buffers are page-aligned); ODP pins nothing, so
+	// the limit does not apply to it.
+	if pinned := int64(r.Pages) * int64(page); mode != "odp" && !o.IPCLock && o.Memlock >= 0 && pinned > o.Memlock {
+		r.Error = fmt.Sprintf("%s pins %d pages (%s), more than the memlock limit (RLIMIT_MEMLOCK %s): raise it with 'ulimit -l unlimited' (or memlock in /etc/security/limits.conf, LimitMEMLOCK= for a systemd unit)",
+			result.FormatSize(size), r.Pages, result.FormatSize(int(pinned)), result.FormatSize(int(o.Memlock)))
 		return r
 	}
 	reg, dereg, err := o.Time(size, mode, o.Iterations)

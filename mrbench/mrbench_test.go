@@ -137,6 +137,12 @@ func TestMemlock(t *testing.T) {
 	if d.Err() != nil {
 		t.Errorf("rows under the limit ran: %v", d.Err())
 	}
+	// Whole pages are pinned: 5000 B take two 4 KiB pages, above a 6000-byte limit.
+	o2 := opts()
+	o2.Sizes, o2.Modes, o2.Memlock = []int{4096, 5000}, []string{"warm"}, 6000
+	if d := Run(o2); d.Rows[0].Error != "" || !strings.Contains(d.Rows[1].Error, "5000 pins 2 pages (8K)") {
+		t.Errorf("page-rounded limit: %q, %q", d.Rows[0].Error, d.Rows[1].Error)
+	}
 	// CAP_IPC_LOCK lifts the limit.
 	o.IPCLock = true
 	for _, r := range Run(o).Rows {
@@ -244,7 +250,7 @@ func TestTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := b.String()
-	for _, want := range []string{"rxe0 port 1", "memlock 8M", "reg p50 us", "dereg mean us", "reg GiB/s", "skipped: no hugepages reserved (sysctl vm.nr_hugepages)", "skipped: no ODP", "failed", "error: 64M warm: 64M exceeds the memlock limit"} {
+	for _, want := range []string{"rxe0 port 1", "memlock 8M", "reg p50 us", "dereg mean us", "reg GiB/s", "skipped: no hugepages reserved (sysctl vm.nr_hugepages)", "skipped: no ODP", "failed", "error: 64M warm: 64M pins 16384 pages (64M), more than the memlock limit"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table has no %q:\n%s", want, out)
 		}

@@ -176,7 +176,7 @@ func TestMRExitCodes(t *testing.T) {
 		if exitCode(err) != c.code || (c.wantErr != "" && (err == nil || !strings.Contains(err.Error(), c.wantErr))) {
 			t.Errorf("%s: exit %d (%v), want %d with %q\n%s", c.name, exitCode(err), err, c.code, c.wantErr, out)
 		}
-		if c.name == "one size over memlock" && !strings.Contains(out, "64M exceeds the memlock limit (RLIMIT_MEMLOCK 1M)") {
+		if c.name == "one size over memlock" && !strings.Contains(out, "64M pins 16384 pages (64M), more than the memlock limit (RLIMIT_MEMLOCK 1M)") {
 			t.Errorf("%s: the error does not name the limit:\n%s", c.name, out)
 		}
 	}
