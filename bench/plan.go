@@ -290,6 +290,8 @@ func Validate(c result.Config) error {
 		return fmt.Errorf("--inline applies to WRITE; READ carries no payload in the request")
 	case c.MTUBytes != 0 && (c.MTUBytes < 256 || c.MTUBytes > 4096 || c.MTUBytes&(c.MTUBytes-1) != 0):
 		return fmt.Errorf("--mtu %d: want 256, 512, 1024, 2048 or 4096", c.MTUBytes)
+	case c.QPTimeout < 0 || c.QPTimeout > 31:
+		return fmt.Errorf("--qp-timeout %d: want 1 to 31 (a retransmission after 4.096 us x 2^N without an acknowledgement; perftest's default is %d, 67 ms)", c.QPTimeout, verbs.DefaultQPTimeout)
 	case c.IntervalS != 0 && (c.Test != "bw" || math.IsNaN(c.IntervalS) || c.IntervalS < 0.1 || c.IntervalS > MaxDurationS):
 		return fmt.Errorf("--interval %gs: bandwidth tests take an interval of 0.1 s or more", c.IntervalS)
 	case c.Bidirectional && (c.Test != "bw" || c.Verify):
@@ -327,7 +329,7 @@ func validateRegion(c result.Config) error {
 		return fmt.Errorf("region of %d bytes: want 1 B to 2 GiB", c.MsgSizeBytes)
 	case c.NumQPs < 1 || c.NumQPs > 1024:
 		return fmt.Errorf("region with %d QPs: want 1 to 1024", c.NumQPs)
-	case c.DurationS != 0 || c.Verify || c.BufOffsetBytes != 0 || c.PostList > 1 || c.CompletionEvents || c.Hugepages:
+	case c.DurationS != 0 || c.Verify || c.BufOffsetBytes != 0 || c.PostList > 1 || c.CompletionEvents || c.Hugepages || c.QPTimeout != 0:
 		return fmt.Errorf("a region plan takes a size and a number of QPs only")
 	case c.MTUBytes != 0 && (c.MTUBytes < 256 || c.MTUBytes > 4096 || c.MTUBytes&(c.MTUBytes-1) != 0):
 		return fmt.Errorf("--mtu %d: want 256, 512, 1024, 2048 or 4096", c.MTUBytes)
@@ -355,7 +357,7 @@ func Inline(c result.Config) bool { return c.Op == "write" && c.MsgSizeBytes <= 
 func Spec(c result.Config, bufSize int, remoteWrite, remoteRead bool, sqDepth int) verbs.Spec {
 	s := verbs.Spec{
 		NumQP: c.NumQPs, SQDepth: sqDepth, BufSize: bufSize, Offset: c.BufOffsetBytes,
-		Huge: c.Hugepages, RemoteWrite: remoteWrite, RemoteRead: remoteRead,
+		Huge: c.Hugepages, RemoteWrite: remoteWrite, RemoteRead: remoteRead, QPTimeout: c.QPTimeout,
 	}
 	if Inline(c) {
 		s.InlineSize = c.InlineBytes

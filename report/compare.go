@@ -13,6 +13,9 @@ import (
 func ConfigKey(c result.Config) string {
 	k := fmt.Sprintf("%s %s %s qps=%d depth=%d post=%d cqmod=%d off=%d inline=%d",
 		c.Op, c.Test, result.FormatSize(c.MsgSizeBytes), c.NumQPs, c.SQDepth, c.PostList, c.CQMod, c.BufOffsetBytes, c.InlineBytes)
+	if c.QPTimeout != 0 {
+		k += fmt.Sprintf(" qp-timeout=%d", c.QPTimeout)
+	}
 	if c.CompletionEvents {
 		k += fmt.Sprintf(" events moderation=%d/%dus", c.CQModerationCount, c.CQModerationUS)
 	}

@@ -27,8 +27,12 @@ type Config struct {
 	Hugepages        bool    `json:"hugepages"`
 	InlineBytes      int     `json:"inline_bytes"` // WRITE: inline messages up to this size
 	MTUBytes         int     `json:"mtu_bytes"`    // requested path MTU; 0 = the ports' active MTU
-	NumQPs           int     `json:"num_qps"`
-	Verify           bool    `json:"verify"`
+	// QPTimeout is the QPs' local ACK timeout exponent (perftest's -u): a requester
+	// retransmits after 4.096 us x 2^QPTimeout without an acknowledgement; 0 means 14
+	// (67 ms), perftest's default.
+	QPTimeout int  `json:"qp_timeout,omitempty"`
+	NumQPs    int  `json:"num_qps"`
+	Verify    bool `json:"verify"`
 	// Bandwidth tests: sleep on completion events instead of busy-polling, with the CQ
 	// moderated (ibv_modify_cq) to an event per count completions or per usec.
 	CompletionEvents  bool `json:"completion_events"`

@@ -366,7 +366,10 @@ func (s *Session) ConnectPeers(rs []oob.Endpoint, mtu int) error {
 		}
 		if err := s.modify(qp, "RTS", func(a *C.struct_ibv_qp_attr) C.int {
 			a.qp_state = C.IBV_QPS_RTS
-			a.timeout = 14
+			a.timeout = C.uint8_t(DefaultQPTimeout)
+			if s.spec.QPTimeout > 0 {
+				a.timeout = C.uint8_t(s.spec.QPTimeout)
+			}
 			a.retry_cnt = 7
 			a.rnr_retry = 7
 			a.sq_psn = C.uint32_t(s.psns[i])

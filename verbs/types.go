@@ -139,6 +139,10 @@ const (
 	Read  Op = "read"
 )
 
+// DefaultQPTimeout is the QPs' local ACK timeout exponent unless a Spec says otherwise:
+// 14 (4.096 us x 2^14, 67 ms), as perftest.
+const DefaultQPTimeout = 14
+
 // Spec says what one test needs from one side: the QPs, the buffer and the access the
 // peer gets to it.
 type Spec struct {
@@ -150,6 +154,7 @@ type Spec struct {
 	RemoteWrite bool // the peer may RDMA WRITE into the buffer
 	RemoteRead  bool // the peer may RDMA READ from it
 	InlineSize  int  // max inline data for WRITE
+	QPTimeout   int  // local ACK timeout exponent: 4.096 us x 2^n before a retransmission; 0: DefaultQPTimeout
 	Events      bool // create the CQ with a completion channel (bandwidth loops sleep on it)
 	ModCount    int  // CQ moderation (ibv_modify_cq): an event per this many completions ...
 	ModPeriodUS int  // ... or after this many microseconds

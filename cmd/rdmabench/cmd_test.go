@@ -186,12 +186,17 @@ func TestPlanFlagErrors(t *testing.T) {
 		{[]string{"-D", "1e7"}, "--duration"},
 		{[]string{"-t", "8", "-l", "9"}, "--post-list"},
 		{[]string{"-t", "8", "-Q", "9"}, "--cq-mod"},
+		{[]string{"-u", "32"}, "--qp-timeout 32: want 1 to 31"},
+		{[]string{"--qp-timeout", "-1"}, "--qp-timeout"},
 	} {
 		_, err := parsePlan(t, "write", "bw", tc.args...)
 		var fe *flagError
 		if !errors.As(err, &fe) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("write bw %v: want a flag error naming %s, got %v", tc.args, tc.want, err)
 		}
+	}
+	if c, err := parsePlan(t, "read", "lat", "-u", "20"); err != nil || c.QPTimeout != 20 {
+		t.Errorf("read lat -u 20: %+v, %v", c, err)
 	}
 	// These used to deadlock the bandwidth loop; they are valid plans.
 	for _, args := range [][]string{

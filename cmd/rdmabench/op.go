@@ -188,6 +188,7 @@ func addConfigFlags(cmd *cobra.Command, c *result.Config, test string) {
 	f.BoolVar(&c.Hugepages, "hugepages", false, "back buffers with 2 MiB hugepages")
 	f.Var(inlineValue{&c.InlineBytes}, "inline", "WRITE: send messages up to this size inline; auto: perftest's default for the device (220 for WRITE latency on ConnectX and the NICs perftest knows, its own size on a few, 0 for bandwidth tests and for devices it does not know, such as rxe)")
 	f.IntVarP(&c.MTUBytes, "mtu", "m", 0, "path MTU (default: the smaller active MTU of both ports)")
+	f.IntVarP(&c.QPTimeout, "qp-timeout", "u", 0, "QP timeout exponent, as perftest's -u: a WR is sent again after 4.096 us x 2^N without an acknowledgement (1 to 31; default 14, 67 ms); applies to both sides' QPs")
 	addCountersFlag(cmd, &c.Counters)
 }
 

@@ -38,26 +38,45 @@ func delta(t *testing.T, d *counters.Deltas, name string) uint64 {
 }
 
 // A run on two Soft-RoCE devices: the client sent at least a packet per 1 KiB of
-// payload and the server received what the client sent (within 1%). Under emulation
-// (qemu TCG) rxe's retransmission timer fires now and then without any loss, as the
-// ACKs come late; the counters say so, and such a run is tainted: the test accepts
-// that, but only with retransmission counters as the cause.
+// payload and the server received what the client sent (within 1%). At perftest's QP
+// timeout (14: 67 ms) rxe 6.1 retransmits without any loss: its retransmission timer
+// is pushed back only when the completer runs out of ACKs to process, and under
+// emulation the completer stays busy longer than 67 ms (rxe_comp.c says itself "we
+// still might get spurious timeouts"). The counters say so and the run is tainted: the
+// test accepts that, but only with retransmission counters as the cause. With a QP
+// timeout of 20 (4.3 s) the same run has none of them, and is clean: not tainted.
 func TestCountersAroundARun(t *testing.T) {
 	needPair(t)
 	p := startServer(t)
-	r := measure(t, client("write", "bw", cliDev, p, "-s", "64K", "-n", "2000")...)
-	sent, rcvd := delta(t, r.Counters.Local, "sent_pkts"), delta(t, r.Counters.Remote, "rcvd_pkts")
-	t.Logf("client %s sent_pkts +%d, server %s rcvd_pkts +%d; notes %q", r.Counters.Local.Device, sent, r.Counters.Remote.Device, rcvd, r.Counters.Notes)
-	if sent < 2000*64 || float64(max(sent, rcvd)-min(sent, rcvd)) > 0.01*float64(sent) {
-		t.Errorf("want sent_pkts >= %d and rcvd_pkts within 1%% of it", 2000*64)
-	}
 	retrans := map[string]bool{"completer_retry_err": true, "rcvd_seq_err": true, "duplicate_request": true, "out_of_seq_request": true}
-	for _, f := range r.CountersFlags {
-		if !retrans[f.Counter] {
-			t.Errorf("without loss, only retransmissions may taint the run: %v", f)
+	check := func(r result.Result) {
+		t.Helper()
+		sent, rcvd := delta(t, r.Counters.Local, "sent_pkts"), delta(t, r.Counters.Remote, "rcvd_pkts")
+		t.Logf("qp-timeout %d: client %s sent_pkts +%d, server %s rcvd_pkts +%d; notes %q; tainted %v: %+v", r.Config.QPTimeout,
+			r.Counters.Local.Device, sent, r.Counters.Remote.Device, rcvd, r.Counters.Notes, r.Tainted, r.CountersFlags)
+		if sent < 2000*64 || float64(max(sent, rcvd)-min(sent, rcvd)) > 0.01*float64(sent) {
+			t.Errorf("want sent_pkts >= %d and rcvd_pkts within 1%% of it", 2000*64)
+		}
+		for _, f := range r.CountersFlags {
+			if !retrans[f.Counter] {
+				t.Errorf("without loss, only retransmissions may taint the run: %v", f)
+			}
 		}
 	}
-	t.Logf("tainted %v: %+v", r.Tainted, r.CountersFlags)
+	check(measure(t, client("write", "bw", cliDev, p, "-s", "64K", "-n", "2000")...))
+	// A clean link gives a clean run. Two tries: a slow machine can still keep the
+	// completer busy for 4 s once.
+	for try := 1; ; try++ {
+		r := measure(t, client("write", "bw", cliDev, p, "-s", "64K", "-n", "2000", "--qp-timeout", "20")...)
+		check(r)
+		if !r.Tainted && len(r.CountersFlags) == 0 {
+			break
+		}
+		if try == 2 {
+			t.Errorf("--qp-timeout 20: tainted in both runs")
+			break
+		}
+	}
 }
 
 // 5% loss on the wire: the retransmissions show in the counters, the result is
