@@ -64,7 +64,39 @@ var csvColumns = []csvColumn{
 	uintColumn("cq_events", func(r *Result) *uint64 { return &r.CQEvents }),
 	uintColumn("clock_backwards_samples", func(r *Result) *uint64 { return &r.ClockBackwards }),
 	boolColumn("tainted", func(r *Result) *bool { return &r.Tainted }),
+	// csvBaseColumns end here; what follows came later, at the end so that a file of
+	// the columns before still reads.
+	countColumn("peers", func(r *Result) *int { return &r.Config.Peers }),
+	stringColumn("sync", func(r *Result) *string { return &r.Config.Sync }),
+	stringColumn("landing", func(r *Result) *string { return &r.Config.Landing }),
+	stringColumn("mr", func(r *Result) *string { return &r.Config.MR }),
+	stringColumn("baseline", func(r *Result) *string { return &r.Config.Baseline }),
+	boolColumn("bidirectional", func(r *Result) *bool { return &r.Config.Bidirectional }),
+	countColumn("qp_timeout", func(r *Result) *int { return &r.Config.QPTimeout }),
+	partColumn(reversePart, floatColumn("bw_sum_gbit_per_s", func(r *Result) *float64 { return &r.BWSumGbps }, false)),
+	partColumn(reversePart, floatColumn("reverse_bw_gbit_per_s", func(r *Result) *float64 { return &r.Reverse.BWGbps }, false)),
+	partColumn(fanPart, floatColumn("fan_min_peer_gbit_per_s", func(r *Result) *float64 { return &r.Fan.MinPeerGbps }, false)),
+	partColumn(fanPart, floatColumn("fan_jain_fairness", func(r *Result) *float64 { return &r.Fan.JainFairness }, false)),
+	partColumn(fanPart, stringColumn("fan_fairness", func(r *Result) *string { return &r.Fan.Fairness })),
+	partColumn(mrPart, uintColumn("mr_regs", func(r *Result) *uint64 { return &r.MR.Regs })),
+	partColumn(mrPart, uintColumn("mr_hits", func(r *Result) *uint64 { return &r.MR.Hits })),
+	partColumn(mrPart, uintColumn("mr_misses", func(r *Result) *uint64 { return &r.MR.Misses })),
+	partColumn(mrPart, floatColumn("mr_window_share", func(r *Result) *float64 { return &r.MR.WindowShare }, false)),
+	partColumn(baselinePart, floatColumn("baseline_bw_gbit_per_s", func(r *Result) *float64 { return &r.Baseline.BWGbps }, false)),
+	partColumn(baselinePart, floatColumn("rdma_over_tcp", func(r *Result) *float64 { return &r.Baseline.RDMAOverTCP }, false)),
+	partColumn(baselinePart, stringColumn("baseline_error", func(r *Result) *string { return &r.Baseline.Error })),
 }
+
+// csvBaseColumns is how many columns CSV had before the fan, registration, baseline
+// and bidirectional ones (same schema_version): a header of at least these, in order,
+// is this rdmabench's CSV, and the columns it lacks leave their parts out.
+const csvBaseColumns = 44
+
+// The optional parts of a result that CSV columns carry (see partColumn).
+func reversePart(r *Result) **Direction { return &r.Reverse }
+func fanPart(r *Result) **Fan           { return &r.Fan }
+func mrPart(r *Result) **MRRun          { return &r.MR }
+func baselinePart(r *Result) **Baseline { return &r.Baseline }
 
 // CSVHeader is the column set of the CSV form, stable for CI pipelines.
 var CSVHeader = func() []string {
@@ -119,8 +151,14 @@ func WriteCSV(w io.Writer, rs []Result) error { return WriteAll(NewCSVEncoder(w)
 // ReadCSV reads results from the CSV form, checking every row's schema version. The
 // CSV is a summary, so the results it gives hold its columns only: no histogram, the
 // devices' names and models only, the clock unknown, and of a verification only
-// whether it passed (its side taken from the operation). What was read before an
-// error is returned with it.
+// whether it passed (its side taken from the operation). Of the optional parts, CSV
+// holds a fan's minimum per-server Gb/s, Jain index and verdict (not its per-server
+// rows), a registration run's counts and window share (its mode taken from the
+// config's mr), a TCP baseline's Gb/s, ratio and error (its transport taken from the
+// config's baseline), and a bidirectional test's reverse Gb/s and sum: a part is there
+// when one of its cells is not empty. A file from before those columns (a header of
+// the first csvBaseColumns or more) reads with the parts it lacks absent. What was
+// read before an error is returned with it.
 func ReadCSV(r io.Reader) ([]Result, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
@@ -175,8 +213,12 @@ func decodeCSV(data []byte) ([]Result, error) {
 	}
 }
 
+// checkCSVHeader accepts the first csvBaseColumns or more of csvColumns' names.
 func checkCSVHeader(head []string) error {
 	for i, c := range csvColumns {
+		if i >= len(head) && i >= csvBaseColumns {
+			break
+		}
 		if i >= len(head) || head[i] != c.name {
 			got := "none"
 			if i < len(head) {
@@ -191,17 +233,69 @@ func checkCSVHeader(head []string) error {
 	return nil
 }
 
+// decodeCSVRow reads a row of as many cells as the header, the first of csvColumns.
 func decodeCSVRow(row []string) (Result, error) {
 	var r Result
-	for i, c := range csvColumns {
-		if err := c.set(&r, row[i]); err != nil {
-			return r, fmt.Errorf("column %s: %w", c.name, err)
+	for i, cell := range row {
+		if err := csvColumns[i].set(&r, cell); err != nil {
+			return r, fmt.Errorf("column %s: %w", csvColumns[i].name, err)
 		}
 	}
 	if r.Verify != nil && r.Config.Op == "read" {
 		r.Verify.Side = "client"
 	}
+	if r.Fan != nil {
+		r.Fan.Peers = []Peer{} // not in CSV: none, a list still (the schema's array)
+	}
+	if r.MR != nil {
+		r.MR.Mode = r.Config.MR
+	}
+	if r.Baseline != nil {
+		r.Baseline.Transport = r.Config.Baseline
+	}
 	return r, nil
+}
+
+// partColumn is c over an optional part of a result: an empty cell where the part is
+// absent, and a cell that is not empty makes the part (holding what CSV carries).
+func partColumn[P any](part func(*Result) **P, c csvColumn) csvColumn {
+	get, set := c.get, c.set
+	c.get = func(r *Result) string {
+		if *part(r) == nil {
+			return ""
+		}
+		return get(r)
+	}
+	c.set = func(r *Result, s string) error {
+		if s == "" {
+			return nil
+		}
+		if *part(r) == nil {
+			*part(r) = new(P)
+		}
+		return set(r, s)
+	}
+	return c
+}
+
+// countColumn is an int column where 0 (none) is an empty cell.
+func countColumn(name string, f func(*Result) *int) csvColumn {
+	c := intColumn(name, f)
+	get, set := c.get, c.set
+	c.get = func(r *Result) string {
+		if *f(r) == 0 {
+			return ""
+		}
+		return get(r)
+	}
+	c.set = func(r *Result, s string) error {
+		if s == "" {
+			*f(r) = 0
+			return nil
+		}
+		return set(r, s)
+	}
+	return c
 }
 
 func intColumn(name string, f func(*Result) *int) csvColumn {
