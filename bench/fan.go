@@ -456,8 +456,11 @@ func (f *Fan) fanResult(r *result.Result, op Op, cfg result.Config, s Session, s
 		for _, g := range gbps {
 			fan.MinPeerGbps = min(fan.MinPeerGbps, g)
 		}
-		if cfg.Sync != "rounds" {
-			fan.Fairness, fan.FairnessSpreadMessages, fan.FairnessEdgeMessages = result.FairnessOf(gbps, r.DurationNS, cfg.MsgSizeBytes, cfg.SQDepth, cfg.CQMod)
+		if cfg.Sync != "rounds" && cfg.DurationS > 0 {
+			var spread float64
+			if fan.Fairness, spread, fan.FairnessEdgeMessages = result.FairnessOf(gbps, r.DurationNS, cfg.MsgSizeBytes, cfg.SQDepth, cfg.CQMod); fan.Fairness != "" {
+				fan.FairnessSpreadMessages = &spread
+			}
 		}
 	}
 	r.Fan = fan

@@ -74,6 +74,9 @@ func Defaults(c *result.Config) {
 	if c.PostList == 0 {
 		c.PostList = 1
 	}
+	if c.QPTimeout == verbs.DefaultQPTimeout {
+		c.QPTimeout = 0 // the default, said one way (one configuration key)
+	}
 	if c.CQMod == 0 {
 		switch {
 		case c.Sync == "rounds": // every WR of a round is signalled

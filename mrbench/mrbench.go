@@ -162,15 +162,18 @@ func Run(o Options) Document {
 
 func row(o Options, size int, mode string, page int) Row {
 	r := Row{SizeBytes: size, Mode: mode}
+	// The kernel charges a registration's pinned memory in system pages covering the
+	// range (the buffers are page-aligned), on hugepages too; ODP pins nothing, so the
+	// limit does not apply to it.
+	pages := (size + page - 1) / page
+	pinned := int64(pages) * int64(page)
 	if mode == "huge" {
 		page = HugePage
 	}
 	r.Pages = (size + page - 1) / page
-	// Registering pins whole pages (the buffers are page-aligned); ODP pins nothing, so
-	// the limit does not apply to it.
-	if pinned := int64(r.Pages) * int64(page); mode != "odp" && !o.IPCLock && o.Memlock >= 0 && pinned > o.Memlock {
+	if mode != "odp" && !o.IPCLock && o.Memlock >= 0 && pinned > o.Memlock {
 		r.Error = fmt.Sprintf("%s pins %d pages (%s), more than the memlock limit (RLIMIT_MEMLOCK %s): raise it with 'ulimit -l unlimited' (or memlock in /etc/security/limits.conf, LimitMEMLOCK= for a systemd unit)",
-			result.FormatSize(size), r.Pages, result.FormatSize(int(pinned)), result.FormatSize(int(o.Memlock)))
+			result.FormatSize(size), pages, result.FormatSize(int(pinned)), result.FormatSize(int(o.Memlock)))
 		return r
 	}
 	reg, dereg, err := o.Time(size, mode, o.Iterations)

@@ -137,11 +137,13 @@ func TestMemlock(t *testing.T) {
 	if d.Err() != nil {
 		t.Errorf("rows under the limit ran: %v", d.Err())
 	}
-	// Whole pages are pinned: 5000 B take two 4 KiB pages, above a 6000-byte limit.
+	// Whole system pages are pinned: 5000 B take two 4 KiB pages, above a 6000-byte
+	// limit; on hugepages too, a 4 KiB registration pins one 4 KiB page, not 2 MiB.
 	o2 := opts()
-	o2.Sizes, o2.Modes, o2.Memlock = []int{4096, 5000}, []string{"warm"}, 6000
-	if d := Run(o2); d.Rows[0].Error != "" || !strings.Contains(d.Rows[1].Error, "5000 pins 2 pages (8K)") {
-		t.Errorf("page-rounded limit: %q, %q", d.Rows[0].Error, d.Rows[1].Error)
+	o2.Sizes, o2.Modes, o2.Memlock = []int{4096, 5000}, []string{"warm", "huge"}, 6000
+	d2 := Run(o2)
+	if d2.Rows[0].Error != "" || d2.Rows[1].Error != "" || !strings.Contains(d2.Rows[2].Error, "5000 pins 2 pages (8K)") || !strings.Contains(d2.Rows[3].Error, "5000 pins 2 pages (8K)") {
+		t.Errorf("page-rounded limit: %+v", d2.Rows)
 	}
 	// CAP_IPC_LOCK lifts the limit.
 	o.IPCLock = true

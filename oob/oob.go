@@ -22,8 +22,9 @@ import (
 // Version is the protocol version; peers must agree on it exactly. It changes with any
 // change a peer of the previous version would refuse or misread (a new message type, a
 // new field in a message, since unknown fields are refused): 3 added start/started and
-// the counters; 4 the plan's mr, sync, landing, peers and baseline fields and the
-// agent/fleet messages.
+// the counters; 4 the plan's bidirectional, mr, sync, landing, peers, baseline and
+// qp_timeout fields, the server's report of its direction and the agent/fleet
+// messages.
 const Version = 4
 
 // MaxBody bounds a message body.

@@ -18,32 +18,23 @@ func fanTables(w io.Writer, rs []result.Result) error {
 			continue
 		}
 		c := r.Config
-		fmt.Fprintf(w, "%s to %d servers (sync %s", ConfigKey(c), len(f.Peers), oob.Clean(c.Sync, 16))
+		fmt.Fprintf(w, "%s to %d servers (sync %s", ConfigKey(c), max(c.Peers, len(f.Peers)), oob.Clean(c.Sync, 16))
 		if c.Landing != "" {
 			fmt.Fprintf(w, ", landing %s", oob.Clean(c.Landing, 16))
 		}
 		fmt.Fprintln(w, "):")
-		t := NewTable(w)
-		t.Header("server", "device", "msgs", "Gb/s", "p50 us", "p99 us", "verified")
-		for _, p := range f.Peers {
-			ok := p.Messages > 0 && p.DurationNS > 0
-			v := "-"
-			if p.Verify != nil {
-				v = map[bool]string{true: "ok", false: "FAILED"}[p.Verify.OK]
-			}
-			t.Append(oob.Clean(p.Server, 80), oob.Clean(p.Device.Host, 64)+"/"+oob.Clean(p.Device.Name, 32), p.Messages,
-				ifMeasured(ok, f3(p.BWGbps)), usp(p.Lat.P50), usp(p.Lat.P99), v)
-		}
-		if err := t.Render(); err != nil {
+		if len(f.Peers) == 0 {
+			fmt.Fprintln(w, "(no per-server rows: the file holds the fan's summary only, as CSV does)")
+		} else if err := peerTable(w, f.Peers); err != nil {
 			return err
 		}
 		if f.JainFairness > 0 {
 			fmt.Fprintf(w, "fan: %s Gb/s in all, slowest server %s Gb/s, Jain's fairness %.3f", f3(r.BWGbps), f3(f.MinPeerGbps), f.JainFairness)
 			switch f.Fairness {
 			case result.FairnessUneven:
-				fmt.Fprintf(w, " (uneven: the servers' shares differ by %.0f messages, more than the run's edges make, %d)", f.FairnessSpreadMessages, f.FairnessEdgeMessages)
+				fmt.Fprintf(w, " (uneven: the servers' shares differ by %s messages, more than the run's edges make, %d)", spread(f), f.FairnessEdgeMessages)
 			case result.FairnessCannotTell:
-				fmt.Fprintf(w, " (cannot tell: the servers' shares differ by %.0f messages, within what the run's edges make, %d = 2 send queues + cq-mod; run longer or with a smaller -t)", f.FairnessSpreadMessages, f.FairnessEdgeMessages)
+				fmt.Fprintf(w, " (cannot tell: the servers' shares differ by %s messages, within what the run's edges make, %d = 2 send queues + cq-mod; run longer or with a smaller -t)", spread(f), f.FairnessEdgeMessages)
 			}
 		} else {
 			fmt.Fprint(w, "fan: nothing measured per server")
@@ -61,4 +52,28 @@ func fanTables(w io.Writer, rs []result.Result) error {
 		fmt.Fprintln(w)
 	}
 	return nil
+}
+
+// peerTable lists each server's share.
+func peerTable(w io.Writer, peers []result.Peer) error {
+	t := NewTable(w)
+	t.Header("server", "device", "msgs", "Gb/s", "p50 us", "p99 us", "verified")
+	for _, p := range peers {
+		ok := p.Messages > 0 && p.DurationNS > 0
+		v := "-"
+		if p.Verify != nil {
+			v = map[bool]string{true: "ok", false: "FAILED"}[p.Verify.OK]
+		}
+		t.Append(oob.Clean(p.Server, 80), oob.Clean(p.Device.Host, 64)+"/"+oob.Clean(p.Device.Name, 32), p.Messages,
+			ifMeasured(ok, f3(p.BWGbps)), usp(p.Lat.P50), usp(p.Lat.P99), v)
+	}
+	return t.Render()
+}
+
+// spread is the fairness verdict's spread in messages, "?" where the file lacks it.
+func spread(f *result.Fan) string {
+	if f.FairnessSpreadMessages == nil {
+		return "?"
+	}
+	return fmt.Sprintf("%.0f", *f.FairnessSpreadMessages)
 }

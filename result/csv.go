@@ -78,6 +78,7 @@ var csvColumns = []csvColumn{
 	partColumn(fanPart, floatColumn("fan_min_peer_gbit_per_s", func(r *Result) *float64 { return &r.Fan.MinPeerGbps }, false)),
 	partColumn(fanPart, floatColumn("fan_jain_fairness", func(r *Result) *float64 { return &r.Fan.JainFairness }, false)),
 	partColumn(fanPart, stringColumn("fan_fairness", func(r *Result) *string { return &r.Fan.Fairness })),
+	partColumn(fanPart, optFloatColumn("fan_fairness_spread_messages", func(r *Result) **float64 { return &r.Fan.FairnessSpreadMessages })),
 	partColumn(mrPart, uintColumn("mr_regs", func(r *Result) *uint64 { return &r.MR.Regs })),
 	partColumn(mrPart, uintColumn("mr_hits", func(r *Result) *uint64 { return &r.MR.Hits })),
 	partColumn(mrPart, uintColumn("mr_misses", func(r *Result) *uint64 { return &r.MR.Misses })),
@@ -246,6 +247,9 @@ func decodeCSVRow(row []string) (Result, error) {
 	}
 	if r.Fan != nil {
 		r.Fan.Peers = []Peer{} // not in CSV: none, a list still (the schema's array)
+		if r.Fan.Fairness != "" {
+			r.Fan.FairnessEdgeMessages = 2*int64(r.Config.SQDepth) + int64(r.Config.CQMod) // as FairnessOf
+		}
 	}
 	if r.MR != nil {
 		r.MR.Mode = r.Config.MR
@@ -276,6 +280,28 @@ func partColumn[P any](part func(*Result) **P, c csvColumn) csvColumn {
 		return set(r, s)
 	}
 	return c
+}
+
+// optFloatColumn is a column of an optional number: an empty cell for none.
+func optFloatColumn(name string, f func(*Result) **float64) csvColumn {
+	return csvColumn{name,
+		func(r *Result) string {
+			if *f(r) == nil {
+				return ""
+			}
+			return formatFloat(**f(r))
+		},
+		func(r *Result, s string) error {
+			*f(r) = nil
+			if s == "" {
+				return nil
+			}
+			v, err := parseFinite(s)
+			if err == nil {
+				*f(r) = &v
+			}
+			return err
+		}}
 }
 
 // countColumn is an int column where 0 (none) is an empty cell.
@@ -331,18 +357,27 @@ func uintColumn(name string, f func(*Result) *uint64) csvColumn {
 
 func floatColumn(name string, f func(*Result) *float64, latency bool) csvColumn {
 	return csvColumn{name,
-		func(r *Result) string { return latencyCell(r, latency, strconv.FormatFloat(*f(r), 'g', 10, 64)) },
+		func(r *Result) string { return latencyCell(r, latency, formatFloat(*f(r))) },
 		func(r *Result, s string) error {
 			if latency && s == "" {
 				return nil
 			}
-			v, err := strconv.ParseFloat(s, 64)
-			if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-				return fmt.Errorf("%q: want a finite number", s)
+			v, err := parseFinite(s)
+			if err == nil {
+				*f(r) = v
 			}
-			*f(r) = v
-			return nil
+			return err
 		}}
+}
+
+func formatFloat(v float64) string { return strconv.FormatFloat(v, 'g', 10, 64) }
+
+func parseFinite(s string) (float64, error) {
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0, fmt.Errorf("%q: want a finite number", s)
+	}
+	return v, nil
 }
 
 func percentileColumn(name string, f func(*Result) **int64) csvColumn {

@@ -29,17 +29,18 @@ func csvParts() (in, back []result.Result, cells []map[string]string) {
 	r, b := csvBase("write"), csvBase("write")
 	r.Config.Peers, r.Config.Sync, b.Config.Peers, b.Config.Sync = 3, "stream", 3, "stream"
 	r.Fan = &result.Fan{Peers: []result.Peer{peer, peer, peer}, MinPeerGbps: 1.5, JainFairness: 0.875, Fairness: result.FairnessUneven,
-		FairnessSpreadMessages: 400, FairnessEdgeMessages: 356, RegisteredBytes: 1 << 20}
-	b.Fan = &result.Fan{Peers: []result.Peer{}, MinPeerGbps: 1.5, JainFairness: 0.875, Fairness: result.FairnessUneven}
+		FairnessSpreadMessages: ptr(400.0), FairnessEdgeMessages: 257, RegisteredBytes: 1 << 20}
+	b.Fan = &result.Fan{Peers: []result.Peer{}, MinPeerGbps: 1.5, JainFairness: 0.875, Fairness: result.FairnessUneven,
+		FairnessSpreadMessages: r.Fan.FairnessSpreadMessages, FairnessEdgeMessages: 257} // 2 x sq_depth 128 + cq_mod 1
 	add(r, b, map[string]string{"peers": "3", "sync": "stream", "landing": "", "fan_min_peer_gbit_per_s": "1.5",
-		"fan_jain_fairness": "0.875", "fan_fairness": "uneven", "mr_regs": "", "baseline_bw_gbit_per_s": "", "bw_sum_gbit_per_s": ""})
+		"fan_jain_fairness": "0.875", "fan_fairness": "uneven", "fan_fairness_spread_messages": "400", "mr_regs": "", "baseline_bw_gbit_per_s": "", "bw_sum_gbit_per_s": ""})
 
 	r, b = csvBase("read"), csvBase("read")
 	r.Config.Peers, r.Config.Sync, r.Config.Landing = 2, "rounds", "shared"
 	b.Config = r.Config
 	r.Fan = &result.Fan{Peers: []result.Peer{peer, peer}, MinPeerGbps: 0.5, JainFairness: 1, Rounds: 7}
 	b.Fan = &result.Fan{Peers: []result.Peer{}, MinPeerGbps: 0.5, JainFairness: 1}
-	add(r, b, map[string]string{"peers": "2", "sync": "rounds", "landing": "shared", "fan_jain_fairness": "1", "fan_fairness": ""})
+	add(r, b, map[string]string{"peers": "2", "sync": "rounds", "landing": "shared", "fan_jain_fairness": "1", "fan_fairness": "", "fan_fairness_spread_messages": ""})
 
 	r, b = csvBase("write"), csvBase("write")
 	r.Config.MR, b.Config.MR = "per-io", "per-io"
@@ -181,3 +182,5 @@ func TestCSVReadsTheColumnsBefore(t *testing.T) {
 	}
 	sameResults(t, "CSV up to qp_timeout", back, base)
 }
+
+func ptr[T any](v T) *T { return &v }

@@ -12,17 +12,18 @@ type Fan struct {
 	// JainFairness is Jain's index over the servers' Gb/s: 1 when all got the same,
 	// 1/n when one got everything.
 	JainFairness float64 `json:"jain_fairness"`
-	// Fairness is the verdict on a stream's shares: "uneven" when the servers' shares,
-	// as messages over the run's window, differ by more than the run's edges can make
-	// (FairnessEdgeMessages: two send queues and one CQ moderation: at the start a
-	// server's first queue may wait behind the others', at the end each has up to a
-	// queue in flight), else "cannot tell". Absent for rounds (every server gets every
-	// round) and where nothing was measured.
-	Fairness               string  `json:"fairness,omitempty"`
-	FairnessSpreadMessages float64 `json:"fairness_spread_messages,omitempty"`
-	FairnessEdgeMessages   int64   `json:"fairness_edge_messages,omitempty"`
-	MinPeerGbps            float64 `json:"min_peer_gbit_per_s"`
-	Rounds                 uint64  `json:"rounds,omitempty"` // rounds completed (sync rounds)
+	// Fairness is the verdict on a timed stream's shares (-D): "uneven" when the
+	// servers' shares, as messages over the run's window, differ by more than the run's
+	// edges can make (FairnessEdgeMessages: two send queues and one CQ moderation: at
+	// the start a server's first queue may wait behind the others', at the end each has
+	// up to a queue in flight), else "cannot tell". Absent for rounds (every server gets
+	// every round), for a run of a number of messages (every server gets them all; its
+	// Gb/s says when it finished) and where nothing was measured.
+	Fairness               string   `json:"fairness,omitempty"`
+	FairnessSpreadMessages *float64 `json:"fairness_spread_messages,omitempty"`
+	FairnessEdgeMessages   int64    `json:"fairness_edge_messages,omitempty"`
+	MinPeerGbps            float64  `json:"min_peer_gbit_per_s"`
+	Rounds                 uint64   `json:"rounds,omitempty"` // rounds completed (sync rounds)
 	// RegisteredBytes is the client's registered buffer: one source region for a
 	// broadcast, one landing region per server or one shared (READ, landing).
 	RegisteredBytes int64 `json:"registered_bytes"`

@@ -276,15 +276,17 @@ static int bw(rb_bw_args *a, uint64_t *posted, uint64_t *target, uint32_t *lcur,
 	// turn or a WR posted: a turn can post a whole queue of WRs, and where the
 	// provider does the transfer inside ibv_post_send (rxe in loopback) that takes long.
 	uint32_t work = 0;
-	// Each turn starts posting at the QP after the one the last turn started at: where
-	// the provider does work inside ibv_post_send, the QP posted first each turn would
-	// otherwise be served first every time and get more than its share (one QP: q0 = 0).
+	// Each turn that posts starts at the QP after the one the last such turn started at:
+	// where the provider does work inside ibv_post_send, the QP posted first would
+	// otherwise be served first every time and get more than its share. Turns that post
+	// nothing (e.g. the wake-up turn with --events) do not move it (one QP: q0 = 0).
 	int q0 = 0;
 	while (active > 0) {
 		int check = work >= 64;
 		if (check)
 			work = 0;
 		work++;
+		uint32_t work0 = work;
 		for (int k = 0, q = q0; k < nqp; k++, q = q + 1 == nqp ? 0 : q + 1) {
 			while (posted[q] < target[q]) {
 				uint64_t n = target[q] - posted[q], room = depth - (posted[q] - done[q]);
@@ -328,7 +330,7 @@ static int bw(rb_bw_args *a, uint64_t *posted, uint64_t *target, uint32_t *lcur,
 				work += n;
 			}
 		}
-		if (++q0 == nqp)
+		if (work != work0 && ++q0 == nqp)
 			q0 = 0;
 		int ne = ibv_poll_cq(x->cq, POLL_BATCH, wc);
 		if (ne < 0)

@@ -188,6 +188,7 @@ func TestPlanFlagErrors(t *testing.T) {
 		{[]string{"-t", "8", "-Q", "9"}, "--cq-mod"},
 		{[]string{"-u", "32"}, "--qp-timeout 32: want 1 to 31"},
 		{[]string{"--qp-timeout", "-1"}, "--qp-timeout"},
+		{[]string{"-u", "0"}, "--qp-timeout 0"},
 	} {
 		_, err := parsePlan(t, "write", "bw", tc.args...)
 		var fe *flagError
@@ -197,6 +198,9 @@ func TestPlanFlagErrors(t *testing.T) {
 	}
 	if c, err := parsePlan(t, "read", "lat", "-u", "20"); err != nil || c.QPTimeout != 20 {
 		t.Errorf("read lat -u 20: %+v, %v", c, err)
+	}
+	if c, err := parsePlan(t, "write", "bw", "-u", "14"); err != nil || c.QPTimeout != 0 {
+		t.Errorf("write bw -u 14 (the default): %+v, %v", c, err)
 	}
 	// These used to deadlock the bandwidth loop; they are valid plans.
 	for _, args := range [][]string{

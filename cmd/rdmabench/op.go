@@ -134,6 +134,10 @@ func newCmdTest(op, test string, runF func(*testOptions) error) *cobra.Command {
 			} else if len(addrs) > 1 {
 				o.Config.Peers = len(addrs) // a fan-out / fan-in run
 			}
+			if cmd.Flags().Changed("qp-timeout") && o.Config.QPTimeout == 0 {
+				// 0 is the IB spec's "no timeout", which rdmabench does not offer.
+				return flagErrorf("--qp-timeout 0: want 1 to 31 (0 would mean never retransmit)")
+			}
 			bench.Defaults(&o.Config)
 			o.Config.WarmupIterations = bench.DefaultWarmup(o.Config)
 			if cmd.Flags().Changed("warmup") {

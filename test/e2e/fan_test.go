@@ -59,10 +59,10 @@ func TestFanOutFanIn(t *testing.T) {
 		if f.JainFairness <= 0 || f.JainFairness > 1 {
 			t.Errorf("%s %v: fairness %g", c.op, c.extra, f.JainFairness)
 		}
-		if (r.Config.Sync == "rounds") != (f.Fairness == "") || f.Fairness != "" && f.FairnessEdgeMessages != 2*int64(r.Config.SQDepth)+int64(r.Config.CQMod) {
-			t.Errorf("%s %v: fairness verdict %q, edge %d", c.op, c.extra, f.Fairness, f.FairnessEdgeMessages)
-		} else if f.Fairness != "" {
-			t.Logf("%s %v: fairness %s: shares %.1f messages apart, edge %d", c.op, c.extra, f.Fairness, f.FairnessSpreadMessages, f.FairnessEdgeMessages)
+		// Runs of a number of messages: every server gets them all, no verdict (timed
+		// streams get one: make scenarios shows them).
+		if f.Fairness != "" || f.FairnessSpreadMessages != nil {
+			t.Errorf("%s %v: fairness verdict %q for a run of -n messages", c.op, c.extra, f.Fairness)
 		}
 		t.Logf("%s %s sync %s landing %s: %.3f Gb/s in all, slowest %.3f, Jain %.3f, round p50 %s us, registered %d B here, %d B per server",
 			c.op, strings.Join(c.extra, " "), r.Config.Sync, r.Config.Landing, r.BWGbps, f.MinPeerGbps, f.JainFairness, us(r.Lat.P50), f.RegisteredBytes, f.ServerRegisteredBytes)
