@@ -278,6 +278,9 @@ func TestSweepFlags(t *testing.T) {
 			{args: []string{"host", "--sizes", "4K"}, wantErr: "go with --mr"},
 			{args: []string{"host", "--mr", "pool,per-io", "--sizes", "64K,4K"}, wantErr: "ascending"},
 			{args: []string{"host", "--mr", "pool,per-io", "--baseline", "udp"}, wantErr: "--baseline"},
+			{args: []string{"host", "-u", "20"}, want: func(o *sweepOptions) { o.QPTimeout = 20 }},
+			{args: []string{"host", "-u", "0"}, wantErr: "--qp-timeout 0"},
+			{args: []string{"host", "--qp-timeout", "40"}, wantErr: "--qp-timeout 40"},
 		})
 }
 

@@ -134,9 +134,8 @@ func newCmdTest(op, test string, runF func(*testOptions) error) *cobra.Command {
 			} else if len(addrs) > 1 {
 				o.Config.Peers = len(addrs) // a fan-out / fan-in run
 			}
-			if cmd.Flags().Changed("qp-timeout") && o.Config.QPTimeout == 0 {
-				// 0 is the IB spec's "no timeout", which rdmabench does not offer.
-				return flagErrorf("--qp-timeout 0: want 1 to 31 (0 would mean never retransmit)")
+			if err := checkQPTimeout(cmd, o.Config.QPTimeout); err != nil {
+				return err
 			}
 			bench.Defaults(&o.Config)
 			o.Config.WarmupIterations = bench.DefaultWarmup(o.Config)
@@ -192,8 +191,21 @@ func addConfigFlags(cmd *cobra.Command, c *result.Config, test string) {
 	f.BoolVar(&c.Hugepages, "hugepages", false, "back buffers with 2 MiB hugepages")
 	f.Var(inlineValue{&c.InlineBytes}, "inline", "WRITE: send messages up to this size inline; auto: perftest's default for the device (220 for WRITE latency on ConnectX and the NICs perftest knows, its own size on a few, 0 for bandwidth tests and for devices it does not know, such as rxe)")
 	f.IntVarP(&c.MTUBytes, "mtu", "m", 0, "path MTU (default: the smaller active MTU of both ports)")
-	f.IntVarP(&c.QPTimeout, "qp-timeout", "u", 0, "QP timeout exponent, as perftest's -u: a WR is sent again after 4.096 us x 2^N without an acknowledgement (1 to 31; default 14, 67 ms); applies to both sides' QPs")
+	addQPTimeoutFlag(cmd, &c.QPTimeout)
 	addCountersFlag(cmd, &c.Counters)
+}
+
+func addQPTimeoutFlag(cmd *cobra.Command, p *int) {
+	cmd.Flags().IntVarP(p, "qp-timeout", "u", 0, "QP timeout exponent, as perftest's -u: a WR is sent again after 4.096 us x 2^N without an acknowledgement (1 to 31; default 14, 67 ms); applies to both sides' QPs")
+}
+
+// checkQPTimeout refuses an explicit --qp-timeout 0: the IB spec's "no timeout", which
+// rdmabench does not offer (the rest of the range is the plan's to check).
+func checkQPTimeout(cmd *cobra.Command, v int) error {
+	if cmd.Flags().Changed("qp-timeout") && v == 0 {
+		return flagErrorf("--qp-timeout 0: want 1 to 31 (0 would mean never retransmit)")
+	}
+	return nil
 }
 
 func addCountersFlag(cmd *cobra.Command, p *string) {

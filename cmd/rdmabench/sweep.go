@@ -34,6 +34,7 @@ type sweepOptions struct {
 	Results       string
 	Resume        string
 	QPs           int
+	QPTimeout     int
 	Counters      string
 	Events        result.Config // completion events and CQ moderation for every point
 	HTML          string        // --html FILE: the HTML report of the stream and the tuned report
@@ -89,6 +90,12 @@ is an error.`,
 			if err := bench.ValidateCounters(o.Counters); err != nil {
 				return &flagError{err}
 			}
+			if err := checkQPTimeout(cmd, o.QPTimeout); err != nil {
+				return err
+			}
+			if o.QPTimeout < 0 || o.QPTimeout > 31 {
+				return flagErrorf("--qp-timeout %d: want 1 to 31", o.QPTimeout)
+			}
 			if err := o.checkModes(cmd); err != nil {
 				return err
 			}
@@ -121,6 +128,7 @@ is an error.`,
 	f.StringVar(&o.Results, "results", "", "results stream, NDJSON (default sweep-<profile>-<time>.ndjson)")
 	f.StringVar(&o.Resume, "resume", "", "continue the sweep whose results stream is FILE, appending to it")
 	f.IntVarP(&o.QPs, "qps", "q", 1, "number of QPs")
+	addQPTimeoutFlag(cmd, &o.QPTimeout)
 	addCountersFlag(cmd, &o.Counters)
 	addEventFlags(cmd, &o.Events)
 	f.StringVar(&o.HTML, "html", "", "also write the HTML report (curves, heat maps, latency, the tuned table) to FILE, as 'report html' draws it")
@@ -207,7 +215,7 @@ func (o *sweepOptions) sweep(ctx context.Context, c *bench.Client) error {
 		bench.Defaults(&pt)
 		base := result.Config{Op: op, Test: "bw", DurationS: dur, WarmupIterations: prof.WarmupIterations, NumQPs: o.QPs,
 			CompletionEvents: o.Events.CompletionEvents, CQModerationCount: o.Events.CQModerationCount, CQModerationUS: o.Events.CQModerationUS,
-			Counters: o.Counters}
+			Counters: o.Counters, QPTimeout: o.QPTimeout}
 		var others []sweep.Objective
 		for _, ob := range sweep.Objectives(o.MaxP99) {
 			if ob.String() != obj.String() {

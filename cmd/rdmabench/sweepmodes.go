@@ -46,7 +46,7 @@ func (o *sweepOptions) checkModes(cmd *cobra.Command) error {
 // at a time in the queue's window (cq-mod 1, post list 1: per-io needs them, and the
 // pool is measured the same way so that registration is the only difference).
 func (o *sweepOptions) modeConfig(op, mode string) result.Config {
-	c := result.Config{Op: op, Test: "bw", MsgSizeBytes: 4096, PostList: 1, CQMod: 1, NumQPs: 1, Counters: o.Counters}
+	c := result.Config{Op: op, Test: "bw", MsgSizeBytes: 4096, PostList: 1, CQMod: 1, NumQPs: 1, Counters: o.Counters, QPTimeout: o.QPTimeout}
 	if mode != "pool" {
 		c.MR = mode
 	}
