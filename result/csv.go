@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -238,6 +239,9 @@ func checkCSVHeader(head []string) error {
 func decodeCSVRow(row []string) (Result, error) {
 	var r Result
 	for i, cell := range row {
+		// As the JSON reader does: text that is not UTF-8 reads as U+FFFD, so that a
+		// result reads the same from either form.
+		cell = strings.ToValidUTF8(cell, "\uFFFD")
 		if err := csvColumns[i].set(&r, cell); err != nil {
 			return r, fmt.Errorf("column %s: %w", csvColumns[i].name, err)
 		}
