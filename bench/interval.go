@@ -11,7 +11,7 @@ import (
 // time, the messages the loop has completed (it stores its per-QP counts atomically
 // and a goroutine reads them), the throughput over that interval, and this side's NIC
 // counters that moved. The lines go to Client.OnInterval as the run goes on; the
-// result keeps the smallest and largest full interval.
+// result keeps the smallest and largest full interval after the ramp (result.Interval).
 type intervals struct {
 	c     *Client
 	cfg   result.Config
@@ -46,8 +46,8 @@ func (iv *intervals) tick(completed uint64) {
 	now := time.Now()
 	d := now.Sub(iv.last)
 	n := completed - min(completed, iv.lastN)
-	line := result.Interval{Index: iv.sum.Count + 1, Start: iv.last, DurationNS: d.Nanoseconds(), Messages: n,
-		Bytes: n * uint64(iv.cfg.MsgSizeBytes)}
+	line := result.Interval{Index: iv.sum.Count + iv.sum.Ramp + 1, Start: iv.last, DurationNS: d.Nanoseconds(), Messages: n,
+		Bytes: n * uint64(iv.cfg.MsgSizeBytes), Ramp: completed == 0}
 	if d > 0 {
 		line.BWGbps = float64(line.Bytes) * 8 / d.Seconds() / 1e9
 		line.MsgRateMpps = float64(n) / d.Seconds() / 1e6
@@ -62,20 +62,26 @@ func (iv *intervals) tick(completed uint64) {
 			iv.lastSnap = &s
 		}
 	}
-	if iv.sum.Count == 0 || line.BWGbps < iv.sum.MinBWGbps {
-		iv.sum.MinBWGbps = line.BWGbps
+	switch {
+	case line.Ramp:
+		iv.sum.Ramp++
+	case iv.sum.Count == 0:
+		iv.sum.MinBWGbps, iv.sum.MaxBWGbps = line.BWGbps, line.BWGbps
+		iv.sum.Count++
+	default:
+		iv.sum.MinBWGbps = min(iv.sum.MinBWGbps, line.BWGbps)
+		iv.sum.MaxBWGbps = max(iv.sum.MaxBWGbps, line.BWGbps)
+		iv.sum.Count++
 	}
-	iv.sum.MaxBWGbps = max(iv.sum.MaxBWGbps, line.BWGbps)
-	iv.sum.Count++
 	iv.last, iv.lastN = now, completed
 	if iv.c.OnInterval != nil {
 		iv.c.OnInterval(line)
 	}
 }
 
-// summary is what the result keeps (nil without a full interval).
+// summary is what the result keeps (nil without a full interval, ramp or not).
 func (iv *intervals) summary() *result.Intervals {
-	if iv.sum.Count == 0 {
+	if iv.sum.Count+iv.sum.Ramp == 0 {
 		return nil
 	}
 	s := iv.sum

@@ -4,34 +4,145 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strings"
 
 	"github.com/rdmabench/rdmabench/result"
 )
 
-// ConfigKey aligns results across runs: the operation, test and every parameter that
-// changes what is measured.
+// ConfigKey aligns results across runs: the operation, test and every parameter of the
+// plan that changes what is measured. Results with the same key measured the same thing;
+// results whose keys differ did not, and are not compared.
+//
+// The key is MainKey (operation, test, message size, QPs, SQ depth, post list, CQ
+// moderation, buffer offset, inline size), then each of these where it is not its
+// default, in this order (old results, which lack the later ones, keep their keys):
+//
+//   - qp-timeout: the local ACK timeout, when a requester retransmits;
+//   - events, moderation: sleeping on completion events instead of busy-polling, and the
+//     CQ's moderation;
+//   - mr, its cache size: where the WRs' lkeys come from (registration in the timed loop);
+//   - peers, sync, landing: fan-out / fan-in;
+//   - mtu: the requested path MTU (the packet size on the wire; 0, the ports' active
+//     MTU, is not written, and is not the same key as asking for that MTU by number);
+//   - hugepages: the buffers' backing (the NIC's and the CPU's address translation);
+//   - verify: the destination's layout (a slot per WR up to the SQ depth instead of
+//     perftest's cycle buffer) and the patterns the buffers carry;
+//   - bidirectional: the server drives the same traffic the other way at the same time
+//     (the top-level bandwidth is one direction of a loaded link, not the whole link).
+//
+// Left out, because they change how long or how closely a run is watched, not what it
+// measures: the iterations and duration (the length), the warm-up (run and discarded
+// before the measured phase, its length only), the NIC counters read around the
+// measured phase, the --interval lines (read from the loop's counts by another
+// goroutine), and the TCP baseline (measured after the RDMA run). What the devices are
+// (GID, link layer, rate) is not the plan: it is in the result, not the key.
 func ConfigKey(c result.Config) string {
-	k := fmt.Sprintf("%s %s %s qps=%d depth=%d post=%d cqmod=%d off=%d inline=%d",
+	k := MainKey(c)
+	for _, p := range keyParts(c) {
+		k += p.text
+	}
+	return k
+}
+
+// MainKey is the main configuration of ConfigKey: the operation, test, message size,
+// QPs, SQ depth, post list, CQ moderation, buffer offset and inline size.
+func MainKey(c result.Config) string {
+	return fmt.Sprintf("%s %s %s qps=%d depth=%d post=%d cqmod=%d off=%d inline=%d",
 		c.Op, c.Test, result.FormatSize(c.MsgSizeBytes), c.NumQPs, c.SQDepth, c.PostList, c.CQMod, c.BufOffsetBytes, c.InlineBytes)
+}
+
+// keyPart is one of ConfigKey's fields beyond MainKey: its name, and the text the key
+// writes for it ("" at its default).
+type keyPart struct{ name, text string }
+
+// keyParts are the fields of ConfigKey beyond MainKey, in the key's order, every one of
+// them (the text empty where not written).
+func keyParts(c result.Config) []keyPart {
+	var timeout, events, moderation, mr, mrCache, peers, sync, landing, mtu, huge, verify, bidi string
 	if c.QPTimeout != 0 {
-		k += fmt.Sprintf(" qp-timeout=%d", c.QPTimeout)
+		timeout = fmt.Sprintf(" qp-timeout=%d", c.QPTimeout)
 	}
 	if c.CompletionEvents {
-		k += fmt.Sprintf(" events moderation=%d/%dus", c.CQModerationCount, c.CQModerationUS)
+		events, moderation = " events", fmt.Sprintf(" moderation=%d/%dus", c.CQModerationCount, c.CQModerationUS)
 	}
 	if c.MR != "" {
-		k += " mr=" + c.MR
+		mr = " mr=" + c.MR
 		if c.MRCache > 0 {
-			k += fmt.Sprintf("/%d", c.MRCache)
+			mrCache = fmt.Sprintf("/%d", c.MRCache)
 		}
 	}
 	if c.Peers > 0 {
-		k += fmt.Sprintf(" peers=%d sync=%s", c.Peers, c.Sync)
+		peers, sync = fmt.Sprintf(" peers=%d", c.Peers), " sync="+c.Sync
 		if c.Landing != "" {
-			k += " landing=" + c.Landing
+			landing = " landing=" + c.Landing
 		}
 	}
-	return k
+	if c.MTUBytes != 0 {
+		mtu = fmt.Sprintf(" mtu=%d", c.MTUBytes)
+	}
+	if c.Hugepages {
+		huge = " hugepages"
+	}
+	if c.Verify {
+		verify = " verify"
+	}
+	if c.Bidirectional {
+		bidi = " bidirectional"
+	}
+	return []keyPart{{"qp-timeout", timeout}, {"events", events}, {"moderation", moderation}, {"mr", mr}, {"mr cache", mrCache},
+		{"peers", peers}, {"sync", sync}, {"landing", landing}, {"mtu", mtu}, {"hugepages", huge}, {"verify", verify}, {"bidirectional", bidi}}
+}
+
+// KeyDiffers names the fields of ConfigKey beyond MainKey in which a and b differ, in
+// the key's order (none: their keys differ in MainKey only, or not at all).
+func KeyDiffers(a, b result.Config) []string {
+	pa, pb := keyParts(a), keyParts(b)
+	var out []string
+	for i := range pa {
+		if pa[i].text != pb[i].text {
+			out = append(out, pa[i].name)
+		}
+	}
+	return out
+}
+
+// NotComparable says why a result of configuration b is not compared with one of a
+// that has the same MainKey: "not comparable: bidirectional differs", "not comparable:
+// mtu, hugepages differ". "" where their keys are the same, or where MainKey differs
+// (those are different configurations, not a changed one).
+func NotComparable(a, b result.Config) string {
+	if MainKey(a) != MainKey(b) {
+		return ""
+	}
+	d := KeyDiffers(a, b)
+	switch len(d) {
+	case 0:
+		return ""
+	case 1:
+		return "not comparable: " + d[0] + " differs"
+	}
+	return "not comparable: " + strings.Join(d, ", ") + " differ"
+}
+
+// NotComparableTo is NotComparable against the configuration of base (in key order)
+// that has b's MainKey and differs from b in the fewest fields beyond it (ties: the
+// first): why b, which base does not have, has no change against base. "" where none of
+// base has b's MainKey, or base has b itself.
+func NotComparableTo(base []result.Config, b result.Config) string {
+	why, fewest := "", -1
+	for _, a := range base {
+		if MainKey(a) != MainKey(b) {
+			continue
+		}
+		n := len(KeyDiffers(a, b))
+		if n == 0 {
+			return "" // base has b
+		}
+		if fewest < 0 || n < fewest {
+			why, fewest = NotComparable(a, b), n
+		}
+	}
+	return why
 }
 
 // index keeps, per configuration, the median-bandwidth result of a run (a sweep may
@@ -54,7 +165,10 @@ func index(rs []result.Result) map[string]result.Result {
 
 // Compare writes runs side by side, aligned by configuration, with each run's change
 // against the first. Configurations missing from a run, and p99s the sample count does
-// not support, show "-"; a p99 change needs a p99 on both sides ("n/a" otherwise).
+// not support, show "-"; a p99 change needs a p99 on both sides ("n/a" otherwise). A
+// configuration the first run lacks, where the first run has its MainKey with other
+// fields of the key (ConfigKey), says so in place of the change: "not comparable:
+// bidirectional differs" (see NotComparableTo).
 func Compare(w io.Writer, names []string, runs [][]result.Result) error {
 	idx := make([]map[string]result.Result, len(runs))
 	keys := map[string]bool{}
@@ -69,6 +183,12 @@ func Compare(w io.Writer, names []string, runs [][]result.Result) error {
 		sorted = append(sorted, k)
 	}
 	sort.Strings(sorted)
+	var base0 []result.Config // the first run's configurations, in key order
+	for _, k := range sorted {
+		if r, ok := idx[0][k]; ok {
+			base0 = append(base0, r.Config)
+		}
+	}
 	header := []any{"configuration"}
 	for i, n := range names {
 		if i == 0 {
@@ -82,11 +202,25 @@ func Compare(w io.Writer, names []string, runs [][]result.Result) error {
 	for _, k := range sorted {
 		row := []any{k}
 		base, hasBase := idx[0][k]
+		why := ""
+		if !hasBase && len(runs) > 1 {
+			for i := 1; i < len(runs) && why == ""; i++ {
+				if r, ok := idx[i][k]; ok {
+					why = NotComparableTo(base0, r.Config)
+				}
+			}
+		}
 		for i := range runs {
 			r, ok := idx[i][k]
 			switch {
 			case !ok:
 				row = append(row, "-", "-")
+			case i > 0 && why != "":
+				p99 := usp(r.Lat.P99)
+				if r.Lat.P99 != nil {
+					p99 += " (not comparable)"
+				}
+				row = append(row, fmt.Sprintf("%.3f (%s)", r.BWGbps, why), p99)
 			case i == 0 || !hasBase:
 				row = append(row, fmt.Sprintf("%.3f", r.BWGbps), usp(r.Lat.P99))
 			default:

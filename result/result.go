@@ -194,8 +194,17 @@ type Direction struct {
 // Interval is one --interval line: the messages completed in it (all QPs), as the
 // measured loop counted them when the interval's wall-clock time was up, and the NIC
 // counters that moved on this side.
+//
+// Ramp marks an interval that ended before the run's first completion: in it the loop
+// only filled the send queue. The link carried bytes, but a message is counted only
+// when its completion returns, and the first one returns only after its own trip: on a
+// slow link, or a device that acknowledges a queue at a time, after nearly the whole
+// queue's bytes (8 MiB at depth 128 x 64 KiB is 0.7 s at 12 MB/s). Its 0 is the ramp's,
+// not the link's. A zero interval after the first completion is a real stall, and is
+// no ramp; the interval in which the first completion returns counts as measured.
 type Interval struct {
 	Index       int              `json:"interval"`
+	Ramp        bool             `json:"ramp,omitempty"`
 	Start       time.Time        `json:"start"`
 	DurationNS  int64            `json:"duration_ns"`
 	Messages    uint64           `json:"messages"`
@@ -205,10 +214,12 @@ type Interval struct {
 	Counters    *counters.Deltas `json:"counters,omitempty"`
 }
 
-// Intervals are the extremes of a run's full intervals (the last, partial one is not
-// counted).
+// Intervals are the extremes of a run's full intervals after its ramp (the ramp's
+// intervals, see Interval.Ramp, and the last, partial one are not counted). Count 0
+// with ramp intervals: the run never left its ramp (lengthen it).
 type Intervals struct {
 	Count      int     `json:"count"`
+	Ramp       int     `json:"ramp_intervals,omitempty"` // leading intervals that ended before the first completion
 	MinBWGbps  float64 `json:"min_bw_gbit_per_s"`
 	MaxBWGbps  float64 `json:"max_bw_gbit_per_s"`
 	IntervalNS int64   `json:"interval_ns"`

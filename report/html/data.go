@@ -437,7 +437,19 @@ const (
 	clsNoBW    = "no bandwidth on a side: cannot tell"
 	clsOnlyA   = "only in the first"
 	clsOnlyB   = "only in this one"
+	// clsNotComparable begins the class of a configuration only in this one where the
+	// first has its main configuration (report.MainKey) with other fields of the key:
+	// "not comparable: bidirectional differs" (report.NotComparableTo).
+	clsNotComparable = "not comparable"
 )
+
+// classFamily is a comparison class without what follows clsNotComparable.
+func classFamily(class string) string {
+	if strings.HasPrefix(class, clsNotComparable+":") {
+		return clsNotComparable
+	}
+	return class
+}
 
 // cmpRow is one configuration of a comparison: B (a later series) against A (the first).
 type cmpRow struct {
@@ -449,7 +461,9 @@ type cmpRow struct {
 }
 
 // compareCells aligns two series' bandwidth cells by configuration (report.ConfigKey),
-// in the order cellLess reads them.
+// in the order cellLess reads them. A configuration only in b, where a has its main
+// configuration (report.MainKey) with other fields of the key (bidirectional, MTU,
+// ...), is not compared: its class says which fields differ (clsNotComparable).
 // Where each side has at least 2 runs, the ratio's 95% interval is Welch's t-interval
 // on the difference of the mean log bandwidths; the change exceeds the noise when the
 // interval excludes 1.
@@ -462,6 +476,12 @@ func compareCells(a, b []*cell) []cmpRow {
 	for _, c := range b {
 		ib[c.Key], keys[c.Key] = c, true
 	}
+	var baseA []result.Config // a's measured configurations, in key order (not its summaries: their keys are not ConfigKey)
+	for _, k := range sortedKeys(keys) {
+		if c := ia[k]; c != nil && !c.Summary {
+			baseA = append(baseA, c.Cfg)
+		}
+	}
 	var out []cmpRow
 	for _, k := range sortedKeys(keys) {
 		ca, cb := ia[k], ib[k]
@@ -471,6 +491,11 @@ func compareCells(a, b []*cell) []cmpRow {
 			row.Class = clsOnlyA
 		case ca == nil:
 			row.Class = clsOnlyB
+			if !cb.Summary {
+				if why := report.NotComparableTo(baseA, cb.Cfg); why != "" {
+					row.Ratio, row.Class = math.NaN(), why
+				}
+			}
 		case !(ca.BWMed > 0) || !(cb.BWMed > 0):
 			row.Ratio, row.Class = math.NaN(), clsNoBW
 		case ca.Summary || cb.Summary:

@@ -432,3 +432,70 @@ func TestOddInputsStillMakeAPage(t *testing.T) {
 		checkSelfContained(t, buf.String())
 	}
 }
+
+// A unidirectional run against a bidirectional one, or another MTU, measured different
+// things: the comparison says which field differs, and shows no change (a reviewer saw
+// 10 Gb/s against 6 Gb/s bidirectional compared as "-40.0%").
+func TestComparisonSaysWhatIsNotComparable(t *testing.T) {
+	run := func(size int, gbps float64, set func(*result.Config)) result.Result {
+		r := result.Result{SchemaVersion: result.SchemaVersion, Config: result.Config{Op: "write", Test: "bw", MsgSizeBytes: size, DurationS: 2,
+			SQDepth: 128, CQMod: 100, PostList: 1, NumQPs: 1}}
+		if set != nil {
+			set(&r.Config)
+		}
+		r.SetThroughput(uint64(gbps*1e9/8*2/float64(size)), size, 2_000_000_000)
+		return r
+	}
+	bidi := func(c *result.Config) { c.Bidirectional = true }
+	mtu := func(n int) func(*result.Config) { return func(c *result.Config) { c.MTUBytes = n } }
+	enc := func(rs ...result.Result) []byte {
+		var buf bytes.Buffer
+		if err := result.WriteAll(result.NewNDJSONEncoder(&buf), rs); err != nil {
+			t.Fatal(err)
+		}
+		return buf.Bytes()
+	}
+	a := enc(run(65536, 10, nil), run(65536, 10.1, nil), run(4096, 4, mtu(1024)), run(4096, 4.1, mtu(1024)), run(1024, 1, mtu(2048)), run(1024, 1.01, mtu(2048)))
+	b := enc(run(65536, 6, bidi), run(65536, 6.1, bidi), run(4096, 5, mtu(4096)), run(4096, 5.1, mtu(4096)), run(1024, 1.2, mtu(2048)), run(1024, 1.21, mtu(2048)))
+	ss, err := Build([]File{{Path: "uni.ndjson", Data: a}, {Path: "bidi.ndjson", Data: b}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := compareCells(ss[0].cells("bw"), ss[1].cells("bw"))
+	classes := map[string]string{}
+	for _, r := range rows {
+		classes[r.Key] = r.Class
+	}
+	const k64 = "write bw 64K qps=1 depth=128 post=1 cqmod=100 off=0 inline=0"
+	const k4 = "write bw 4K qps=1 depth=128 post=1 cqmod=100 off=0 inline=0"
+	const k1 = "write bw 1K qps=1 depth=128 post=1 cqmod=100 off=0 inline=0 mtu=2048"
+	for k, want := range map[string]string{
+		k64: clsOnlyA, k64 + " bidirectional": "not comparable: bidirectional differs",
+		k4 + " mtu=1024": clsOnlyA, k4 + " mtu=4096": "not comparable: mtu differs",
+		k1: clsFaster,
+	} {
+		if classes[k] != want {
+			t.Errorf("%s: class %q, want %q", k, classes[k], want)
+		}
+	}
+	if len(classes) != 5 {
+		t.Errorf("classes: %v", classes)
+	}
+	var buf bytes.Buffer
+	if err := Write(&buf, ss, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	pg := buf.String()
+	for _, bad := range []string{"-40.0%", "-39.", "+25.0%", "+24."} {
+		if strings.Contains(pg, bad) {
+			t.Errorf("the page has a change %q between different measurements", bad)
+		}
+	}
+	for _, want := range []string{"not comparable: bidirectional differs", "not comparable: mtu differs", "2 not comparable", "1 faster (beyond the noise)"} {
+		if !strings.Contains(pg, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+	n, _ := Charts(ss)
+	checkSVGs(t, pg, n)
+}

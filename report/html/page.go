@@ -292,12 +292,15 @@ func trimPct(v float64) string {
 func comparisonSection(series []*Series, bw [][]*cell) (section, error) {
 	a := series[0]
 	sec := section{ID: "comparison", Title: "Comparison against " + clean(a.Label, 64),
-		Intro: []string{"Per configuration (operation, test, size, QPs, SQ depth, post list, CQ moderation, offset, inline: report.ConfigKey), " +
+		Intro: []string{"Per configuration (operation, test, size, QPs, SQ depth, post list, CQ moderation, offset, inline, and where set the QP " +
+			"timeout, completion events, MR mode, fan-out, MTU, hugepages, verify and bidirectional: report.ConfigKey), " +
 			"the bandwidth of each input against the first. Where both have at least 2 runs of a configuration, the change is the ratio of " +
 			"the geometric means with a 95% Welch t-interval on the difference of the mean log bandwidths (unequal variances): green or red " +
 			"when the interval excludes no change (faster or slower beyond the run-to-run noise), grey when it includes it. With a single " +
 			"run on either side there is no spread to judge the noise by: \"one run: cannot tell\" (the change of the single values is " +
-			"drawn as a ring, with no interval). Configurations measured in only one input are listed in the table, not drawn. " +
+			"drawn as a ring, with no interval). Configurations measured in only one input are listed in the table, not drawn; where the " +
+			"first has the same main configuration with other fields of the key (a bidirectional run against a unidirectional one, " +
+			"another MTU), the verdict is \"not comparable\" and names the fields that differ: they measured different things. " +
 			"Latency tests are compared in the latency chart."}}
 	for i := 1; i < len(series); i++ {
 		b := series[i]
@@ -318,10 +321,10 @@ func comparisonSection(series []*Series, bw [][]*cell) (section, error) {
 			}
 			counts := map[string]int{}
 			for _, r := range rows {
-				counts[r.Class]++
+				counts[classFamily(r.Class)]++
 			}
 			var parts []string
-			for _, cls := range []string{clsFaster, clsSlower, clsNoise, clsOneRun, clsSummary, clsNoBW, clsOnlyA, clsOnlyB} {
+			for _, cls := range []string{clsFaster, clsSlower, clsNoise, clsOneRun, clsSummary, clsNoBW, clsOnlyA, clsOnlyB, clsNotComparable} {
 				if counts[cls] > 0 {
 					parts = append(parts, fmt.Sprintf("%d %s", counts[cls], cls))
 				}
