@@ -335,15 +335,18 @@ func failure(x *C.rb_xfer, phase string) error {
 	f := &x.fail
 	switch f.kind {
 	case C.RB_FAIL_WC:
-		return &CompletionError{
+		e := &CompletionError{
 			Status:     wcStatusName(int(f.status)),
 			Detail:     C.GoString(C.ibv_wc_status_str(C.enum_ibv_wc_status(f.status))),
-			Opcode:     wcOpcodeName(int(f.opcode)),
 			WRID:       uint64(f.wr_id) & (1<<QShift - 1),
 			VendorErr:  uint32(f.vendor_err),
 			QPNum:      uint32(f.qp_num),
 			Unexpected: C.GoString(f.verb) == "unexpected completion",
 		}
+		if f.status == C.IBV_WC_SUCCESS {
+			e.Opcode = wcOpcodeName(int(f.opcode))
+		}
+		return e
 	case C.RB_FAIL_TIMEOUT:
 		return &TimeoutError{Phase: phase, Wait: C.GoString(f.verb), After: time.Duration(x.timeout_ns)}
 	case C.RB_FAIL_CLOCK:

@@ -34,3 +34,16 @@ func TestWCErr(t *testing.T) {
 		t.Fatalf("an unknown status is %q", name)
 	}
 }
+
+// A failed completion names its status and QP; its opcode is undefined (ibv_poll_cq(3))
+// and is not named. An unexpected successful one names its opcode.
+func TestCompletionErrorNamesStatusAndQP(t *testing.T) {
+	failed := (&CompletionError{Status: "IBV_WC_REM_INV_REQ_ERR", Detail: "remote invalid request error", QPNum: 0x11, WRID: 7}).Error()
+	if !strings.Contains(failed, "IBV_WC_REM_INV_REQ_ERR (remote invalid request error) on QP 0x11") || strings.Contains(failed, "opcode") {
+		t.Errorf("failed completion: %s", failed)
+	}
+	stray := (&CompletionError{Status: "IBV_WC_SUCCESS", Opcode: "IBV_WC_RDMA_WRITE", QPNum: 0x11, Unexpected: true}).Error()
+	if !strings.Contains(stray, "opcode IBV_WC_RDMA_WRITE") {
+		t.Errorf("unexpected completion: %s", stray)
+	}
+}

@@ -79,6 +79,8 @@ func (e *VerbError) Unwrap() error { return e.Err }
 type CompletionError struct {
 	Status string // e.g. IBV_WC_REM_ACCESS_ERR
 	Detail string // libibverbs' text for the status
+	// Opcode only for a successful completion (an unexpected one): ibv_poll_cq(3) defines
+	// only wr_id, status, qp_num and vendor_err for a failed one.
 	Opcode string
 	WRID   uint64
 	// VendorErr is the NIC's syndrome (perftest prints it too); QPNum the local QP.
@@ -93,7 +95,11 @@ func (e *CompletionError) Error() string {
 	if e.Unexpected {
 		what = "unexpected work completion (for no outstanding WR)"
 	}
-	return fmt.Sprintf("%s: %s (%s), opcode %s, wr_id %d, QP 0x%x, vendor error 0x%x", what, e.Status, e.Detail, e.Opcode, e.WRID, e.QPNum, e.VendorErr)
+	op := ""
+	if e.Opcode != "" {
+		op = ", opcode " + e.Opcode
+	}
+	return fmt.Sprintf("%s: %s (%s) on QP 0x%x, wr_id %d%s, vendor error 0x%x", what, e.Status, e.Detail, e.QPNum, e.WRID, op, e.VendorErr)
 }
 
 // TimeoutError is a loop that saw no progress from the peer for its timeout.
