@@ -14,8 +14,10 @@ import (
 	"github.com/rdmabench/rdmabench/sweep"
 )
 
-// TunedSchemaVersion versions tuned.json (3: numbers and points only, no formatted cells).
-const TunedSchemaVersion = 3
+// TunedSchemaVersion versions tuned.json (3: numbers and points only, no formatted
+// cells; 4: a resolution per operation instead of a tolerance, taint counted, null for
+// what was not measured, queue-bound and failing points).
+const TunedSchemaVersion = 4
 
 // Tuned is the tuned-parameter report: the article's table, measured. It holds numbers
 // and points only; TunedTable and TunedCSV format them.
@@ -147,17 +149,20 @@ func FmtGain(g sweep.Gain) string {
 	switch {
 	case g.Pairs == 0:
 		return "-"
+	case g.GainMedian == nil:
+		return "-"
 	case g.GainLow == nil || g.GainHigh == nil:
-		return Pct(g.GainMedian) + " (1 pair)"
+		return Pct(*g.GainMedian) + " (1 pair)"
 	}
-	return fmt.Sprintf("%s [%s, %s]", Pct(g.GainMedian), Pct(*g.GainLow), Pct(*g.GainHigh))
+	return fmt.Sprintf("%s [%s, %s]", Pct(*g.GainMedian), Pct(*g.GainLow), Pct(*g.GainHigh))
 }
 
 // FmtRatio renders a ratio of paired runs with its interval and pair count.
-func FmtRatio(r sweep.Ratio) string {
-	if r.N == 0 {
+func FmtRatio(rp *sweep.Ratio) string {
+	if rp == nil || rp.N == 0 {
 		return "not measured in the same rounds (budget spent)"
 	}
+	r := *rp
 	if r.Low == nil || r.High == nil {
 		return fmt.Sprintf("%.3f (%d pair, no interval)", r.Median, r.N)
 	}
@@ -165,8 +170,40 @@ func FmtRatio(r sweep.Ratio) string {
 }
 
 // VerdictWords are the verdicts in words.
-var VerdictWords = map[string]string{sweep.Agrees: "agrees", sweep.Differs: "differs (significant)",
-	sweep.ArticleBetter: "article's better", sweep.CannotTell: "cannot tell (noise)", sweep.NotApplicable: "n/a", "": "-"}
+var VerdictWords = map[string]string{sweep.Agrees: "agrees", sweep.Differs: "differs",
+	sweep.ArticleBetter: "article's better", sweep.CannotTell: "cannot tell", sweep.NotApplicable: "n/a", sweep.NoArticle: "-", "": "-"}
+
+// FmtVerdict is a verdict in words at its resolution ("agrees, at +-8%"), and the grid
+// value it was measured at where the article's own is not on the grid.
+func FmtVerdict(d string, v sweep.Verdict, resolution float64) string {
+	w := VerdictWords[v.Verdict]
+	switch v.Verdict {
+	case sweep.Agrees, sweep.Differs, sweep.ArticleBetter, sweep.CannotTell:
+		if resolution > 0 {
+			w += ", at " + FmtResolution(resolution)
+		}
+	}
+	if v.Nearest && v.ArticleValue != nil && v.Verdict != sweep.NotApplicable {
+		w += " (vs nearest grid value " + FmtDim(d, *v.ArticleValue) + ")"
+	}
+	return w
+}
+
+// FmtResolution renders a resolution: "+-8%".
+func FmtResolution(r float64) string {
+	if r >= 0.1 {
+		return fmt.Sprintf("+-%.0f%%", 100*r)
+	}
+	return fmt.Sprintf("+-%.1f%%", 100*r)
+}
+
+// FmtRuns is an estimate's runs and how many of them were tainted: "6", "6 (2 tainted)".
+func FmtRuns(e sweep.Estimate) string {
+	if e.Tainted == 0 {
+		return fmt.Sprint(e.Runs)
+	}
+	return fmt.Sprintf("%d (%d tainted)", e.Runs, e.Tainted)
+}
 
 // OptimumState is an optimum's "decided" cell: whether the search decided it, among
 // how many contenders, or that it is only the best of the points measured.
@@ -206,7 +243,7 @@ func TunedTable(w io.Writer, t Tuned) error {
 			if !v.Decided {
 				val += " ?"
 			}
-			row = append(row, val, FmtRange(d, v.Article), VerdictWords[v.Verdict])
+			row = append(row, val, FmtRange(d, v.Article), FmtVerdict(d, v, o.Resolution))
 		}
 		tb.Append(row...)
 	}
@@ -218,10 +255,10 @@ func TunedTable(w io.Writer, t Tuned) error {
 	mb.Header("op", "configuration", "size/depth/off/mod/pl", "runs", t.unit(), "95% interval", "gain [95% interval]")
 	for _, op := range ops {
 		o := t.Ops[op]
-		mb.Append(op, "chosen", FmtPoint(o.Chosen.Point), o.Chosen.Runs, FmtValue(o.Unit, o.Chosen.Median), FmtInterval(o.Unit, o.Chosen.CILow, o.Chosen.CIHigh), "")
+		mb.Append(op, "chosen", FmtPoint(o.Chosen.Point), FmtRuns(o.Chosen), FmtValue(o.Unit, o.Chosen.Median), FmtInterval(o.Unit, o.Chosen.CILow, o.Chosen.CIHigh), "")
 		for _, name := range []string{sweep.RefArticle, sweep.RefPerftest} {
 			if r, ok := o.References[name]; ok {
-				mb.Append(op, strings.ReplaceAll(name, "_", " "), FmtPoint(r.Point), r.Runs, FmtValue(o.Unit, r.Median), FmtInterval(o.Unit, r.CILow, r.CIHigh), FmtGain(r.Gain))
+				mb.Append(op, strings.ReplaceAll(name, "_", " "), FmtPoint(r.Point), FmtRuns(r.Estimate), FmtValue(o.Unit, r.Median), FmtInterval(o.Unit, r.CILow, r.CIHigh), FmtGain(r.Gain))
 			}
 		}
 	}
@@ -247,7 +284,9 @@ func TunedTable(w io.Writer, t Tuned) error {
 		return err
 	}
 	for _, op := range ops {
-		tunedNotes(w, op, t.Ops[op])
+		for i, l := range TunedNotes(op, t.Ops[op]) {
+			fmt.Fprintln(w, map[bool]string{true: "  "}[i > 0]+l)
+		}
 	}
 	for _, m := range missing {
 		// Said, not left out in silence.
@@ -257,9 +296,9 @@ func TunedTable(w io.Writer, t Tuned) error {
 		}
 		fmt.Fprintf(w, "%s: no optimum: %s\n", m, why)
 	}
-	fmt.Fprint(w, "verdict: agrees = ours is in the article's range (and decided), or the article's value is within the\n"+
-		"tolerance of ours; differs = ours is significantly better; article's better = the article's value is\n"+
-		"significantly better; cannot tell = the intervals did not decide within --budget; n/a = no other grid\n"+
+	fmt.Fprint(w, "verdict, at the operation's resolution +-R: agrees = ours is in the article's range (and decided), or\n"+
+		"the article's value is within +-R of ours; differs = ours is better by more than the noise allows at R;\n"+
+		"article's better = the opposite; cannot tell = not decided even at R within --budget; n/a = no other grid\n"+
 		"value stands for the article's, or it cannot run with the rest. \"?\": a parameter left undecided.\n"+
 		"Gains are paired by round, from rounds measured after the choice: median [95% interval]. An optimum\n"+
 		"\"best of N measured\" is the best of the search's points for an objective whose own final rounds the\n"+
@@ -291,9 +330,23 @@ func ObjectiveOrder(o sweep.Outcome) []string {
 	return names
 }
 
-// tunedNotes writes what the cells cannot hold: the effort, the noise, and every
-// comparison left open.
-func tunedNotes(w io.Writer, op string, o sweep.Outcome) {
+// ResolutionBasis says where an outcome's resolution came from.
+func ResolutionBasis(o sweep.Outcome) string {
+	switch o.ResolutionBasis {
+	case "asked":
+		return "asked for"
+	case "assumed":
+		return "assumed: no noise measured to plan with"
+	}
+	return "what the budget buys at the noise measured"
+}
+
+// TunedNotes are what the cells cannot hold, one line each: the effort, the resolution
+// and noise, the taint, the queue-bound and failing points, every comparison left open
+// (the text and HTML reports both show them).
+func TunedNotes(op string, o sweep.Outcome) []string {
+	var out []string
+	add := func(format string, a ...any) { out = append(out, fmt.Sprintf(format, a...)) }
 	budget := "no budget"
 	if o.BudgetS > 0 {
 		budget = fmt.Sprintf("budget %.0f s, %.0f s used", o.BudgetS, o.BudgetSpentS)
@@ -305,33 +358,56 @@ func tunedNotes(w io.Writer, op string, o sweep.Outcome) {
 	if !o.Decided {
 		state = "NOT decided (the chosen point is the best estimate)"
 	}
-	fmt.Fprintf(w, "%s: %s%s; noise %.1f%% per run, tolerance %.1f%%\n", op, state, map[bool]string{true: ", interrupted"}[o.Interrupted], 100*o.Noise, 100*o.Tolerance)
-	fmt.Fprintf(w, "  %s search: %d / %d points, %d runs (%d reused), %d final rounds, %.0f s; %s\n",
+	add("%s: %s%s; noise %.1f%% per run", op, state, map[bool]string{true: ", interrupted"}[o.Interrupted], 100*o.Noise)
+	add("%s: resolution %s (%s)", op, FmtResolution(o.Resolution), ResolutionBasis(o))
+	if pr := o.Projection; pr != nil && pr.Pairs >= 2 {
+		line := fmt.Sprintf("%s probe: %.1f%% noise per run over %d pairs, %.1f s a run", op, 100*pr.Noise, pr.Pairs, pr.RunS)
+		if pr.FinerBudgetS > 0 {
+			line += fmt.Sprintf("; %s would take a budget of about %.0f s", FmtResolution(pr.Finer), pr.FinerBudgetS)
+		}
+		if pr.AskedBudgetS > 0 {
+			line += fmt.Sprintf("; the asked %s takes about %.0f s", FmtResolution(o.Resolution), pr.AskedBudgetS)
+			if !pr.AskedReachedS {
+				line += " (beyond the final rounds' looks: some comparisons may stay open)"
+			}
+		}
+		out = append(out, line)
+	}
+	add("%s %s search: %d / %d points, %d runs (%d reused), %d final rounds, %.0f s; %s", op,
 		o.Search, o.Points, o.GridPoints, o.Runs+o.Reused, o.Reused, o.FinalRounds, o.ElapsedS, budget)
-	switch {
-	case o.TaintCommon:
-		fmt.Fprintf(w, "  %d runs tainted (NIC counters moved): most runs were, so tainted runs were used as measured (%d of them); this link retransmits or drops as a rule: see counters_flags in the stream\n", o.Tainted, o.TaintedKept)
-	case o.Tainted > 0:
-		fmt.Fprintf(w, "  %d runs tainted (NIC counters moved), each measured again up to 3 times; %d used although tainted every time\n", o.Tainted, o.TaintedKept)
+	if o.Tainted > 0 {
+		n := o.Runs + o.Reused - o.Lengthened
+		add("%s: %d of %d runs tainted (NIC counters moved): counted as measured, their cost in the numbers; see counters_flags in the stream", op, o.Tainted, n)
+		if 2*o.Tainted > n {
+			add("%s: most runs retransmit or drop on this link: where the QP timeout is too short for it (Soft-RoCE under emulation at -u 14), raise --qp-timeout", op)
+		}
+	}
+	if o.QueueBound > 0 {
+		add("%s: %d points stayed queue-bound at the longest point duration (their queues hold more than R/4 of what a run moves): not trusted as the link's", op, o.QueueBound)
 	}
 	for _, d := range profiles.Dims {
 		v, ok := o.Verdicts[d]
 		if !ok {
 			continue
 		}
-		if v.Ratio != nil {
-			fmt.Fprintf(w, "  %s %s: ours %s over the article's %s: %s\n", op, ParamNames[d], FmtDim(d, v.Chosen), FmtDim(d, v.ArticleValue), FmtRatio(*v.Ratio))
+		if v.Ratio != nil && v.ArticleValue != nil {
+			what := "the article's"
+			if v.Nearest {
+				what = "the nearest grid value to the article's,"
+			}
+			add("%s %s: ours %s over %s %s: %s", op, ParamNames[d], FmtDim(d, v.Chosen), what, FmtDim(d, *v.ArticleValue), FmtRatio(v.Ratio))
 		}
 		if v.Unresolved != nil {
-			fmt.Fprintf(w, "  %s %s: inconclusive: %s against the best: %s\n", op, ParamNames[d], FmtPoint(v.Unresolved.Point), FmtRatio(v.Unresolved.Ratio))
+			add("%s %s: inconclusive: %s against the best: %s", op, ParamNames[d], FmtPoint(v.Unresolved.Point), FmtRatio(v.Unresolved.Ratio))
 		}
 	}
 	if m, ok := o.Optima[o.Objective]; ok && m.ContendersCut > 0 {
-		fmt.Fprintf(w, "  %s: %d more points came within reach of the best than the final rounds measure: not decided\n", op, m.ContendersCut)
+		add("%s: %d more points came within reach of the best than the final rounds measure: not decided", op, m.ContendersCut)
 	}
 	for _, ps := range o.All {
 		if ps.Error != "" {
-			fmt.Fprintf(w, "  %s %s failed (not measured again): %s\n", op, FmtPoint(ps.Point), strings.ReplaceAll(ps.Error, "\n", "; "))
+			add("%s %s fails here (not measured again): %s", op, FmtPoint(ps.Point), strings.ReplaceAll(ps.Error, "\n", "; "))
 		}
 	}
+	return out
 }

@@ -12,6 +12,7 @@ import (
 )
 
 func fp(v float64) *float64 { return &v }
+func ip(v int) *int         { return &v }
 
 // tunedFixture is a WRITE and a READ outcome as a sweep writes them: WRITE decided
 // (differs from the article on size), READ left undecided on SQ depth by the budget.
@@ -27,22 +28,22 @@ func tunedFixture(t *testing.T) Tuned {
 		return sweep.Estimate{Point: p, Runs: 5, Median: bw, CILow: fp(bw * 0.99), CIHigh: fp(bw * 1.01), BWGbps: bw, MsgRateMpps: bw / 8, P99NS: ptr(9000)}
 	}
 	gain := func(m, lo, hi float64) sweep.Gain {
-		return sweep.Gain{Pairs: 5, GainMedian: m, GainLow: fp(lo), GainHigh: fp(hi)}
+		return sweep.Gain{Pairs: 5, GainMedian: fp(m), GainLow: fp(lo), GainHigh: fp(hi)}
 	}
 	chosen := est(pt(262144, 512, 0, 16), 95)
 	w := sweep.Outcome{Op: "write", Objective: "bw", Unit: "gbit_per_s", Search: "descent", GridPoints: 2520, Points: 40, Runs: 90,
-		Tolerance: 0.02, Repeat: 3, BudgetS: 900, BudgetSpentS: 412, FinalRounds: 5, Noise: 0.011, Decided: true, Chosen: chosen, Best: chosen,
+		Resolution: 0.02, ResolutionBasis: "budget", Repeat: 3, BudgetS: 900, BudgetSpentS: 412, FinalRounds: 5, Noise: 0.011, Decided: true, Chosen: chosen, Best: chosen,
 		References: map[string]sweep.Reference{
 			"article":           {Estimate: est(pt(65536, 512, 0, 8), 90), Gain: gain(0.0556, 0.041, 0.070)},
 			"perftest_defaults": {Estimate: est(pt(65536, 128, 0, 1), 80), Gain: gain(0.1875, 0.17, 0.205)},
 		},
 		Verdicts: map[string]sweep.Verdict{
-			"msg_size_bytes": {Article: []int{65536, 131072}, Chosen: 262144, ArticleValue: 131072, Verdict: sweep.Differs, Decided: true,
+			"msg_size_bytes": {Article: []int{65536, 131072}, Chosen: 262144, ArticleValue: ip(131072), Verdict: sweep.Differs, Decided: true,
 				Ratio: &sweep.Ratio{N: 5, Median: 1.03, Low: fp(1.025), High: fp(1.035)}},
-			"sq_depth":         {Article: []int{512, 512}, Chosen: 512, ArticleValue: 512, Verdict: sweep.Agrees, Decided: true},
+			"sq_depth":         {Article: []int{512, 512}, Chosen: 512, ArticleValue: ip(512), Verdict: sweep.Agrees, Decided: true},
 			"buf_offset_bytes": {Article: []int{0, 0}, Chosen: 0, Verdict: sweep.Agrees, Decided: true},
-			"cq_mod":           {Article: []int{8, 16}, Chosen: 16, ArticleValue: 16, Verdict: sweep.Agrees, Decided: true},
-			"post_list":        {Chosen: 1, Decided: true},
+			"cq_mod":           {Article: []int{8, 16}, Chosen: 16, ArticleValue: ip(16), Verdict: sweep.Agrees, Decided: true},
+			"post_list":        {Chosen: 1, Decided: true, Verdict: sweep.NoArticle},
 		},
 		Optima: map[string]sweep.Optimum{
 			"bw": {Objective: "bw", Unit: "gbit_per_s", Estimate: chosen, Basis: sweep.Searched, Contenders: 12, Decided: true,
@@ -53,15 +54,15 @@ func tunedFixture(t *testing.T) Tuned {
 		All: []sweep.PointSummary{{Point: pt(4096, 1024, 64, 64), Error: "ibv_create_qp: cannot allocate memory"}},
 	}
 	rc := est(pt(32768, 256, 0, 8), 90)
-	r := sweep.Outcome{Op: "read", Objective: "bw", Unit: "gbit_per_s", Search: "descent", Tolerance: 0.02, BudgetS: 900, BudgetSpentS: 905, BudgetExhausted: true,
+	r := sweep.Outcome{Op: "read", Objective: "bw", Unit: "gbit_per_s", Search: "descent", Resolution: 0.08, ResolutionBasis: "budget", BudgetS: 900, BudgetSpentS: 905, BudgetExhausted: true,
 		Chosen: rc, Best: rc,
 		Verdicts: map[string]sweep.Verdict{
-			"cq_mod": {Article: []int{4, 8}, Chosen: 1, ArticleValue: 8, Verdict: sweep.ArticleBetter, Decided: false,
+			"cq_mod": {Article: []int{4, 8}, Chosen: 1, ArticleValue: ip(8), Verdict: sweep.ArticleBetter, Decided: false,
 				Ratio: &sweep.Ratio{N: 8, Median: 0.8, Low: fp(0.75), High: fp(0.85)}},
-			"post_list": {Article: []int{1, 1}, Chosen: 4, ArticleValue: 1, Verdict: sweep.NotApplicable},
-			"sq_depth": {Article: []int{1024, 1024}, Chosen: 256, ArticleValue: 1024, Verdict: sweep.CannotTell,
+			"post_list": {Article: []int{1, 1}, Chosen: 4, ArticleValue: ip(1), Verdict: sweep.NotApplicable},
+			"sq_depth": {Article: []int{1024, 1024}, Chosen: 256, ArticleValue: ip(1024), Verdict: sweep.CannotTell,
 				Ratio:      &sweep.Ratio{N: 3, Median: 1.01, Low: fp(0.95), High: fp(1.07)},
-				Unresolved: &sweep.Comparison{Point: pt(32768, 1024, 0, 8), Ratio: sweep.Ratio{N: 3, Median: 0.99, Low: fp(0.93), High: fp(1.05)}}},
+				Unresolved: &sweep.Comparison{Point: pt(32768, 1024, 0, 8), Ratio: &sweep.Ratio{N: 3, Median: 0.99, Low: fp(0.93), High: fp(1.05)}}},
 		},
 		Optima: map[string]sweep.Optimum{"bw": {Objective: "bw", Unit: "gbit_per_s", Estimate: rc, Basis: sweep.Searched, Contenders: 7, ContendersCut: 2}},
 	}
@@ -76,7 +77,7 @@ func TestTunedTableComparesWithTheArticle(t *testing.T) {
 	}
 	s := out.String()
 	for _, want := range []string{
-		"message size", "256K", "64K-128K", "differs (significant)", "cannot tell (noise)", "256 ?",
+		"message size", "256K", "64K-128K", "differs, at +-2.0%", "cannot tell, at +-8.0%", "256 ?",
 		"offset from 4 KiB", "aligned",
 		"+18.8% [+17.0%, +20.5%]",  // over perftest's defaults, with its interval
 		"256K/512/0/16/1", "65536", // no: sizes are short
@@ -86,7 +87,7 @@ func TestTunedTableComparesWithTheArticle(t *testing.T) {
 		"read SQ depth: inconclusive: 32K/1024/0/8/1 against the best: 0.990 [0.930, 1.050] over 3 pairs",
 		"write message size: ours 256K over the article's 128K: 1.030 [1.025, 1.035] over 5 pairs",
 		"budget 900 s, 905 s used (exhausted)",
-		"4K/1024/64/64/1 failed (not measured again): ibv_create_qp",
+		"4K/1024/64/64/1 fails here (not measured again): ibv_create_qp", "write: resolution +-2.0%",
 	} {
 		if want == "65536" {
 			continue
@@ -135,10 +136,10 @@ func TestTunedCSV(t *testing.T) {
 	if err := TunedCSV(&out, tunedFixture(t)); err != nil {
 		t.Fatal(err)
 	}
-	want := "op,objective,msg_size_bytes,sq_depth,buf_offset_bytes,cq_mod,post_list,runs,median,ci_low,ci_high,gain_vs_article,gain_vs_perftest,verdict\n" +
-		"write,bw,262144,512,0,16,1,5,95,94.05,95.95,0.0556,,decided\n" +
-		"write,p99,4096,64,0,1,1,3,9000,8000,10000,,,best_measured\n" +
-		"read,bw,32768,256,0,8,1,5,90,89.1,90.9,,,inconclusive\n"
+	want := "op,objective,msg_size_bytes,sq_depth,buf_offset_bytes,cq_mod,post_list,runs,median,ci_low,ci_high,gain_vs_article,gain_vs_perftest,verdict,resolution,runs_tainted\n" +
+		"write,bw,262144,512,0,16,1,5,95,94.05,95.95,0.0556,,decided,0.02,0\n" +
+		"write,p99,4096,64,0,1,1,3,9000,8000,10000,,,best_measured,0.02,0\n" +
+		"read,bw,32768,256,0,8,1,5,90,89.1,90.9,,,inconclusive,0.08,0\n"
 	if out.String() != want {
 		t.Fatalf("tuned CSV:\n%s\nwant:\n%s", out.String(), want)
 	}
@@ -157,11 +158,11 @@ func TestReadTunedChecksTheVersion(t *testing.T) {
 		t.Fatalf("round trip: ok %v, %v", ok, err)
 	}
 	for _, tc := range []struct{ doc, want string }{
-		{strings.Replace(good, `"schema_version": 3`, `"schema_version": 2`, 1), "tuned report has schema_version 2; this rdmabench reads schema_version 3"},
-		{strings.Replace(good, `"schema_version": 3`, `"schema_version": 4`, 1), "tuned report has schema_version 4; this rdmabench reads schema_version 3"},
-		{`{"ops":{}}`, "tuned report without a schema_version; this rdmabench reads schema_version 3"},
-		{`{"schema_version":4,"ops":["a new shape"]}`, "schema_version 4"},
-		{`{"schema_version":3,"ops":["broken"]}`, "reading the tuned report"},
+		{strings.Replace(good, `"schema_version": 4`, `"schema_version": 3`, 1), "tuned report has schema_version 3; this rdmabench reads schema_version 4"},
+		{strings.Replace(good, `"schema_version": 4`, `"schema_version": 5`, 1), "tuned report has schema_version 5; this rdmabench reads schema_version 4"},
+		{`{"ops":{}}`, "tuned report without a schema_version; this rdmabench reads schema_version 4"},
+		{`{"schema_version":5,"ops":["a new shape"]}`, "schema_version 5"},
+		{`{"schema_version":4,"ops":["broken"]}`, "reading the tuned report"},
 	} {
 		if _, ok, err := ReadTuned([]byte(tc.doc)); !ok || err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%.60s: want a tuned report refused with %q, got ok %v, %v", tc.doc, tc.want, ok, err)

@@ -14,10 +14,12 @@ import (
 // fractions (0.05: 5% better; for p99, a 1.05 times lower p99), medians of the pairs;
 // verdict is "decided" or "inconclusive" for an objective that had final rounds of its
 // own (the budget left comparisons open), "best_measured" for one the budget did not
-// reach (the best of the points the search measured). An empty cell is a value not
+// reach (the best of the points the search measured); resolution is the fraction every
+// comparison of the operation was decided at (0.08: +-8%), runs_tainted how many of the
+// runs counted were measured while NIC counters moved. An empty cell is a value not
 // measured.
 var TunedCSVHeader = []string{"op", "objective", "msg_size_bytes", "sq_depth", "buf_offset_bytes", "cq_mod", "post_list",
-	"runs", "median", "ci_low", "ci_high", "gain_vs_article", "gain_vs_perftest", "verdict"}
+	"runs", "median", "ci_low", "ci_high", "gain_vs_article", "gain_vs_perftest", "verdict", "resolution", "runs_tainted"}
 
 // TunedCSV writes each operation's optimum per objective.
 func TunedCSV(w io.Writer, t Tuned) error {
@@ -36,7 +38,7 @@ func TunedCSV(w io.Writer, t Tuned) error {
 		if !ok || x.Pairs == 0 {
 			return ""
 		}
-		return f(x.GainMedian)
+		return fp(x.GainMedian)
 	}
 	for _, op := range tunedOps(t) {
 		o := t.Ops[op]
@@ -51,7 +53,7 @@ func TunedCSV(w io.Writer, t Tuned) error {
 			i := strconv.Itoa
 			if err := cw.Write([]string{op, name, i(p.MsgSizeBytes), i(p.SQDepth), i(p.BufOffsetBytes), i(p.CQMod), i(p.PostList),
 				i(m.Runs), f(m.Median), fp(m.CILow), fp(m.CIHigh), g(art, aok), g(pft, pok),
-				csvVerdict(m)}); err != nil {
+				csvVerdict(m), f(o.Resolution), i(m.Tainted)}); err != nil {
 				return err
 			}
 		}

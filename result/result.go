@@ -132,6 +132,14 @@ type Result struct {
 	BWGbps      float64 `json:"bw_gbit_per_s"` // 10^9 bits per second
 	BWMiBps     float64 `json:"bw_mib_per_s"`  // 2^20 bytes per second
 	MsgRateMpps float64 `json:"msg_rate_mpps"` // 10^6 messages per second
+	// RampShare (bandwidth runs): the bytes the send queues hold at once (QPs x WRs
+	// outstanding x message size; a READ's outstanding WRs are capped by max_rd_atom)
+	// over the bytes the run moved. The window runs from the first post to the last
+	// completion: it opens with the queues filling before their first completion and
+	// closes with them draining, and those are at most this share of it. A run of a few
+	// queues' worth measures its ramp, not the link: a sweep lengthens a point until the
+	// share is small against the resolution it decides at.
+	RampShare *float64 `json:"ramp_share,omitempty"`
 
 	// LatKind says what each latency sample is: "one_way" (WRITE ping-pong RTT/2),
 	// "read_completion" (one READ, post to completion) or "completion_under_load"
@@ -233,6 +241,20 @@ type Counters struct {
 	// Notes say why a side has none (no sysfs counters, the device not found there) and
 	// what the sanity checks compared.
 	Notes []string `json:"notes,omitempty"`
+}
+
+// SetRampShare sets RampShare for a bandwidth run of c that moved r.Bytes, its READs
+// capped at rdAtom outstanding per QP (0: no cap known). Nothing moved: no share.
+func (r *Result) SetRampShare(c Config, rdAtom int) {
+	if c.Test != "bw" || r.Bytes == 0 {
+		return
+	}
+	wrs := max(c.SQDepth, 1)
+	if c.Op == "read" && rdAtom > 0 {
+		wrs = min(wrs, rdAtom)
+	}
+	sh := float64(max(c.NumQPs, 1)) * float64(wrs) * float64(c.MsgSizeBytes) / float64(r.Bytes)
+	r.RampShare = &sh
 }
 
 // SetThroughput fills bytes, bandwidth and message rate from a count and a duration.

@@ -252,3 +252,19 @@ func level(v []float64) (med float64, lo, hi *float64) {
 	l, h = math.Exp(l), math.Exp(h)
 	return med, &l, &h
 }
+
+// The resolution. A comparison judged at level a after n paired rounds has an interval
+// of half-width h = t(1-a/2, n-1) x sd / sqrt(n) on the log scale, sd being the spread
+// of one paired difference. Judged against an equality band of +-2h, every comparison
+// is decided: an estimate within h of 0 gives an interval inside the band (equal), one
+// beyond h gives an interval that excludes 0 (better or worse). So 2h, as a relative
+// difference, is the resolution that n rounds buy: the smallest difference the sweep
+// tells from equality, and the band within which it calls points equal.
+
+// resolutionFor is the resolution of n paired rounds at level a (Inf below 2 rounds).
+func resolutionFor(sd float64, n int, a float64) float64 {
+	if n < 2 {
+		return math.Inf(1)
+	}
+	return math.Expm1(2 * tQuantile(1-a/2, n-1) * sd / math.Sqrt(float64(n)))
+}

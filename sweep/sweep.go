@@ -3,14 +3,26 @@
 // configuration of one operation, measuring through a Measurer, and says how sure it
 // is. It is pure Go: the real measurer is a bench.Client, tests use a fake.
 //
-// A sweep has two phases. The search (coordinate descent, or the whole grid) measures
-// points once to find where the optimum lies; descent moves only when a re-measured,
-// interleaved comparison says the new point is significantly better. The final rounds
-// then measure the contenders, the article's configuration and perftest's defaults
-// together, round after round (the order alternating), until every comparison is
-// decided or the budget is spent: the chosen configuration is the cheapest one that is
-// statistically equal to the best (stat.go), and what could not be decided is reported
-// as such, with its interval.
+// A sweep has four phases. The probe measures the start point against perftest's
+// defaults in a few interleaved rounds: from their noise and the budget it states the
+// resolution R, the smallest relative difference the budget lets it decide, before it
+// spends the rest (or, asked for a resolution, what that costs). The search (coordinate
+// descent, or the whole grid) measures points to find where the optimum lies; descent
+// moves only when a re-measured, interleaved comparison says the new point is better.
+// The final rounds then measure the contenders, the article's configuration and
+// perftest's defaults together, round after round (the order alternating), until every
+// comparison is decided at R or the budget is spent: the chosen configuration is the
+// cheapest one equal to the best within +-R (stat.go), and what could not be decided
+// even at R is reported as such, with its interval. The gains' rounds measure the
+// choice and the references afresh. The budget holds: nothing is measured once it is
+// spent, so a plan ends within its budget and one point's run.
+//
+// A point is measured long enough for its queue: a bandwidth run whose queues hold more
+// than R/4 of the bytes it moved (result.Result.RampShare: its window is that much
+// ramp-up and drain) is measured again, longer, up to Plan.MaxDurationS; a point that
+// cannot be measured that well within the cap is flagged (PointSummary.QueueBound).
+// Every run counts as measured, tainted or not: a point's taint rate is part of its
+// measurement, never a reason to measure it again.
 package sweep
 
 import (
@@ -47,10 +59,15 @@ type Plan struct {
 	Search    string    // "descent" (default) or "grid"
 	Objective Objective // what the search and the chosen configuration optimise
 	// Others are further objectives whose optima are confirmed too, from the same rounds.
-	Others    []Objective
-	Repeat    int           // the chosen configuration and the references: at least this many runs
-	Tolerance float64       // points whose ratio's interval lies within 1 +- Tolerance are equal
-	Budget    time.Duration // wall-clock time for the whole plan; <= 0: no limit (see Run)
+	Others []Objective
+	Repeat int // the gains' rounds: the chosen configuration and the references, this many runs (made even)
+	// Resolution asked for: comparisons are decided at +-Resolution (a fraction), and the
+	// sweep says what that costs. 0: the resolution the budget buys (see Run).
+	Resolution float64
+	Budget     time.Duration // wall-clock time for the whole plan; <= 0: no limit (see Run)
+	// MaxDurationS caps how long a timed point is lengthened for its queue (0: never
+	// lengthened; see RampShare).
+	MaxDurationS float64
 	// References are measured in every final round (RefArticle, RefPerftest),
 	// for the gains; those on the grid compete too.
 	References map[string]profiles.Point
@@ -76,8 +93,12 @@ type Runner struct {
 	M        Measurer
 	Record   func(Recorded) error // called with every new measurement, before anything else
 	Progress func(Event)
-	Now      func() time.Time      // the budget's clock (time.Now; tests simulate it)
-	prior    map[string][]Recorded // per operation, in the stream's order
+	Now      func() time.Time // the budget's clock (time.Now; tests simulate it)
+	// Notice, when set, gets the plan's statements as it makes them, before it spends
+	// the budget: what the probe measured and what the budget buys, and the resolution
+	// the final rounds decide at.
+	Notice func(op, line string)
+	prior  map[string][]Recorded // per operation, in the stream's order
 }
 
 // Recorded is one line of a sweep's results stream: the result (its fields at the top
@@ -163,11 +184,12 @@ func WithP99Samples(c result.Config) result.Config {
 
 // Estimate is what the runs of one point say about one objective.
 type Estimate struct {
-	Point  profiles.Point `json:"point"`
-	Runs   int            `json:"runs"`    // runs counted (the final rounds, where the point was in them)
-	Median float64        `json:"median"`  // of the objective's value, in its unit
-	CILow  *float64       `json:"ci_low"`  // 95% interval of the geometric mean; null below 2 runs
-	CIHigh *float64       `json:"ci_high"` // (an interval of the level: it includes drift)
+	Point   profiles.Point `json:"point"`
+	Runs    int            `json:"runs"`         // runs counted (the final rounds, where the point was in them)
+	Tainted int            `json:"runs_tainted"` // of them, measured while NIC counters moved (counted as measured)
+	Median  float64        `json:"median"`       // of the objective's value, in its unit
+	CILow   *float64       `json:"ci_low"`       // 95% interval of the geometric mean; null below 2 runs
+	CIHigh  *float64       `json:"ci_high"`      // (an interval of the level: it includes drift)
 	// Medians of the other metrics over the same runs.
 	BWGbps      float64 `json:"bw_gbit_per_s"`
 	MsgRateMpps float64 `json:"msg_rate_mpps"`
@@ -175,10 +197,11 @@ type Estimate struct {
 }
 
 // Gain is how much better a configuration is than a reference, as a fraction (0.1:
-// 10% more bandwidth, or a 1.1 times lower p99), from runs paired round by round.
+// 10% more bandwidth, or a 1.1 times lower p99), from runs paired round by round; null
+// where no round paired them.
 type Gain struct {
 	Pairs      int      `json:"pairs"`
-	GainMedian float64  `json:"gain_median"`
+	GainMedian *float64 `json:"gain_median"`
 	GainLow    *float64 `json:"gain_ci_low"` // 95% interval; null below 2 pairs
 	GainHigh   *float64 `json:"gain_ci_high"`
 }
@@ -192,7 +215,16 @@ type Reference struct {
 // Comparison is one point against the best, where it was not decided.
 type Comparison struct {
 	Point profiles.Point `json:"point"`
-	Ratio Ratio          `json:"ratio"` // this point over the best (>1: better)
+	Ratio *Ratio         `json:"ratio"` // this point over the best (>1: better); null: never measured in the same round
+}
+
+// comparison is pt against the best, by r (nil ratio where no round paired them).
+func comparison(pt profiles.Point, r Ratio) Comparison {
+	c := Comparison{Point: pt}
+	if r.N > 0 {
+		c.Ratio = &r
+	}
+	return c
 }
 
 // Optimum is one objective's optimum. Its estimate and gains are from the gains'
@@ -221,11 +253,14 @@ type Optimum struct {
 
 // Verdict compares one parameter of the chosen configuration with the article.
 type Verdict struct {
-	Article      []int  `json:"article"`       // the article's [lo, hi]; null where it gives none
-	Chosen       int    `json:"chosen"`        // the chosen value
-	ArticleValue int    `json:"article_value"` // the grid value in the article's range compared with it
-	Verdict      string `json:"verdict"`       // Agrees, Differs, ArticleBetter, CannotTell, NotApplicable; "" without an article value
-	Ratio        *Ratio `json:"ratio"`         // chosen over the article's value, where they differ
+	Article      []int `json:"article"`       // the article's [lo, hi]; null where it gives none
+	Chosen       int   `json:"chosen"`        // the chosen value
+	ArticleValue *int  `json:"article_value"` // the grid value that stands for the article's range, compared with it; null without a range
+	// Nearest: the grid has no value in the article's range; ArticleValue is the one
+	// nearest to it (what was measured, not the article's own).
+	Nearest bool   `json:"article_value_nearest,omitempty"`
+	Verdict string `json:"verdict"` // Agrees, Differs, ArticleBetter, CannotTell, NotApplicable, NoArticle
+	Ratio   *Ratio `json:"ratio"`   // chosen over the article's value, where they differ and were measured in the same rounds
 	// Decided: every measured alternative for this parameter is decided against the
 	// best; otherwise Unresolved is the most threatening open comparison.
 	Decided    bool        `json:"decided"`
@@ -239,6 +274,7 @@ const (
 	ArticleBetter = "article_better" // the article's value is significantly better than ours (the choice is not decided then)
 	CannotTell    = "cannot_tell"    // the intervals did not decide (noise, budget)
 	NotApplicable = "not_applicable" // no other grid value stands for the article's range, or it cannot run with the rest of ours
+	NoArticle     = "no_article"     // the article gives no value for this parameter
 )
 
 // Bases of an optimum.
@@ -260,34 +296,75 @@ type Step struct {
 type PointSummary struct {
 	Point       profiles.Point `json:"point"`
 	Runs        int            `json:"runs"`
+	Tainted     int            `json:"runs_tainted"` // runs measured while NIC counters moved
 	BWGbps      float64        `json:"bw_gbit_per_s"`
 	MsgRateMpps float64        `json:"msg_rate_mpps"`
 	P99NS       *int64         `json:"lat_p99_ns"`
-	Error       string         `json:"error,omitempty"` // a failed point: not measured again
+	// DurationS: how long the point's runs were (the plan's, or longer for its queue);
+	// RampShare: the largest of its runs' (result.Result.RampShare); QueueBound: above a
+	// quarter of the resolution even at Plan.MaxDurationS: its runs are mostly ramp-up
+	// and drain, and its numbers are not to be trusted as the link's.
+	DurationS  float64  `json:"duration_s,omitempty"`
+	RampShare  *float64 `json:"ramp_share"`
+	QueueBound bool     `json:"queue_bound,omitempty"`
+	Error      string   `json:"error,omitempty"` // a failed point ("fails here"): not measured again
+}
+
+// FinalPlan is how the final rounds were planned when the resolution was fixed: the
+// points a round measured then, the rounds the budget's final share affords (the last
+// look), and the noise of one run pooled from the probe and the descent's duels.
+type FinalPlan struct {
+	Points  int     `json:"points"`
+	Rounds  int     `json:"rounds"`
+	Noise   float64 `json:"noise"`
+	NoiseDF int     `json:"noise_df"`
+}
+
+// Projection is what the probe said the budget buys: the noise of one run, the final
+// rounds the budget affords, and the resolution they give; and what a resolution half
+// as fine would take.
+type Projection struct {
+	Noise         float64 `json:"noise"`          // relative spread of one run (the probe's pairs)
+	Pairs         int     `json:"pairs"`          // the probe's paired rounds
+	RunS          float64 `json:"run_s"`          // wall time of a run, setup included (the probe's mean)
+	FinalRounds   int     `json:"final_rounds"`   // rounds of planPoints points the final share of the budget affords
+	Resolution    float64 `json:"resolution"`     // what those rounds decide at (before the floor)
+	Finer         float64 `json:"finer"`          // half of Resolution ...
+	FinerBudgetS  float64 `json:"finer_budget_s"` // ... would take a budget of about this (null: beyond the looks)
+	AskedBudgetS  float64 `json:"asked_budget_s,omitempty"`
+	AskedReachedS bool    `json:"asked_within_looks,omitempty"`
 }
 
 // Outcome is a finished (or interrupted) sweep of one operation: numbers and points
 // only; the renderers format them.
 type Outcome struct {
-	Op              string  `json:"op"`
-	Search          string  `json:"search"`
-	Objective       string  `json:"objective"`
-	Unit            string  `json:"unit"`
-	Tolerance       float64 `json:"tolerance"`
-	Repeat          int     `json:"repeat"`
-	BudgetS         float64 `json:"budget_s"` // 0: no limit
-	BudgetSpentS    float64 `json:"budget_spent_s"`
-	BudgetExhausted bool    `json:"budget_exhausted"`
-	GridPoints      int     `json:"grid_points"`                 // valid points on the grid
-	Points          int     `json:"points_measured"`             // distinct grid points measured (or failed)
-	Runs            int     `json:"runs"`                        // measurements made in this invocation
-	Reused          int     `json:"runs_reused"`                 // measurements taken from --resume
-	Tainted         int     `json:"runs_tainted,omitempty"`      // tainted runs (NIC counters moved: counters_flags), each measured again ...
-	TaintedKept     int     `json:"runs_tainted_kept,omitempty"` // ... up to 3 times; these were tainted every time and are used
-	TaintCommon     bool    `json:"taint_common,omitempty"`      // most runs were tainted: from then on tainted runs were used as measured
-	FinalRounds     int     `json:"final_rounds"`
-	ElapsedS        float64 `json:"elapsed_s"`
-	Noise           float64 `json:"noise"` // run-to-run noise of the objective (relative)
+	Op        string `json:"op"`
+	Search    string `json:"search"`
+	Objective string `json:"objective"`
+	Unit      string `json:"unit"`
+	// Resolution: every comparison of the final rounds, the verdicts and the choice is
+	// decided at +-Resolution (a fraction: 0.08 is +-8%); the descent's at the probe's
+	// projection. ResolutionBasis: "asked" (Plan.Resolution), "budget" (what the final
+	// share of the budget buys at the noise measured, see FinalPlan) or "assumed" (no
+	// noise measured to plan with).
+	Resolution      float64     `json:"resolution"`
+	ResolutionBasis string      `json:"resolution_basis"`
+	Projection      *Projection `json:"projection"`
+	FinalPlan       *FinalPlan  `json:"final_plan"`
+	Repeat          int         `json:"repeat"`
+	BudgetS         float64     `json:"budget_s"` // 0: no limit
+	BudgetSpentS    float64     `json:"budget_spent_s"`
+	BudgetExhausted bool        `json:"budget_exhausted"`
+	GridPoints      int         `json:"grid_points"`        // valid points on the grid
+	Points          int         `json:"points_measured"`    // distinct grid points measured (or failed)
+	Runs            int         `json:"runs"`               // measurements made in this invocation
+	Reused          int         `json:"runs_reused"`        // measurements taken from --resume
+	Tainted         int         `json:"runs_tainted"`       // runs measured while NIC counters moved (counters_flags), counted as measured
+	Lengthened      int         `json:"runs_lengthened"`    // runs measured again, longer, for their queue (not counted)
+	QueueBound      int         `json:"points_queue_bound"` // points whose runs stayed mostly ramp-up and drain at the cap
+	FinalRounds     int         `json:"final_rounds"`
+	ElapsedS        float64     `json:"elapsed_s"`
+	Noise           float64     `json:"noise"` // run-to-run noise of the objective (relative)
 	// Decided: the chosen point is established as equal to the best, every contender
 	// decided. Chosen is the cheapest configuration statistically equal to the best.
 	Decided    bool                 `json:"decided"`
@@ -319,36 +396,49 @@ var (
 	finalLooks = []int{0, 3, 6, 10, 16, 24, 32, 40}
 )
 
-// Run runs a plan. The budget bounds the plan's wall-clock time: once it is spent the
-// descent stops where it is and the final rounds stop adding rounds, but the chosen
-// configuration and the references still get their Repeat runs (so a plan can run a
-// little over), and a grid search still measures the whole grid.
+// Run runs a plan. The budget bounds the plan's wall-clock time, whatever the
+// objective: no run starts once it is spent, so a plan ends within its budget and one
+// point's run. After the probe it is shared out: the gains' rounds are set aside, and
+// of the rest the search takes at most half (a grid search may not finish it), the
+// final rounds what is left.
 func (r *Runner) Run(ctx context.Context, p Plan) (Outcome, error) {
 	t0 := time.Now()
 	p.Repeat = max(p.Repeat, 1)
 	if p.Search == "" {
 		p.Search = "descent"
 	}
-	o := Outcome{Op: p.Op, Search: p.Search, Objective: p.Objective.String(), Unit: p.Objective.Unit(), Tolerance: p.Tolerance,
+	if p.Search != "descent" && p.Search != "grid" {
+		return Outcome{}, fmt.Errorf("unknown search %q: want descent or grid", p.Search)
+	}
+	o := Outcome{Op: p.Op, Search: p.Search, Objective: p.Objective.String(), Unit: p.Objective.Unit(),
 		Repeat: p.Repeat, BudgetS: max(p.Budget.Seconds(), 0), GridPoints: len(gridPoints(p.Grid))}
 	s := &state{r: r, p: p, o: &o, objs: append([]Objective{p.Objective}, p.Others...),
-		runs: map[profiles.Point][]run{}, failed: map[profiles.Point]string{}}
-	s.expected = s.guess()
-	var err error
-	var inc profiles.Point
-	switch p.Search {
-	case "grid":
-		for _, pt := range gridPoints(p.Grid) {
-			if err = s.once(ctx, pt, s.next(), "search"); err != nil {
-				break
-			}
-		}
-		inc, _ = s.best(s.objs[0], s.measured())
-	case "descent":
-		inc, err = s.descent(ctx)
-	default:
-		return o, fmt.Errorf("unknown search %q: want descent or grid", p.Search)
+		runs: map[profiles.Point][]run{}, failed: map[profiles.Point]string{}, dur: map[profiles.Point]float64{},
+		share: map[profiles.Point]float64{}, tol: firstResolution}
+	if p.Resolution > 0 {
+		s.tol = p.Resolution
 	}
+	s.phaseEnd = p.Budget
+	s.expected = s.guess()
+	err := s.probe(ctx)
+	var inc profiles.Point
+	if err == nil {
+		switch p.Search {
+		case "grid":
+			for _, pt := range gridPoints(p.Grid) {
+				if s.exhausted() {
+					break
+				}
+				if err = s.once(ctx, pt, s.next(), "search"); err != nil {
+					break
+				}
+			}
+			inc, _ = s.best(s.objs[0], s.measured())
+		case "descent":
+			inc, err = s.descent(ctx)
+		}
+	}
+	s.phaseEnd = s.p.Budget - s.reserve
 	var f *final
 	if err == nil {
 		f, err = s.final(ctx, inc)
@@ -356,8 +446,12 @@ func (r *Runner) Run(ctx context.Context, p Plan) (Outcome, error) {
 	if err == nil {
 		err = s.confirmOthers(ctx, f)
 	}
+	s.phaseEnd = s.p.Budget
 	if err == nil {
 		err = s.gains(ctx, f)
+	}
+	if errors.Is(err, errBudgetSpent) {
+		err = nil
 	}
 	if ctx.Err() != nil {
 		o.Interrupted = true
@@ -368,7 +462,7 @@ func (r *Runner) Run(ctx context.Context, p Plan) (Outcome, error) {
 	}
 	o.ElapsedS = time.Since(t0).Seconds()
 	o.BudgetSpentS = s.spent.Seconds()
-	o.BudgetExhausted = s.exhausted()
+	o.BudgetExhausted = s.cut
 	if cerr := s.conclude(f, inc); err == nil {
 		err = cerr
 	}
@@ -393,11 +487,268 @@ type state struct {
 	round    int              // the last round's number
 	spent    time.Duration
 	expected int
+	tol      float64                    // the resolution decisions are taken at
+	dur      map[profiles.Point]float64 // a point's run length, where lengthened for its queue
+	share    map[profiles.Point]float64 // the largest ramp share of a point's runs
+	looks    []int                      // the final rounds' looks (planFinal's; finalLooks without one)
+	partner  *profiles.Point            // the probe's partner of the start point
+	cut      bool                       // a phase stopped for the budget
+	// The budget's shares: the current phase ends when spent reaches phaseEnd; reserve
+	// is what the gains' rounds are expected to take.
+	phaseEnd, reserve time.Duration
 }
 
 func (s *state) next() int { s.round++; return s.round }
 
-func (s *state) exhausted() bool { return s.p.Budget > 0 && s.spent >= s.p.Budget }
+// exhausted: the current phase's share of the budget is spent.
+func (s *state) exhausted() bool {
+	if s.p.Budget > 0 && s.spent >= s.phaseEnd {
+		s.cut = true
+		return true
+	}
+	return false
+}
+
+// fits: n more runs, at the mean wall time of the runs so far, end within the current
+// phase's share (a round is not started that would eat into the next phase's).
+func (s *state) fits(n int) bool {
+	if s.p.Budget <= 0 {
+		return true
+	}
+	runs := s.o.Runs + s.o.Reused
+	if runs == 0 {
+		return !s.exhausted()
+	}
+	if s.spent+time.Duration(n)*s.spent/time.Duration(runs) > s.phaseEnd {
+		s.cut = true
+		return false
+	}
+	return true
+}
+
+// errBudgetSpent ends a plan whose budget is spent: no run starts after that.
+var errBudgetSpent = errors.New("the budget is spent")
+
+// The probe and the planning of the final rounds.
+const (
+	probeRounds     = 4    // the probe's paired rounds (3 degrees of freedom for the noise)
+	planPoints      = 12   // points a final round is planned with: the contenders, the neighbours, the article's values, the references
+	firstResolution = 0.04 // the resolution the probe's own runs are lengthened for, before it is known
+	minResolution   = 0.005
+)
+
+// looksUpTo are the final rounds' looks of a plan of n final rounds: finalLooks below
+// n, and n itself. The looks are fixed by the probe, before any final round, so the
+// error is spent over them only.
+func looksUpTo(n int) []int {
+	var out []int
+	for _, l := range finalLooks {
+		if l < n {
+			out = append(out, l)
+		}
+	}
+	return append(out, n)
+}
+
+// planResolution is the resolution of a plan of n final rounds of m points at the
+// noise sd of a paired difference: at the level of one of its looks, with Holm's first
+// step over the m-1 comparisons of a round.
+func planResolution(sd float64, n, m int) float64 {
+	return resolutionFor(sd, n, alpha/float64(len(looksUpTo(n)))/float64(max(m-1, 1)))
+}
+
+// planRounds is the fewest final rounds of m points (up to most) that decide at r.
+func planRounds(sd, r float64, m, most int) (int, bool) {
+	for n := minPairs; n <= most; n++ {
+		if planResolution(sd, n, m) <= r {
+			return n, true
+		}
+	}
+	return most, false
+}
+
+// pairedNoise is the spread of one paired log difference of the search objective
+// (bandwidth's where that has too few), pooled over the probe's pairs and the
+// descent's duels (their variances, weighted by their degrees of freedom), and the
+// degrees of freedom.
+func (s *state) pairedNoise() (sd float64, df int) {
+	var ss float64
+	add := func(a, b profiles.Point) {
+		for _, o := range []Objective{s.objs[0], {Name: "bw"}} {
+			if d := s.diffs(a, b, o, 0); len(d) >= 2 {
+				_, v := meanSD(d)
+				ss += v * v * float64(len(d)-1)
+				df += len(d) - 1
+				return
+			}
+		}
+	}
+	if s.partner != nil {
+		add(s.p.Start, *s.partner)
+	}
+	for _, st := range s.o.Descent {
+		add(st.To, st.From)
+	}
+	if df == 0 {
+		return 0, 0
+	}
+	return math.Sqrt(ss / float64(df)), df
+}
+
+// planFinal fixes the resolution of the final rounds (and of everything after them)
+// once their contenders are known: with the noise pooled so far, the points a round
+// measures and the rounds the final share of the budget affords, the resolution that
+// decides every comparison at the last look; asked for one, the rounds it takes. The
+// looks are fixed with it.
+func (s *state) planFinal(f *final) {
+	most := finalLooks[len(finalLooks)-1]
+	m := max(len(s.active(f)), 2)
+	sd, df := s.pairedNoise()
+	runs := s.o.Runs + s.o.Reused
+	n := most
+	if s.p.Budget > 0 && runs > 0 {
+		roundS := float64(m) * s.spent.Seconds() / float64(runs)
+		n = min(most, max(minPairs, int((s.phaseEnd-s.spent).Seconds()/roundS)))
+	}
+	s.o.FinalPlan = &FinalPlan{Points: m, Rounds: n, NoiseDF: df, Noise: math.Expm1(sd / math.Sqrt2)}
+	switch {
+	case s.p.Resolution > 0:
+		if s.p.Budget <= 0 {
+			n, _ = planRounds(sd, s.p.Resolution, m, most)
+		}
+		s.tol = s.p.Resolution
+	case df > 0:
+		s.tol = min(max(planResolution(sd, n, m), minResolution), 1)
+		s.o.ResolutionBasis = "budget"
+	}
+	s.o.FinalPlan.Rounds = n
+	s.looks = looksUpTo(n)
+	s.o.Resolution = s.tol
+	s.notice("final rounds: %d points, up to %d rounds, %.1f%% noise per run (%d degrees of freedom): deciding at %s", m, n, 100*s.o.FinalPlan.Noise, df, pct(s.tol))
+}
+
+// probe measures the start point and a partner (perftest's defaults, or the start's
+// first neighbour) in probeRounds interleaved rounds, and from the spread of their
+// paired differences and the wall time of a run states the resolution: asked for, what
+// it costs; otherwise what the budget's final share affords (Projection). The gains'
+// rounds' share of the budget is set aside here.
+func (s *state) probe(ctx context.Context) error {
+	start := s.p.Start
+	partner, ok := s.p.References[RefPerftest], false
+	if partner != start && s.onGrid(partner) && partner.Valid() {
+		ok = true
+	}
+	if !ok {
+		if nb := s.neighbours(start); len(nb) > 0 {
+			partner, ok = nb[0], true
+		}
+	}
+	pts := []profiles.Point{start}
+	if ok {
+		pts = append(pts, partner)
+		s.partner = &partner
+	}
+	for range probeRounds {
+		if s.exhausted() {
+			break
+		}
+		if s.round%2 == 1 {
+			slices.Reverse(pts)
+		}
+		if err := s.measureRound(ctx, pts, "probe"); err != nil {
+			return err
+		}
+	}
+	var runs int
+	for _, pt := range pts {
+		runs += len(s.runs[pt])
+	}
+	runS := 0.0
+	if runs > 0 {
+		runS = s.spent.Seconds() / float64(runs)
+	}
+	gainsRuns := (s.p.Repeat + s.p.Repeat%2) * (1 + len(s.p.Others) + len(s.p.References))
+	s.reserve = time.Duration(float64(gainsRuns) * runS * float64(time.Second))
+	sd, pairs := 0.0, 0
+	if ok {
+		o := s.objs[0]
+		d := s.diffs(start, partner, o, 0)
+		if len(d) < 2 { // the objective's statistic is missing in the probe: bandwidth's noise
+			o = Objective{Name: "bw"}
+			d = s.diffs(start, partner, o, 0)
+		}
+		pairs = len(d)
+		if pairs >= 2 {
+			_, sd = meanSD(d)
+		}
+	}
+	pr := &Projection{Noise: math.Expm1(sd / math.Sqrt2), Pairs: pairs, RunS: runS}
+	s.o.Projection = pr
+	most := finalLooks[len(finalLooks)-1]
+	roundS := float64(planPoints) * runS
+	// The budget a final share of n rounds needs: what is spent, the gains, and twice
+	// the final rounds (the search may take as much as they do).
+	budgetFor := func(n int) float64 {
+		return s.spent.Seconds() + s.reserve.Seconds() + 2*float64(n)*roundS
+	}
+	pr.FinalRounds = most
+	if s.p.Budget > 0 && roundS > 0 {
+		left := (s.p.Budget - s.spent - s.reserve).Seconds() / 2
+		pr.FinalRounds = min(most, max(minPairs, int(left/roundS)))
+	}
+	pr.Resolution = planResolution(sd, pr.FinalRounds, planPoints)
+	pr.Finer = pr.Resolution / 2
+	if n, reached := planRounds(sd, pr.Finer, planPoints, most); reached {
+		pr.FinerBudgetS = budgetFor(n)
+	}
+	switch {
+	case pairs < 2:
+		// No noise to plan with (a partner that failed, or a budget spent in the
+		// probe): decide at the asked resolution, or at the coarsest the plan allows.
+		s.o.ResolutionBasis = "budget"
+		if s.p.Resolution > 0 {
+			s.o.ResolutionBasis = "asked"
+		}
+	case s.p.Resolution > 0:
+		s.o.ResolutionBasis = "asked"
+		n, reached := planRounds(sd, s.p.Resolution, planPoints, most)
+		pr.AskedBudgetS, pr.AskedReachedS = budgetFor(n), reached
+	default:
+		s.o.ResolutionBasis = "budget"
+		s.tol = min(max(pr.Resolution, minResolution), 1)
+	}
+	if s.o.ResolutionBasis == "budget" && pairs < 2 {
+		s.o.ResolutionBasis = "assumed" // nothing measured to plan with: firstResolution
+	}
+	s.o.Resolution = s.tol
+	s.phaseEnd = s.spent + (s.p.Budget-s.spent-s.reserve)/2
+	switch {
+	case pairs < 2:
+		s.notice("probe: no noise measured (%d pairs): deciding at %s until the final rounds know more", pairs, pct(s.tol))
+	case s.p.Resolution > 0:
+		line := fmt.Sprintf("probe: %.1f%% noise per run, %.1f s a run: the asked %s takes a budget of about %.0f s", 100*pr.Noise, runS, pct(s.p.Resolution), pr.AskedBudgetS)
+		if !pr.AskedReachedS {
+			line += " (more rounds than the final looks allow: some comparisons may stay open)"
+		}
+		s.notice("%s", line)
+	default:
+		line := fmt.Sprintf("probe: %.1f%% noise per run, %.1f s a run: the budget buys about %s", 100*pr.Noise, runS, pct(pr.Resolution))
+		if pr.FinerBudgetS > 0 {
+			line += fmt.Sprintf("; %s would take a budget of about %.0f s", pct(pr.Finer), pr.FinerBudgetS)
+		}
+		s.notice("%s", line)
+	}
+	return nil
+}
+
+func (s *state) notice(format string, a ...any) {
+	if s.r.Notice != nil {
+		s.r.Notice(s.p.Op, fmt.Sprintf(format, a...))
+	}
+}
+
+// pct is a resolution in words: "+-8%".
+func pct(r float64) string { return fmt.Sprintf("+-%.3g%%", 100*r) }
 
 // stopsSweep says whether a Measurer's error ends the sweep.
 func stopsSweep(err error) bool {
@@ -405,48 +756,60 @@ func stopsSweep(err error) bool {
 	return errors.As(err, &f) && f.StopsSweep()
 }
 
-// taintTries is how many times a run is measured while it comes out tainted (the NIC
-// retransmitted, dropped or miscounted): the last one is kept, and counted as such.
-const taintTries = 3
-
 // once measures pt once more, as part of round, or takes it from the resumed stream.
-// A failed point is never measured again. A tainted run is recorded and measured
-// again, up to taintTries times, while taint is the exception (at most half of the
-// runs so far, or fewer than 10 runs): when every try is tainted, or when most runs
-// are (a link that always retransmits, such as Soft-RoCE under emulation, is what it
-// is, and measuring again only spends the budget), the run is kept and counted in
-// Outcome.TaintedKept.
+// A failed point is never measured again. A run is counted as measured, tainted or
+// not. A timed bandwidth run whose ramp share is above a quarter of the resolution is
+// measured again, longer (see lengthen), and only the longer run counts.
 func (s *state) once(ctx context.Context, pt profiles.Point, round int, phase string) error {
 	if _, bad := s.failed[pt]; bad {
 		return nil
 	}
-	for try := 1; ; try++ {
+	for {
 		res, reused, merr, err := s.acquire(ctx, pt)
 		if err != nil {
 			return err
 		}
-		if res.Error == "" && res.Tainted {
-			s.o.Tainted++
-			n := s.o.Runs + s.o.Reused
-			if 2*s.o.Tainted > n && n >= 10 {
-				s.o.TaintCommon = true
-			}
-			if try < taintTries && !s.o.TaintCommon {
-				s.progress(pt, phase, res, reused)
-				if merr != nil && stopsSweep(merr) {
-					return merr
-				}
-				continue
-			}
-			s.o.TaintedKept++
+		again := s.lengthen(pt, res)
+		if !again {
+			s.record(pt, round, res)
 		}
-		s.record(pt, round, res)
 		s.progress(pt, phase, res, reused)
 		if merr != nil && stopsSweep(merr) {
 			return merr
 		}
-		return nil
+		if !again {
+			return nil
+		}
 	}
+}
+
+// length is how long pt's runs are: the plan's duration, or longer for its queue.
+func (s *state) length(pt profiles.Point) float64 {
+	if d, ok := s.dur[pt]; ok {
+		return d
+	}
+	return s.p.Base.DurationS
+}
+
+// lengthen says whether pt's run res is too short for its queue and is to be measured
+// again: its ramp share (result.Result.RampShare) is above a quarter of the resolution
+// and the run was shorter than the plan's cap. The next run is as long as the share
+// says it needs (the share falls as the bytes moved grow), at most the cap; each
+// lengthening at least doubles the length, so a point is lengthened a few times at most.
+func (s *state) lengthen(pt profiles.Point, res result.Result) bool {
+	if res.Error != "" || res.RampShare == nil {
+		return false
+	}
+	sh := *res.RampShare
+	s.share[pt] = max(s.share[pt], sh)
+	target, cur, most := s.tol/4, res.Config.DurationS, s.p.MaxDurationS
+	if cur <= 0 || most <= cur || sh <= target {
+		return false
+	}
+	s.dur[pt] = min(most, max(2*cur, cur*sh/target))
+	s.share[pt] = 0 // the longer runs' share is what counts
+	s.o.Lengthened++
+	return true
 }
 
 func (s *state) progress(pt profiles.Point, phase string, res result.Result, reused bool) {
@@ -461,6 +824,10 @@ func (s *state) acquire(ctx context.Context, pt profiles.Point) (res result.Resu
 	if ctx.Err() != nil {
 		return res, false, nil, ctx.Err()
 	}
+	if s.p.Budget > 0 && s.spent >= s.p.Budget {
+		s.cut = true
+		return res, false, nil, errBudgetSpent
+	}
 	queue := s.r.prior[s.p.Op]
 	reused = len(queue) > 0
 	if reused {
@@ -473,6 +840,9 @@ func (s *state) acquire(ctx context.Context, pt profiles.Point) (res result.Resu
 	} else {
 		cfg := Apply(s.p.Base, pt)
 		cfg.Op = s.p.Op
+		if s.p.Base.DurationS > 0 {
+			cfg.DurationS = s.length(pt)
+		}
 		if s.p.Objective.NeedsP99() {
 			cfg = WithP99Samples(cfg)
 		}
@@ -512,6 +882,9 @@ func (s *state) record(pt profiles.Point, round int, res result.Result) {
 		s.failed[pt] = res.Error
 	} else {
 		rn := run{round: round, res: res}
+		if res.Tainted {
+			s.o.Tainted++
+		}
 		for _, o := range s.objs {
 			g, ok := o.goodness(res)
 			rn.good, rn.ok = append(rn.good, g), append(rn.ok, ok)
@@ -714,29 +1087,32 @@ func (s *state) reach(o Objective, k float64) float64 {
 	if !ok {
 		return math.Inf(1)
 	}
-	return max(math.Log1p(s.p.Tolerance), k*sd)
+	return max(math.Log1p(s.tol), k*sd)
 }
 
 // duel re-measures challenger a against incumbent b in interleaved rounds (a b, b a,
 // ...), judging at duelLooks pairs only, each look at alpha / len(duelLooks): a
 // moves when it is significantly better; the duel ends when a cannot be better by
-// more than the tolerance, or the pairs or the budget run out. It returns a over b.
+// more than the resolution, or after maxPairs rounds, or when the budget runs out.
+// The rounds are counted, not the pairs: a round in which one side's statistic is
+// missing (a p99 without the samples) still counts, so noise or a missing statistic
+// cannot keep a duel going. It returns a over b.
 func (s *state) duel(ctx context.Context, a, b profiles.Point) (Ratio, bool, error) {
 	o := s.objs[0]
 	start := s.spent
 	lvl := alpha / float64(len(duelLooks))
-	for {
-		// One duel takes at most a sixth of the budget beyond its minimum: a near tie
-		// under heavy noise must not eat what the final rounds need.
-		share := s.p.Budget > 0 && s.spent-start >= s.p.Budget/6
+	for rounds := 0; ; rounds++ {
+		// One duel takes at most a sixth of the search's share beyond its minimum: a
+		// near tie under heavy noise must not eat what the rest of the search needs.
+		share := s.p.Budget > 0 && s.spent-start >= s.p.Budget/12
 		r := s.pair(a, b, o)
-		last := r.N >= maxPairs || (r.N >= minPairs && (s.exhausted() || share)) || s.failed[a] != "" || s.failed[b] != ""
+		last := rounds >= maxPairs || !s.fits(2) || (r.N >= minPairs && share) || s.failed[a] != "" || s.failed[b] != ""
 		if slices.Contains(duelLooks, r.N) || last {
 			lo, hi := r.bounds(lvl)
 			if lo > 1 {
 				return r, true, nil
 			}
-			if hi < 1+s.p.Tolerance || last {
+			if hi < 1+s.tol || last {
 				return r, false, nil
 			}
 		}
@@ -844,7 +1220,11 @@ func (s *state) final(ctx context.Context, inc profiles.Point) (*final, error) {
 
 // finalFor runs final rounds that decide objective main, from its point inc.
 func (s *state) finalFor(ctx context.Context, inc profiles.Point, main Objective) (*final, error) {
-	f := &final{obj: main, first: s.round + 1, lvl: alpha / float64(len(finalLooks))}
+	looks := s.looks
+	if len(looks) == 0 {
+		looks = finalLooks
+	}
+	f := &final{obj: main, first: s.round + 1, lvl: alpha / float64(len(looks))}
 	if _, ok := s.mean(inc, main); !ok {
 		var found bool
 		if inc, found = s.best(main, s.measured()); !found {
@@ -863,25 +1243,38 @@ func (s *state) finalFor(ctx context.Context, inc profiles.Point, main Objective
 			f.add(pt, true)
 		}
 	}
-	for look := 0; ; look++ {
-		for { // a new chosen point brings new neighbours: judge them in the same look
+	expand := func() bool { // a new chosen point brings new neighbours: judge them in the same look
+		for {
 			f.dec = s.decide(f)
 			if !f.dec.ok {
-				return f, nil
+				return false
 			}
 			n := len(f.members)
 			for _, v := range append(s.variants(f.dec.chosen), s.neighbours(f.dec.chosen)...) {
 				f.add(v, true)
 			}
 			if len(f.members) == n {
-				break
+				return true
 			}
 		}
-		if look == len(finalLooks)-1 || s.settled(f) || s.exhausted() || ctx.Err() != nil {
+	}
+	if main == s.objs[0] { // the search's final rounds fix the resolution and the looks
+		if !expand() {
+			return f, nil
+		}
+		s.planFinal(f)
+		looks = s.looks
+		f.lvl = alpha / float64(len(looks))
+	}
+	for look := 0; ; look++ {
+		if !expand() {
+			return f, nil
+		}
+		if look == len(looks)-1 || s.settled(f) || !s.fits(len(s.active(f))) || ctx.Err() != nil {
 			return f, nil
 		}
 		pts := s.active(f)
-		for f.rounds < finalLooks[look+1] && !s.exhausted() {
+		for f.rounds < looks[look+1] && s.fits(len(pts)) {
 			if s.round%2 == 1 {
 				slices.Reverse(pts)
 			}
@@ -923,7 +1316,8 @@ func (s *state) confirmOthers(ctx context.Context, f *final) error {
 }
 
 // gains measures, once the choice is made, every objective's chosen point and the
-// references afresh: Repeat interleaved rounds (made even) whatever the budget. The estimates and
+// references afresh: Repeat interleaved rounds (made even), from the budget's share set
+// aside for them (and no run once the budget is spent). The estimates and
 // gains are computed from these rounds only, so that the luck that made a point win
 // does not inflate its gain.
 func (s *state) gains(ctx context.Context, f *final) error {
@@ -1057,7 +1451,7 @@ func (s *state) decide(f *final) decision {
 		}
 	}
 	d.decided = measuredAll && f.cut == 0 && (len(comp) > 1 || s.count(comp[0], o) >= 2)
-	for i, rel := range holm(rs, s.p.Tolerance, f.lvl) {
+	for i, rel := range holm(rs, s.tol, f.lvl) {
 		pt := others[i]
 		d.rel[pt], d.judged[pt] = rs[i], rel
 		switch rel {
@@ -1079,7 +1473,7 @@ func (s *state) settled(f *final) bool {
 		return false
 	}
 	for _, v := range s.variants(f.dec.chosen) {
-		if s.failed[v] == "" && s.pair(f.dec.chosen, v, f.obj).JudgeAt(s.p.Tolerance, f.lvl) == Undecided {
+		if s.failed[v] == "" && s.pair(f.dec.chosen, v, f.obj).JudgeAt(s.tol, f.lvl) == Undecided {
 			return false
 		}
 	}
@@ -1103,7 +1497,7 @@ func (s *state) active(f *final) []profiles.Point {
 				on = true
 			}
 		}
-		if slices.Contains(vars, m.pt) && s.pair(d.chosen, m.pt, o).JudgeAt(s.p.Tolerance, f.lvl) == Undecided {
+		if slices.Contains(vars, m.pt) && s.pair(d.chosen, m.pt, o).JudgeAt(s.tol, f.lvl) == Undecided {
 			on = true
 		}
 		if on {
@@ -1190,7 +1584,17 @@ func (s *state) conclude(f *final, inc profiles.Point) error {
 		}
 		ps := PointSummary{Point: pt, Runs: len(s.runs[pt]), Error: s.failed[pt]}
 		e := s.estimate(pt, s.objs[0], 0)
-		ps.BWGbps, ps.MsgRateMpps, ps.P99NS = e.BWGbps, e.MsgRateMpps, e.P99NS
+		ps.BWGbps, ps.MsgRateMpps, ps.P99NS, ps.Tainted = e.BWGbps, e.MsgRateMpps, e.P99NS, e.Tainted
+		if s.p.Base.DurationS > 0 {
+			ps.DurationS = s.length(pt)
+		}
+		if sh, ok := s.share[pt]; ok && ps.Runs > 0 {
+			ps.RampShare = &sh
+			ps.QueueBound = sh > s.tol/4
+		}
+		if ps.QueueBound {
+			o.QueueBound++
+		}
 		o.All = append(o.All, ps)
 	}
 	o.Points = len(o.All)
@@ -1203,6 +1607,21 @@ func (s *state) conclude(f *final, inc profiles.Point) error {
 			}
 		}
 		o.Chosen, o.Best = s.estimate(inc, s.objs[0], 0), s.estimate(inc, s.objs[0], 0)
+		o.Optima = map[string]Optimum{}
+		for _, obj := range s.objs { // no final rounds: each objective's best measured
+			b, ok := s.best(obj, s.measured())
+			if !ok {
+				continue
+			}
+			op := Optimum{Objective: obj.String(), Unit: obj.Unit(), Basis: BestMeasured, Estimate: s.estimate(b, obj, 0),
+				Gains: map[string]Gain{}, Unresolved: []Comparison{}}
+			for _, q := range s.measured() {
+				if _, ok := s.mean(q, obj); ok {
+					op.Contenders++
+				}
+			}
+			o.Optima[obj.String()] = op
+		}
 		return nil
 	}
 	d, main := f.dec, s.objs[0]
@@ -1226,7 +1645,7 @@ func (s *state) conclude(f *final, inc profiles.Point) error {
 			op.Noise = o.Noise
 			for _, m := range f.members {
 				if j, ok := d.judged[m.pt]; ok && j != Equal && j != Worse {
-					op.Unresolved = append(op.Unresolved, Comparison{Point: m.pt, Ratio: d.rel[m.pt]})
+					op.Unresolved = append(op.Unresolved, comparison(m.pt, d.rel[m.pt]))
 				}
 			}
 		} else {
@@ -1244,7 +1663,7 @@ func (s *state) conclude(f *final, inc profiles.Point) error {
 				op.Noise = s.noise(od.leader, fo.members, obj, 0)
 				for _, m := range fo.members {
 					if j, ok := od.judged[m.pt]; ok && j != Equal && j != Worse {
-						op.Unresolved = append(op.Unresolved, Comparison{Point: m.pt, Ratio: od.rel[m.pt]})
+						op.Unresolved = append(op.Unresolved, comparison(m.pt, od.rel[m.pt]))
 					}
 				}
 				for name, ref := range s.p.References {
@@ -1287,8 +1706,9 @@ func (s *state) verdict(f *final, d string) Verdict {
 		j, ok := main.judged[m.pt]
 		if ok && m.pt.Get(d) != c.Get(d) && j != Equal && j != Worse {
 			r := main.rel[m.pt]
-			if v.Unresolved == nil || high(r) > high(v.Unresolved.Ratio) {
-				v.Unresolved = &Comparison{Point: m.pt, Ratio: r}
+			if v.Unresolved == nil || high(&r) > high(v.Unresolved.Ratio) {
+				c := comparison(m.pt, r)
+				v.Unresolved = &c
 			}
 			v.Decided = false
 		}
@@ -1306,28 +1726,34 @@ func (s *state) verdict(f *final, d string) Verdict {
 	}
 	r, ok := s.p.Article[d]
 	if !ok {
+		v.Verdict = NoArticle
 		return v
 	}
 	v.Article = slices.Clone(r)
-	v.ArticleValue = ArticleValue(d, s.p.Grid[d], r, c.Get(d))
+	av := ArticleValue(d, s.p.Grid[d], r, c.Get(d))
 	if inRange(d, r, c.Get(d)) {
-		v.ArticleValue = c.Get(d)
+		av = c.Get(d)
 		v.Verdict = map[bool]string{true: Agrees, false: CannotTell}[v.Decided]
+	}
+	v.ArticleValue, v.Nearest = &av, !inRange(d, r, av)
+	if v.Verdict != "" {
 		return v
 	}
-	alt := c.With(d, v.ArticleValue)
+	alt := c.With(d, av)
 	if alt == c || !alt.Valid() || s.failed[alt] != "" {
 		v.Verdict = NotApplicable
 		return v
 	}
 	ratio := s.pair(c, alt, s.objs[0])
-	v.Ratio = &ratio
-	v.Verdict = map[Relation]string{Equal: Agrees, Better: Differs, Worse: ArticleBetter, Undecided: CannotTell}[ratio.JudgeAt(s.p.Tolerance, f.lvl)]
+	if ratio.N > 0 {
+		v.Ratio = &ratio
+	}
+	v.Verdict = map[Relation]string{Equal: Agrees, Better: Differs, Worse: ArticleBetter, Undecided: CannotTell}[ratio.JudgeAt(s.tol, f.lvl)]
 	return v
 }
 
-func high(r Ratio) float64 {
-	if r.High == nil {
+func high(r *Ratio) float64 {
+	if r == nil || r.High == nil {
 		return math.Inf(1)
 	}
 	return *r.High
@@ -1338,7 +1764,8 @@ func gain(r Ratio) Gain {
 	if r.N == 0 {
 		return g
 	}
-	g.GainMedian = r.Median - 1
+	med := r.Median - 1
+	g.GainMedian = &med
 	if r.Low != nil {
 		lo, hi := *r.Low-1, *r.High-1
 		g.GainLow, g.GainHigh = &lo, &hi
@@ -1379,6 +1806,9 @@ func (s *state) estimate(pt profiles.Point, o Objective, from int) Estimate {
 	e := Estimate{Point: pt, Runs: len(rs)}
 	var vals, bw, rate, p99 []float64
 	for _, r := range rs {
+		if r.Tainted {
+			e.Tainted++
+		}
 		if v, ok := o.Value(r); ok {
 			vals = append(vals, v)
 		}
@@ -1433,11 +1863,11 @@ func gridPoints(g map[string][]int) []profiles.Point {
 func (s *state) guess() int {
 	final := 3*(1+maxRivals+10)*s.p.Repeat + (1+len(s.p.Others)+len(s.p.References))*s.p.Repeat
 	if s.p.Search == "grid" {
-		return len(gridPoints(s.p.Grid)) + final
+		return 2*probeRounds + len(gridPoints(s.p.Grid)) + final
 	}
 	n := 0
 	for _, d := range profiles.Dims {
 		n += len(s.p.Grid[d]) - 1
 	}
-	return 2*n + 1 + 6 + 4*2*minPairs + final
+	return 2*probeRounds + 2*n + 1 + 6 + 4*2*minPairs + final
 }

@@ -247,16 +247,16 @@ func TestSweepFlags(t *testing.T) {
 		func() sweepOptions {
 			return sweepOptions{clientOptions: clientOptions{Server: "host", TCPPort: oob.DefaultPort, Local: bench.Local{Port: 1, GIDIndex: -1},
 				Timeout: 30 * time.Second, Clock: "auto"},
-				Ops: []string{"write", "read"}, Search: "descent", Objective: "bw", Tolerance: 0.02, Repeat: 3, Budget: 15 * time.Minute, QPs: 1}
+				Ops: []string{"write", "read"}, Search: "descent", Objective: "bw", Repeat: 3, Budget: 15 * time.Minute, QPs: 1}
 		},
 		func(o *sweepOptions) { o.Out.Stdout, o.Out.Stderr = nil, nil },
 		[]flagCase[sweepOptions]{
 			{args: []string{"host"}},
 			{args: []string{"host", "--ops", "read", "--profile", "cx6", "--search", "grid", "--objective", "bw-p99", "--max-p99", "500us",
-				"--tolerance", "0.05", "--repeat", "5", "--budget", "0", "--point-duration", "0.5", "--resume", "s.ndjson", "-q", "4",
+				"--resolution", "0.05", "--repeat", "5", "--budget", "0", "--point-duration", "0.5", "--point-duration-max", "4", "--resume", "s.ndjson", "-q", "4",
 				"--events", "--cq-moderation", "8", "--json", "t.json"}, want: func(o *sweepOptions) {
 				o.Ops, o.Profile, o.Search, o.Objective, o.MaxP99 = []string{"read"}, "cx6", "grid", "bw-p99", 500*time.Microsecond
-				o.Tolerance, o.Repeat, o.Budget, o.PointDuration, o.Resume, o.QPs = 0.05, 5, 0, 0.5, "s.ndjson", 4
+				o.Resolution, o.Repeat, o.Budget, o.PointDuration, o.MaxDuration, o.Resume, o.QPs = 0.05, 5, 0, 0.5, 4, "s.ndjson", 4
 				o.Events = result.Config{CompletionEvents: true, CQModerationCount: 8}
 				o.Out.JSON = "t.json"
 			}},
@@ -265,7 +265,9 @@ func TestSweepFlags(t *testing.T) {
 			{args: []string{"host", "--search", "random"}, wantErr: "--search"},
 			{args: []string{"host", "--objective", "speed"}, wantErr: "speed"},
 			{args: []string{"host", "--repeat", "1"}, wantErr: "--repeat"},
-			{args: []string{"host", "--tolerance", "1"}, wantErr: "--tolerance"},
+			{args: []string{"host", "--resolution", "1"}, wantErr: "--resolution 1: want a fraction"},
+			{args: []string{"host", "--resolution", "-0.1"}, wantErr: "--resolution -0.1"},
+			{args: []string{"host", "--tolerance", "0.03"}, want: func(o *sweepOptions) { o.Resolution = 0.03 }},
 			{args: []string{"host", "--resume", "a", "--results", "b"}, wantErr: "drop --results"},
 			{args: []string{"host", "--json", "-", "--csv", "-"}, wantErr: "only one can go to stdout"},
 			{args: []string{"host", "--mr", "pool,per-io", "--sizes", "4K,64K", "--baseline", "tcp"}, want: func(o *sweepOptions) {
@@ -333,12 +335,12 @@ func TestReportShowTunedVersion(t *testing.T) {
 	file := filepath.Join(dir, "tuned.json")
 	var out bytes.Buffer
 	o := &reportShowOptions{Files: []string{file}, Out: outputs{Stdout: &out, Stderr: &out}}
-	os.WriteFile(file, []byte(`{"schema_version":3,"profile":"rxe","objective":"bw","ops":{"write":{"op":"write","objective":"bw"}}}`), 0o644)
+	os.WriteFile(file, []byte(`{"schema_version":4,"profile":"rxe","objective":"bw","ops":{"write":{"op":"write","objective":"bw"}}}`), 0o644)
 	if err := reportShowRun(o); err != nil || !strings.Contains(out.String(), "Tuned parameters") {
 		t.Fatalf("tuned report: %v\n%s", err, out.String())
 	}
 	os.WriteFile(file, []byte(`{"schema_version":2,"profile":"rxe","objective":"bw","ops":{"write":{"op":"write","objective":"bw"}}}`), 0o644)
-	if err := reportShowRun(o); err == nil || !strings.Contains(err.Error(), "tuned.json: tuned report has schema_version 2; this rdmabench reads schema_version 3") {
+	if err := reportShowRun(o); err == nil || !strings.Contains(err.Error(), "tuned.json: tuned report has schema_version 2; this rdmabench reads schema_version 4") {
 		t.Fatalf("want the old tuned report refused, got %v", err)
 	}
 }

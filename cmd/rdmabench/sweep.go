@@ -27,10 +27,11 @@ type sweepOptions struct {
 	Search        string
 	Objective     string
 	MaxP99        time.Duration
-	Tolerance     float64
+	Resolution    float64 // asked for (--resolution); 0: what the budget buys
 	Repeat        int
 	Budget        time.Duration
 	PointDuration float64
+	MaxDuration   float64 // --point-duration-max; 0: ten times the point duration
 	Results       string
 	Resume        string
 	QPs           int
@@ -59,17 +60,27 @@ as soon as it is measured; --resume FILE continues an interrupted sweep without
 re-measuring the points already in FILE. The default search (descent) walks one
 dimension at a time from the profile's start point and refines locally; --search grid
 measures every point of the profile's grid. Descent moves only when re-measuring, in
-interleaved pairs, says the new point is significantly better. Then the contenders
-(the best points, the chosen point's one-parameter neighbours, the article's values)
-are measured together, round after round, until every comparison is decided (an
-interval of the paired ratio, its error spent over the looks and the contenders) or
---budget is spent: two points are equal when the interval of their ratio lies within
-1 +- --tolerance, and the cheapest point equal to the best is chosen. The chosen point,
-the article's configuration and perftest's defaults are then measured afresh, --repeat
-rounds at least, for the gains (median, 95% interval). What the budget left undecided
-is reported as "cannot tell". A resumed sweep charges the budget with the recorded
-runs' time, so it takes the same decisions; a stream that does not match the sweep
-is an error.`,
+interleaved pairs, says the new point is significantly better.
+
+Every comparison is decided at a resolution R: equal within +-R, or better by more
+than the noise allows. First a probe measures the start point against perftest's
+defaults in interleaved rounds, and from their noise and --budget the sweep says what
+R the budget buys, and what a finer one would cost; or, given --resolution, what that
+costs. Then the contenders (the best points, the chosen point's one-parameter
+neighbours, the article's values) are measured together, round after round, until
+every comparison is decided at R (an interval of the paired ratio, its error spent
+over the looks and the contenders) or --budget is spent, and the cheapest point equal
+to the best is chosen. The chosen point, the article's configuration and perftest's
+defaults are then measured afresh, --repeat rounds, for the gains (median, 95%
+interval). What even R left undecided is reported as "cannot tell". The budget holds:
+no run starts once it is spent.
+
+A point runs --point-duration seconds; one whose queues hold more than R/4 of the bytes
+a run moves (the run is mostly its own ramp-up and drain) runs longer, up to
+--point-duration-max, and is flagged queue-bound if even that is not enough. Tainted
+runs (NIC counters moved) count as measured: a point's taint rate is part of it.
+A resumed sweep charges the budget with the recorded runs' time, so it takes the same
+decisions; a stream that does not match the sweep is an error.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Server = args[0]
@@ -84,8 +95,15 @@ is an error.`,
 			if o.Search != "descent" && o.Search != "grid" {
 				return flagErrorf("--search %q: want descent or grid", o.Search)
 			}
-			if o.Repeat < 2 || o.Tolerance <= 0 || o.Tolerance >= 1 || o.Budget < 0 {
-				return flagErrorf("--repeat must be at least 2 (an interval needs two runs), --tolerance within (0, 1), --budget not negative")
+			switch {
+			case o.Repeat < 2:
+				return flagErrorf("--repeat %d: want 2 or more (an interval needs two runs)", o.Repeat)
+			case !(o.Resolution >= 0 && o.Resolution < 1):
+				return flagErrorf("--resolution %g: want a fraction in (0, 1), e.g. 0.05 for +-5%%, or 0 for what the budget buys", o.Resolution)
+			case o.Budget < 0:
+				return flagErrorf("--budget %v: want a duration, or 0 for no limit", o.Budget)
+			case !(o.PointDuration >= 0) || !(o.MaxDuration >= 0):
+				return flagErrorf("--point-duration and --point-duration-max: want seconds, not negative")
 			}
 			if err := bench.ValidateCounters(o.Counters); err != nil {
 				return &flagError{err}
@@ -121,10 +139,13 @@ is an error.`,
 	f.StringVar(&o.Search, "search", "descent", "descent (few points) or grid (every point)")
 	f.StringVar(&o.Objective, "objective", "bw", "what the search maximises: bw, rate, p99 or bw-p99")
 	f.DurationVar(&o.MaxP99, "max-p99", 0, "latency bound for --objective bw-p99 (e.g. 500us); also reported")
-	f.Float64Var(&o.Tolerance, "tolerance", 0.02, "points whose ratio's 95% interval lies within 1 +- this count as equal")
-	f.IntVar(&o.Repeat, "repeat", 3, "runs of the chosen configuration and of each reference, at least")
+	f.Float64Var(&o.Resolution, "resolution", 0, "decide every comparison at +- this fraction (0.05: 5%) and say what it costs (default: the finest the --budget buys at the noise the probe measures)")
+	f.Float64Var(&o.Resolution, "tolerance", 0, "the old name of --resolution")
+	_ = f.MarkDeprecated("tolerance", "use --resolution")
+	f.IntVar(&o.Repeat, "repeat", 3, "runs of the chosen configuration and of each reference, after the choice")
 	f.DurationVar(&o.Budget, "budget", 15*time.Minute, "time per operation; when spent, what is undecided is reported as such (0: no limit)")
 	f.Float64Var(&o.PointDuration, "point-duration", 0, "seconds per point (default: the profile's)")
+	f.Float64Var(&o.MaxDuration, "point-duration-max", 0, "the longest a point is run for its queue (default: ten times --point-duration)")
 	f.StringVar(&o.Results, "results", "", "results stream, NDJSON (default sweep-<profile>-<time>.ndjson)")
 	f.StringVar(&o.Resume, "resume", "", "continue the sweep whose results stream is FILE, appending to it")
 	f.IntVarP(&o.QPs, "qps", "q", 1, "number of QPs")
@@ -189,8 +210,13 @@ func (o *sweepOptions) sweep(ctx context.Context, c *bench.Client) error {
 	if dur <= 0 {
 		dur = prof.PointDurationS
 	}
-	fmt.Fprintf(o.Out.Stderr, "sweep: profile %s (%s), %s search, objective %s, %.2g s per point, results -> %s",
-		prof.Name, prof.Source, o.Search, obj.Describe(), dur, path)
+	maxDur := o.MaxDuration
+	if maxDur <= 0 {
+		maxDur = 10 * dur
+	}
+	maxDur = max(maxDur, dur)
+	fmt.Fprintf(o.Out.Stderr, "sweep: profile %s (%s), %s search, objective %s, %.2g s per point (up to %.2g s for a deep queue), results -> %s",
+		prof.Name, prof.Source, o.Search, obj.Describe(), dur, maxDur, path)
 	if len(prior) > 0 {
 		fmt.Fprintf(o.Out.Stderr, " (resuming: %d results)", len(prior))
 	}
@@ -207,6 +233,7 @@ func (o *sweepOptions) sweep(ctx context.Context, c *bench.Client) error {
 	runner := sweep.NewRunner(measure, sweep.StreamRecorder(stream), prior)
 	prog := newProgress(o.Out.Stderr)
 	runner.Progress = prog.event
+	runner.Notice = func(op, line string) { prog.notice(op + ": " + line) }
 	outcomes := map[string]sweep.Outcome{}
 	var errs []error
 	for _, op := range o.Ops {
@@ -223,7 +250,7 @@ func (o *sweepOptions) sweep(ctx context.Context, c *bench.Client) error {
 			}
 		}
 		p := sweep.Plan{Op: op, Base: base, Grid: prof.Grid[op], Start: prof.Start[op], Search: o.Search,
-			Objective: obj, Others: others, Repeat: o.Repeat, Tolerance: o.Tolerance, Budget: o.Budget,
+			Objective: obj, Others: others, Repeat: o.Repeat, Resolution: o.Resolution, Budget: o.Budget, MaxDurationS: maxDur,
 			Article: prof.Reference[op],
 			References: map[string]profiles.Point{
 				sweep.RefArticle:  sweep.ArticlePoint(prof.Grid[op], prof.Reference[op], prof.Start[op]),
@@ -338,6 +365,14 @@ func (p *progress) event(e sweep.Event) {
 		return
 	}
 	fmt.Fprintf(p.w, "[%d/~%d] %s\n", e.Measured, max(e.Expected, e.Measured), line)
+}
+
+// notice is one of the plan's statements, on a line of its own (above the bar).
+func (p *progress) notice(line string) {
+	if p.bar != nil {
+		p.bar.Clear()
+	}
+	fmt.Fprintln(p.w, "sweep: "+line)
 }
 
 func (p *progress) done() {

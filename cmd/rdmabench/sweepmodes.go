@@ -104,7 +104,7 @@ func (o *sweepOptions) compareModes(ctx context.Context, c *bench.Client) error 
 		fmt.Fprintf(o.Out.Stderr, "sweep --mr: %s, %s against %s at %d sizes, %d rounds each, %.2g s per run, results -> %s\n",
 			op, o.MR[1], o.MR[0], len(sizes), o.Repeat, dur, path)
 		out, err := sweep.CompareModes(ctx, measure, record, sweep.Modes{Op: op, Base: base, Sizes: sizes,
-			A: mode(o.MR[0]), B: mode(o.MR[1]), Repeat: o.Repeat, Tolerance: o.Tolerance, Budget: o.Budget, TCP: o.Baseline == "tcp"})
+			A: mode(o.MR[0]), B: mode(o.MR[1]), Repeat: o.Repeat, Tolerance: modeTolerance(o.Resolution), Budget: o.Budget, TCP: o.Baseline == "tcp"})
 		outs = append(outs, out)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", op, err))
@@ -121,4 +121,13 @@ func (o *sweepOptions) compareModes(ctx context.Context, c *bench.Client) error 
 		errs = append(errs, errors.New("interrupted"))
 	}
 	return errors.Join(errs...)
+}
+
+// modeTolerance is the equality band of a registration-mode comparison: the asked
+// --resolution, or 2%.
+func modeTolerance(r float64) float64 {
+	if r > 0 {
+		return r
+	}
+	return 0.02
 }

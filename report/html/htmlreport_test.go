@@ -415,7 +415,7 @@ func TestOddInputsStillMakeAPage(t *testing.T) {
 		"failed only": {{Path: "f.ndjson", Data: enc(failed)}},
 		"zero bw":     {{Path: "z.ndjson", Data: enc(zero, zero)}, {Path: "b.ndjson", Data: enc(zero)}},
 		"short lat":   {{Path: "s.ndjson", Data: enc(short)}},
-		"empty tuned": {{Path: "t.json", Data: []byte(`{"schema_version":3,"ops":{"write":{"op":"write"}}}`)}},
+		"empty tuned": {{Path: "t.json", Data: []byte(`{"schema_version":4,"ops":{"write":{"op":"write"}}}`)}},
 	} {
 		ss, err := Build(files, nil)
 		if err != nil {

@@ -152,8 +152,8 @@ func tunedTables(s *Series) *tunedSection {
 			if !v.Decided {
 				val += " ?"
 			}
-			w, ok := report.VerdictWords[v.Verdict]
-			if !ok {
+			w := report.FmtVerdict(d, v, o.Resolution)
+			if _, ok := report.VerdictWords[v.Verdict]; !ok {
 				w = clean(v.Verdict, 32)
 			}
 			row = append(row, num(val), txt(report.FmtRange(d, v.Article)), tcell{Text: w, Class: verdictClass[v.Verdict]})
@@ -201,7 +201,7 @@ func tunedTables(s *Series) *tunedSection {
 	}
 	sec.Tables = []table{params, meas, optima}
 	for _, op := range tops {
-		sec.Notes = append(sec.Notes, tunedNotes(op, t.Ops[op])...)
+		sec.Notes = append(sec.Notes, report.TunedNotes(op, t.Ops[op])...)
 	}
 	for _, m := range missing {
 		why := "no configuration qualifies"
@@ -210,9 +210,9 @@ func tunedTables(s *Series) *tunedSection {
 		}
 		sec.Notes = append(sec.Notes, fmt.Sprintf("%s: no optimum: %s", m, why))
 	}
-	sec.Notes = append(sec.Notes, "Verdicts: agrees = ours is in the article's range (and decided), or the article's value is within the tolerance of ours; "+
-		"differs = ours is significantly better; article's better = the article's value is significantly better; "+
-		"cannot tell = the intervals did not decide within the budget; n/a = no other grid value stands for the article's, or it cannot run with the rest.")
+	sec.Notes = append(sec.Notes, "Verdicts, at the operation's resolution +-R: agrees = ours is in the article's range (and decided), or the article's value is within +-R of ours; "+
+		"differs = ours is better by more than the noise allows at R; article's better = the opposite; "+
+		"cannot tell = not decided even at R within the budget; n/a = no other grid value stands for the article's, or it cannot run with the rest.")
 	return sec
 }
 
@@ -225,52 +225,6 @@ func gainCell(g sweep.Gain) tcell {
 		c.Class = "num bad"
 	}
 	return c
-}
-
-// tunedNotes are what the cells cannot hold: the effort, the noise, the taint, every
-// comparison left open.
-func tunedNotes(op string, o sweep.Outcome) []string {
-	var out []string
-	budget := "no budget"
-	if o.BudgetS > 0 {
-		budget = fmt.Sprintf("budget %.0f s, %.0f s used", o.BudgetS, o.BudgetSpentS)
-		if o.BudgetExhausted {
-			budget += " (exhausted)"
-		}
-	}
-	state := "decided"
-	if !o.Decided {
-		state = "NOT decided (the chosen point is the best estimate)"
-	}
-	if o.Interrupted {
-		state += ", interrupted"
-	}
-	out = append(out, fmt.Sprintf("%s: %s; noise %.1f%% per run, tolerance %.1f%%; %s search: %d / %d points, %d runs (%d reused), %d final rounds, %.0f s; %s",
-		op, state, 100*o.Noise, 100*o.Tolerance, clean(o.Search, 16), o.Points, o.GridPoints, o.Runs+o.Reused, o.Reused, o.FinalRounds, o.ElapsedS, budget))
-	switch {
-	case o.TaintCommon:
-		out = append(out, fmt.Sprintf("%s: %d runs tainted (NIC counters moved): most runs were, so tainted runs were used as measured (%d of them)", op, o.Tainted, o.TaintedKept))
-	case o.Tainted > 0:
-		out = append(out, fmt.Sprintf("%s: %d runs tainted (NIC counters moved), each measured again up to 3 times; %d used although tainted every time", op, o.Tainted, o.TaintedKept))
-	}
-	for _, d := range profiles.Dims {
-		v, ok := o.Verdicts[d]
-		if !ok {
-			continue
-		}
-		if v.Ratio != nil {
-			out = append(out, fmt.Sprintf("%s %s: ours %s over the article's %s: %s", op, report.ParamNames[d], report.FmtDim(d, v.Chosen), report.FmtDim(d, v.ArticleValue), report.FmtRatio(*v.Ratio)))
-		}
-		if v.Unresolved != nil {
-			out = append(out, fmt.Sprintf("%s %s: inconclusive: %s against the best: %s", op, report.ParamNames[d], pointName(v.Unresolved.Point), report.FmtRatio(v.Unresolved.Ratio)))
-		}
-	}
-	for _, ps := range o.All {
-		if ps.Error != "" {
-			out = append(out, fmt.Sprintf("%s %s failed (not measured again): %s", op, pointName(ps.Point), clean(strings.ReplaceAll(ps.Error, "\n", "; "), 300)))
-		}
-	}
-	return out
 }
 
 // countersSection is the NIC counters' verdict per configuration of a series.
