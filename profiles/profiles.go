@@ -20,16 +20,26 @@ import (
 var embedded embed.FS
 
 // Dims are the swept parameters, in the order the search walks them.
-var Dims = []string{"msg_size_bytes", "sq_depth", "buf_offset_bytes", "cq_mod", "post_list"}
+var Dims = []string{"msg_size_bytes", "sq_depth", "buf_offset_bytes", "cq_mod", "post_list", "qp_timeout"}
+
+// Optional dimensions may be left out of a profile's grid: the sweep then holds them at
+// one value (for qp_timeout, -u or DefaultQPTimeout).
+var Optional = []string{"qp_timeout"}
+
+// DefaultQPTimeout is the QP timeout exponent perftest and rdmabench use unless told
+// (-u): 4.096 us x 2^14, 67 ms. A result's config says it as 0.
+const DefaultQPTimeout = 14
 
 // Point is one value per dimension: a configuration of the swept parameters. It is a
 // comparable value (a map key, ==), with the same snake_case keys in YAML and JSON.
+// QPTimeout is the exponent itself (14, not the config's 0 for the default).
 type Point struct {
 	MsgSizeBytes   int `yaml:"msg_size_bytes" json:"msg_size_bytes"`
 	SQDepth        int `yaml:"sq_depth" json:"sq_depth"`
 	BufOffsetBytes int `yaml:"buf_offset_bytes" json:"buf_offset_bytes"`
 	CQMod          int `yaml:"cq_mod" json:"cq_mod"`
 	PostList       int `yaml:"post_list" json:"post_list"`
+	QPTimeout      int `yaml:"qp_timeout,omitempty" json:"qp_timeout,omitempty"`
 }
 
 // Get returns the value of dimension d (one of Dims); it panics on an unknown name,
@@ -54,8 +64,34 @@ func (p *Point) field(d string) *int {
 		return &p.CQMod
 	case "post_list":
 		return &p.PostList
+	case "qp_timeout":
+		return &p.QPTimeout
 	}
 	panic("profiles: unknown dimension " + d)
+}
+
+// Complete fills the optional dimensions a grid leaves out with one value each: the
+// grid gets [v] and the start point v, where v is fixed (non-zero), or the dimension's
+// default. It returns the grid (a copy) and the start point.
+func Complete(grid map[string][]int, start Point, fixed map[string]int) (map[string][]int, Point) {
+	g := maps.Clone(grid)
+	for _, d := range Optional {
+		if v := fixed[d]; v != 0 {
+			g[d], start = []int{v}, start.With(d, v)
+			continue
+		}
+		if len(g[d]) == 0 {
+			g[d], start = []int{optionalDefault(d)}, start.With(d, optionalDefault(d))
+		}
+	}
+	return g, start
+}
+
+func optionalDefault(d string) int {
+	if d == "qp_timeout" {
+		return DefaultQPTimeout
+	}
+	return 0
 }
 
 // Valid says whether a point can run: moderation and post list fit in the SQ.
@@ -104,6 +140,12 @@ func (p Profile) check() error {
 			return fmt.Errorf("profile %s: no grid for %s", p.Name, op)
 		}
 		for _, d := range Dims {
+			if len(g[d]) == 0 && slices.Contains(Optional, d) {
+				if s := p.Start[op].Get(d); s != 0 {
+					return fmt.Errorf("profile %s: %s start %s=%d, but the grid has no %s values", p.Name, op, d, s, d)
+				}
+				continue
+			}
 			if len(g[d]) == 0 {
 				return fmt.Errorf("profile %s: %s grid has no %s values", p.Name, op, d)
 			}

@@ -88,7 +88,7 @@ func tunedOps(t Tuned) []string {
 // ParamNames are the swept dimensions' names in tables (and in the HTML report).
 var ParamNames = map[string]string{
 	"msg_size_bytes": "message size", "sq_depth": "SQ depth", "buf_offset_bytes": "offset from 4 KiB",
-	"cq_mod": "signal every N (cq-mod)", "post_list": "post-list length",
+	"cq_mod": "signal every N (cq-mod)", "post_list": "post-list length", "qp_timeout": "QP timeout (-u)",
 }
 
 // FmtDim renders a value of dimension d (sizes with units).
@@ -112,9 +112,14 @@ func FmtRange(d string, r []int) string {
 	return FmtDim(d, r[0]) + "-" + FmtDim(d, r[1])
 }
 
-// FmtPoint is a configuration in one short cell: size/depth/offset/cq-mod/post-list.
+// FmtPoint is a configuration in one short cell: size/depth/offset/cq-mod/post-list,
+// and /uN where the QP timeout is not the default.
 func FmtPoint(p profiles.Point) string {
-	return fmt.Sprintf("%s/%d/%d/%d/%d", result.FormatSize(p.MsgSizeBytes), p.SQDepth, p.BufOffsetBytes, p.CQMod, p.PostList)
+	s := fmt.Sprintf("%s/%d/%d/%d/%d", result.FormatSize(p.MsgSizeBytes), p.SQDepth, p.BufOffsetBytes, p.CQMod, p.PostList)
+	if p.QPTimeout != 0 && p.QPTimeout != profiles.DefaultQPTimeout {
+		s += fmt.Sprintf("/u%d", p.QPTimeout)
+	}
+	return s
 }
 
 // FmtValue renders an objective's value in its unit.

@@ -136,10 +136,10 @@ func TestTunedCSV(t *testing.T) {
 	if err := TunedCSV(&out, tunedFixture(t)); err != nil {
 		t.Fatal(err)
 	}
-	want := "op,objective,msg_size_bytes,sq_depth,buf_offset_bytes,cq_mod,post_list,runs,median,ci_low,ci_high,gain_vs_article,gain_vs_perftest,verdict,resolution,runs_tainted\n" +
-		"write,bw,262144,512,0,16,1,5,95,94.05,95.95,0.0556,,decided,0.02,0\n" +
-		"write,p99,4096,64,0,1,1,3,9000,8000,10000,,,best_measured,0.02,0\n" +
-		"read,bw,32768,256,0,8,1,5,90,89.1,90.9,,,inconclusive,0.08,0\n"
+	want := "op,objective,msg_size_bytes,sq_depth,buf_offset_bytes,cq_mod,post_list,runs,median,ci_low,ci_high,gain_vs_article,gain_vs_perftest,verdict,resolution,runs_tainted,qp_timeout\n" +
+		"write,bw,262144,512,0,16,1,5,95,94.05,95.95,0.0556,,decided,0.02,0,14\n" +
+		"write,p99,4096,64,0,1,1,3,9000,8000,10000,,,best_measured,0.02,0,14\n" +
+		"read,bw,32768,256,0,8,1,5,90,89.1,90.9,,,inconclusive,0.08,0,14\n"
 	if out.String() != want {
 		t.Fatalf("tuned CSV:\n%s\nwant:\n%s", out.String(), want)
 	}

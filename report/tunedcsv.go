@@ -5,6 +5,7 @@ import (
 	"io"
 	"strconv"
 
+	"github.com/rdmabench/rdmabench/profiles"
 	"github.com/rdmabench/rdmabench/sweep"
 )
 
@@ -16,10 +17,10 @@ import (
 // own (the budget left comparisons open), "best_measured" for one the budget did not
 // reach (the best of the points the search measured); resolution is the fraction every
 // comparison of the operation was decided at (0.08: +-8%), runs_tainted how many of the
-// runs counted were measured while NIC counters moved. An empty cell is a value not
-// measured.
+// runs counted were measured while NIC counters moved, qp_timeout the optimum's QP
+// timeout exponent (-u). An empty cell is a value not measured.
 var TunedCSVHeader = []string{"op", "objective", "msg_size_bytes", "sq_depth", "buf_offset_bytes", "cq_mod", "post_list",
-	"runs", "median", "ci_low", "ci_high", "gain_vs_article", "gain_vs_perftest", "verdict", "resolution", "runs_tainted"}
+	"runs", "median", "ci_low", "ci_high", "gain_vs_article", "gain_vs_perftest", "verdict", "resolution", "runs_tainted", "qp_timeout"}
 
 // TunedCSV writes each operation's optimum per objective.
 func TunedCSV(w io.Writer, t Tuned) error {
@@ -40,6 +41,12 @@ func TunedCSV(w io.Writer, t Tuned) error {
 		}
 		return fp(x.GainMedian)
 	}
+	qp := func(u int) string { // the exponent; a report without one: the default
+		if u == 0 {
+			u = profiles.DefaultQPTimeout
+		}
+		return strconv.Itoa(u)
+	}
 	for _, op := range tunedOps(t) {
 		o := t.Ops[op]
 		for _, name := range ObjectiveOrder(o) {
@@ -53,7 +60,7 @@ func TunedCSV(w io.Writer, t Tuned) error {
 			i := strconv.Itoa
 			if err := cw.Write([]string{op, name, i(p.MsgSizeBytes), i(p.SQDepth), i(p.BufOffsetBytes), i(p.CQMod), i(p.PostList),
 				i(m.Runs), f(m.Median), fp(m.CILow), fp(m.CIHigh), g(art, aok), g(pft, pok),
-				csvVerdict(m), f(o.Resolution), i(m.Tainted)}); err != nil {
+				csvVerdict(m), f(o.Resolution), i(m.Tainted), qp(p.QPTimeout)}); err != nil {
 				return err
 			}
 		}

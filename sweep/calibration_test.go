@@ -82,6 +82,8 @@ type calibration struct {
 	runs                     int
 	resolutions              []float64
 	overBudget, taintChosen  int
+	taintDecided             int     // of taintChosen, by a decided sweep
+	taintChance              float64 // the share of the clean optimum's points that are taint-prone
 }
 
 // calibrationPlan is the sweep the calibration runs: WRITE on the rxe grid, --repeat
@@ -121,6 +123,18 @@ func calibrate(t *testing.T, p profiles.Profile, l landscape, li int, sigma floa
 		best = max(best, mean(q))
 	}
 	c := calibration{landscape: l.name, sigma: sigma, seeds: seeds}
+	if l.taint != nil { // were taint no cost, how often chance among the clean optimum's points would pick a taint-prone one
+		top, prone := 0, 0
+		for _, q := range gridPoints(p.Grid["write"]) {
+			if tr(q) >= best {
+				top++
+				if l.taint(q) > 0 {
+					prone++
+				}
+			}
+		}
+		c.taintChance = float64(prone) / float64(max(top, 1))
+	}
 	for seed := range seeds {
 		f := &noisy{rng: rand.New(rand.NewPCG(uint64(seed), uint64(li))), sigma: sigma, phase: float64(seed), tr: tr, taint: l.taint, p99Gone: l.p99Gone}
 		r := NewRunner(f, nil, nil)
@@ -140,6 +154,9 @@ func calibrate(t *testing.T, p profiles.Profile, l landscape, li int, sigma floa
 		}
 		if l.taint != nil && l.taint(o.Chosen.Point) > 0 {
 			c.taintChosen++
+			if o.Decided {
+				c.taintDecided++
+			}
 		}
 		if l.obj != "" {
 			continue // the bandwidth truth does not grade another objective
@@ -201,8 +218,11 @@ func taintAt512(q profiles.Point) float64 {
 // run); of the verdicts decided, at most 5% wrong at the stated resolution; a sweep
 // that says it decided chose within its resolution of the optimum in >= 95% of seeds;
 // the gains' 95% intervals cover the true gain >= 90% of the time; the sometimes
-// tainted point is chosen in <= 5% of seeds; and at 1% noise (a real NIC's) the
-// resolution comes out near 2% (1% to 3%, median).
+// tainted points (best when clean, worse over all their runs) are never chosen by a
+// decided sweep, and as the best estimate of an undecided one in under half the seeds
+// that chance among the clean optimum's points would give (a sweep that measured
+// tainted runs again until clean chose them in 95%); and at 1% noise (a real NIC's)
+// the resolution comes out near 2% (1% to 3%, median).
 func TestCalibration(t *testing.T) {
 	p, err := profiles.Load("rxe")
 	if err != nil {
@@ -251,8 +271,9 @@ func TestCalibration(t *testing.T) {
 		if c.gains > 0 && 10*c.covered < 9*c.gains {
 			t.Errorf("%s: the gain intervals cover the true gain %d of %d times, want >= 90%%", at, c.covered, c.gains)
 		}
-		if 20*c.taintChosen > c.seeds {
-			t.Errorf("%s: the sometimes-tainted point chosen in %d of %d seeds, want <= 5%%", at, c.taintChosen, c.seeds)
+		if c.taintDecided > 0 || 2*c.taintChosen > int(c.taintChance*float64(c.seeds)) && c.taintChance > 0 {
+			t.Errorf("%s: the sometimes-tainted points chosen in %d of %d seeds (%d decided); chance among the optimum's points: %.0f%%; want none decided and under half of chance",
+				at, c.taintChosen, c.seeds, c.taintDecided, 100*c.taintChance)
 		}
 		if r := median(c.resolutions); c.sigma == 0.01 && (r < 0.01 || r > 0.03) {
 			t.Errorf("%s: resolution %.1f%%, want near 2%% (1%% to 3%%) at a real NIC's noise", at, 100*r)

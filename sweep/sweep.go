@@ -145,14 +145,26 @@ func (r *Runner) now() time.Time {
 	return time.Now()
 }
 
-// PointOf reads the swept dimensions out of a config.
+// PointOf reads the swept dimensions out of a config (its QP timeout 0 is the default's
+// exponent).
 func PointOf(c result.Config) profiles.Point {
-	return profiles.Point{MsgSizeBytes: c.MsgSizeBytes, SQDepth: c.SQDepth, BufOffsetBytes: c.BufOffsetBytes, CQMod: c.CQMod, PostList: c.PostList}
+	u := c.QPTimeout
+	if u == 0 {
+		u = profiles.DefaultQPTimeout
+	}
+	return profiles.Point{MsgSizeBytes: c.MsgSizeBytes, SQDepth: c.SQDepth, BufOffsetBytes: c.BufOffsetBytes, CQMod: c.CQMod, PostList: c.PostList, QPTimeout: u}
 }
 
-// Apply sets the swept dimensions of a config.
+// Apply sets the swept dimensions of a config (the default QP timeout said as 0, as a
+// config says it; a point without one leaves the config's).
 func Apply(c result.Config, p profiles.Point) result.Config {
 	c.MsgSizeBytes, c.SQDepth, c.BufOffsetBytes, c.CQMod, c.PostList = p.MsgSizeBytes, p.SQDepth, p.BufOffsetBytes, p.CQMod, p.PostList
+	if p.QPTimeout != 0 {
+		c.QPTimeout = p.QPTimeout
+		if c.QPTimeout == profiles.DefaultQPTimeout {
+			c.QPTimeout = 0
+		}
+	}
 	return c
 }
 
@@ -410,6 +422,21 @@ func (r *Runner) Run(ctx context.Context, p Plan) (Outcome, error) {
 	if p.Search != "descent" && p.Search != "grid" {
 		return Outcome{}, fmt.Errorf("unknown search %q: want descent or grid", p.Search)
 	}
+	// A dimension the grid leaves out (the QP timeout) is held at the base config's;
+	// points that do not say one (0) have it too.
+	u := PointOf(p.Base).QPTimeout
+	p.Grid, p.Start = profiles.Complete(p.Grid, p.Start, map[string]int{"qp_timeout": map[bool]int{true: u}[len(p.Grid["qp_timeout"]) == 0]})
+	refs := map[string]profiles.Point{}
+	for name, pt := range p.References {
+		if pt.QPTimeout == 0 {
+			pt.QPTimeout = u
+		}
+		refs[name] = pt
+	}
+	p.References = refs
+	if p.Start.QPTimeout == 0 {
+		p.Start.QPTimeout = u
+	}
 	o := Outcome{Op: p.Op, Search: p.Search, Objective: p.Objective.String(), Unit: p.Objective.Unit(),
 		Repeat: p.Repeat, BudgetS: max(p.Budget.Seconds(), 0), GridPoints: len(gridPoints(p.Grid))}
 	s := &state{r: r, p: p, o: &o, objs: append([]Objective{p.Objective}, p.Others...),
@@ -533,7 +560,7 @@ var errBudgetSpent = errors.New("the budget is spent")
 const (
 	probeRounds     = 4    // the probe's paired rounds (3 degrees of freedom for the noise)
 	planPoints      = 12   // points a final round is planned with: the contenders, the neighbours, the article's values, the references
-	firstResolution = 0.04 // the resolution the probe's own runs are lengthened for, before it is known
+	firstResolution = 0.1 // the resolution runs are lengthened for before the final rounds fix one
 	minResolution   = 0.005
 )
 
@@ -794,8 +821,10 @@ func (s *state) length(pt profiles.Point) float64 {
 // lengthen says whether pt's run res is too short for its queue and is to be measured
 // again: its ramp share (result.Result.RampShare) is above a quarter of the resolution
 // and the run was shorter than the plan's cap. The next run is as long as the share
-// says it needs (the share falls as the bytes moved grow), at most the cap; each
-// lengthening at least doubles the length, so a point is lengthened a few times at most.
+// says it needs, at most the cap: a run of D seconds moves the queue's bytes Q and
+// r x D more (r the link's rate), so its share is s = Q / (Q + rD), and a share t needs
+// D' = D (1-t) s / (t (1-s)); each lengthening at least doubles the length, so a point
+// is lengthened a few times at most.
 func (s *state) lengthen(pt profiles.Point, res result.Result) bool {
 	if res.Error != "" || res.RampShare == nil {
 		return false
@@ -806,7 +835,11 @@ func (s *state) lengthen(pt profiles.Point, res result.Result) bool {
 	if cur <= 0 || most <= cur || sh <= target {
 		return false
 	}
-	s.dur[pt] = min(most, max(2*cur, cur*sh/target))
+	need := math.Inf(1)
+	if sh < 1 {
+		need = cur * (1 - target) * sh / (target * (1 - sh))
+	}
+	s.dur[pt] = min(most, max(2*cur, need))
 	s.share[pt] = 0 // the longer runs' share is what counts
 	s.o.Lengthened++
 	return true
@@ -1146,9 +1179,10 @@ func (s *state) onGrid(p profiles.Point) bool {
 
 // cheaper orders statistically equal configurations: a smaller SQ depth (fewer WRs
 // in flight, less memory), then a smaller moderation and a shorter post list (the
-// simpler loop), then the smaller message and offset.
+// simpler loop), then the smaller message and offset, then the shorter QP timeout
+// (a lost packet is sent again sooner).
 func cheaper(a, b profiles.Point) int {
-	for _, d := range []string{"sq_depth", "cq_mod", "post_list", "msg_size_bytes", "buf_offset_bytes"} {
+	for _, d := range []string{"sq_depth", "cq_mod", "post_list", "msg_size_bytes", "buf_offset_bytes", "qp_timeout"} {
 		if a.Get(d) != b.Get(d) {
 			return a.Get(d) - b.Get(d)
 		}

@@ -3,6 +3,7 @@ package sweep
 import (
 	"context"
 	"errors"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -62,10 +63,18 @@ func truth(p profiles.Point) float64 {
 	return bw * (1 + 0.01*float64(p.PostList))
 }
 
+// rxe is the rxe profile without its QP timeout dimension: the tests of the search
+// and the statistics run on the five dimensions (TestQPTimeoutIsSwept has the sixth).
 func rxe(t *testing.T) profiles.Profile {
 	p, err := profiles.Load("rxe")
 	if err != nil {
 		t.Fatal(err)
+	}
+	for _, op := range []string{"write", "read"} {
+		g := maps.Clone(p.Grid[op])
+		delete(g, "qp_timeout")
+		p.Grid[op] = g
+		p.Start[op] = p.Start[op].With("qp_timeout", 0)
 	}
 	return p
 }
@@ -609,7 +618,7 @@ func TestBudgetHoldsWhateverTheObjective(t *testing.T) {
 			f := &noisy{rng: rand.New(rand.NewPCG(1, 2)), sigma: 0.1}
 			m := measurerFunc(func(ctx context.Context, c result.Config) (result.Result, error) {
 				r, err := f.Measure(ctx, c)
-				if PointOf(c) != p.Start["write"] {
+				if PointOf(c) != p.Start["write"].With("qp_timeout", profiles.DefaultQPTimeout) {
 					r.Lat.P99 = nil // only the start point ever has a p99
 				}
 				return r, err
@@ -675,5 +684,42 @@ func TestPointsLongEnoughForTheirQueue(t *testing.T) {
 	}
 	if o.Lengthened == 0 || o.QueueBound == 0 {
 		t.Fatalf("lengthened %d, queue-bound %d: want both", o.Lengthened, o.QueueBound)
+	}
+}
+
+// Where the profile's grid has the QP timeout, the sweep tunes it like any dimension:
+// on a link that retransmits at the short timeout (its runs tainted and slower), the
+// long one is chosen; the configs carry it as -u does (the default said as 0), and
+// perftest's defaults are measured at the default.
+func TestQPTimeoutIsSwept(t *testing.T) {
+	p, err := profiles.Load("rxe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var timeouts = map[int]int{}
+	m := measurerFunc(func(ctx context.Context, c result.Config) (result.Result, error) {
+		timeouts[c.QPTimeout]++
+		r, err := (&fake{}).Measure(ctx, c)
+		if c.QPTimeout == 0 { // the default, 14: a spurious retransmission in every run
+			r.BWGbps *= 0.7
+			r.Tainted = true
+		}
+		return r, err
+	})
+	pl := plan(p, "descent")
+	pl.Start, pl.Grid = p.Start["write"], p.Grid["write"]
+	pl.References = map[string]profiles.Point{RefPerftest: pt(65536, 128, 0, 1, 1)}
+	o, err := NewRunner(m, nil, nil).Run(context.Background(), pl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Chosen.Point.QPTimeout != 20 || timeouts[0] == 0 || timeouts[20] == 0 || timeouts[14] != 0 {
+		t.Fatalf("chosen %v; runs per config QP timeout %v", o.Chosen.Point, timeouts)
+	}
+	if ref := o.References[RefPerftest]; ref.Point.QPTimeout != profiles.DefaultQPTimeout || ref.Tainted != ref.Runs {
+		t.Fatalf("perftest's defaults: %+v", ref)
+	}
+	if v := o.Verdicts["qp_timeout"]; v.Verdict != NoArticle || v.Chosen != 20 {
+		t.Fatalf("qp_timeout verdict %+v", v)
 	}
 }

@@ -58,7 +58,7 @@ func profilesRun(o *profilesOptions) error {
 	for _, p := range all {
 		n := 1
 		for _, d := range profiles.Dims {
-			n *= len(p.Grid["write"][d])
+			n *= max(len(p.Grid["write"][d]), 1)
 		}
 		var vids []string
 		for _, v := range p.Match.VendorIDs {

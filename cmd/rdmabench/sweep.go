@@ -31,7 +31,7 @@ type sweepOptions struct {
 	Repeat        int
 	Budget        time.Duration
 	PointDuration float64
-	MaxDuration   float64 // --point-duration-max; 0: ten times the point duration
+	MaxDuration   float64 // --point-duration-max; 0: four times the point duration
 	Results       string
 	Resume        string
 	QPs           int
@@ -145,7 +145,7 @@ decisions; a stream that does not match the sweep is an error.`,
 	f.IntVar(&o.Repeat, "repeat", 3, "runs of the chosen configuration and of each reference, after the choice")
 	f.DurationVar(&o.Budget, "budget", 15*time.Minute, "time per operation; when spent, what is undecided is reported as such (0: no limit)")
 	f.Float64Var(&o.PointDuration, "point-duration", 0, "seconds per point (default: the profile's)")
-	f.Float64Var(&o.MaxDuration, "point-duration-max", 0, "the longest a point is run for its queue (default: ten times --point-duration)")
+	f.Float64Var(&o.MaxDuration, "point-duration-max", 0, "the longest a point is run for its queue (default: four times --point-duration)")
 	f.StringVar(&o.Results, "results", "", "results stream, NDJSON (default sweep-<profile>-<time>.ndjson)")
 	f.StringVar(&o.Resume, "resume", "", "continue the sweep whose results stream is FILE, appending to it")
 	f.IntVarP(&o.QPs, "qps", "q", 1, "number of QPs")
@@ -212,7 +212,7 @@ func (o *sweepOptions) sweep(ctx context.Context, c *bench.Client) error {
 	}
 	maxDur := o.MaxDuration
 	if maxDur <= 0 {
-		maxDur = 10 * dur
+		maxDur = 4 * dur
 	}
 	maxDur = max(maxDur, dur)
 	fmt.Fprintf(o.Out.Stderr, "sweep: profile %s (%s), %s search, objective %s, %.2g s per point (up to %.2g s for a deep queue), results -> %s",
@@ -249,11 +249,13 @@ func (o *sweepOptions) sweep(ctx context.Context, c *bench.Client) error {
 				others = append(others, ob)
 			}
 		}
-		p := sweep.Plan{Op: op, Base: base, Grid: prof.Grid[op], Start: prof.Start[op], Search: o.Search,
+		// The QP timeout is swept where the profile's grid has it, unless -u fixes it.
+		grid, start := profiles.Complete(prof.Grid[op], prof.Start[op], map[string]int{"qp_timeout": o.QPTimeout})
+		p := sweep.Plan{Op: op, Base: base, Grid: grid, Start: start, Search: o.Search,
 			Objective: obj, Others: others, Repeat: o.Repeat, Resolution: o.Resolution, Budget: o.Budget, MaxDurationS: maxDur,
 			Article: prof.Reference[op],
 			References: map[string]profiles.Point{
-				sweep.RefArticle:  sweep.ArticlePoint(prof.Grid[op], prof.Reference[op], prof.Start[op]),
+				sweep.RefArticle:  sweep.ArticlePoint(grid, prof.Reference[op], start),
 				sweep.RefPerftest: sweep.PointOf(pt),
 			}}
 		prog.start(op)

@@ -134,9 +134,7 @@ func median(v []float64) float64 {
 }
 
 // pointName is a point in one short cell: size/depth/offset/cq-mod/post-list.
-func pointName(p profiles.Point) string {
-	return fmt.Sprintf("%s/%d/%d/%d/%d", result.FormatSize(p.MsgSizeBytes), p.SQDepth, p.BufOffsetBytes, p.CQMod, p.PostList)
-}
+func pointName(p profiles.Point) string { return report.FmtPoint(p) }
 
 // ofOp returns the cells of one operation.
 func ofOp(cells []*cell, op string) []*cell {
