@@ -224,10 +224,7 @@ func taintAt512(q profiles.Point) float64 {
 // tainted runs again until clean chose them in 95%); and at 1% noise (a real NIC's)
 // the resolution comes out near 2% (1% to 3%, median).
 func TestCalibration(t *testing.T) {
-	p, err := profiles.Load("rxe")
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := rxe(t)
 	seeds := 200
 	if testing.Short() {
 		seeds = 50
