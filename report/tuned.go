@@ -407,7 +407,11 @@ func TunedNotes(op string, o sweep.Outcome) []string {
 		}
 	}
 	if m, ok := o.Optima[o.Objective]; ok && m.ContendersCut > 0 {
-		add("%s: %d more points came within reach of the best than the final rounds measure: not decided", op, m.ContendersCut)
+		if o.FinalLean {
+			add("%s: lean final rounds: the budget bought under %d rounds of every contender, so they measured the chosen point, its variants with the article's values and the references; %d contenders left out: the choice is not decided", op, sweep.LeanRounds, m.ContendersCut)
+		} else {
+			add("%s: %d more points came within reach of the best than the final rounds measure: not decided", op, m.ContendersCut)
+		}
 	}
 	for _, ps := range o.All {
 		if ps.Error != "" {

@@ -363,6 +363,10 @@ type Outcome struct {
 	ResolutionBasis string      `json:"resolution_basis"`
 	Projection      *Projection `json:"projection"`
 	FinalPlan       *FinalPlan  `json:"final_plan"`
+	// FinalLean: the budget bought too few final rounds of every contender, so they
+	// measured only the chosen point, its variants with the article's values and the
+	// references (the verdicts and the gains); the choice is then not decided.
+	FinalLean bool `json:"final_lean,omitempty"`
 	Repeat          int         `json:"repeat"`
 	BudgetS         float64     `json:"budget_s"` // 0: no limit
 	BudgetSpentS    float64     `json:"budget_spent_s"`
@@ -561,6 +565,7 @@ const (
 	probeRounds     = 4    // the probe's paired rounds (3 degrees of freedom for the noise)
 	planPoints      = 12   // points a final round is planned with: the contenders, the neighbours, the article's values, the references
 	firstResolution = 0.1 // the resolution runs are lengthened for before the final rounds fix one
+	LeanRounds      = 8   // a final share buying fewer rounds of every contender goes lean (planFinal)
 	minResolution   = 0.005
 )
 
@@ -627,15 +632,43 @@ func (s *state) pairedNoise() (sd float64, df int) {
 // measures and the rounds the final share of the budget affords, the resolution that
 // decides every comparison at the last look; asked for one, the rounds it takes. The
 // looks are fixed with it.
+//
+// A final share that buys fewer than LeanRounds rounds of every contender goes lean: it
+// measures only the chosen point, the leader, the chosen point's variants with the
+// article's values and the references, for the verdicts and the gains; the rivals and
+// neighbours it leaves out are counted as cut, so the choice itself is not decided.
 func (s *state) planFinal(f *final) {
 	most := finalLooks[len(finalLooks)-1]
-	m := max(len(s.active(f)), 2)
 	sd, df := s.pairedNoise()
-	runs := s.o.Runs + s.o.Reused
-	n := most
-	if s.p.Budget > 0 && runs > 0 {
-		roundS := float64(m) * s.spent.Seconds() / float64(runs)
-		n = min(most, max(minPairs, int((s.phaseEnd-s.spent).Seconds()/roundS)))
+	rounds := func() (m, n int) {
+		m = max(len(s.active(f)), 2)
+		n = most
+		if runs := s.o.Runs + s.o.Reused; s.p.Budget > 0 && runs > 0 {
+			roundS := float64(m) * s.spent.Seconds() / float64(runs)
+			n = min(most, max(minPairs, int((s.phaseEnd-s.spent).Seconds()/roundS)))
+		}
+		return m, n
+	}
+	m, n := rounds()
+	if s.p.Budget > 0 && n < LeanRounds {
+		keep := map[profiles.Point]bool{f.dec.leader: true, f.dec.chosen: true}
+		for _, v := range s.variants(f.dec.chosen) {
+			keep[v] = true
+		}
+		for _, pt := range s.p.References {
+			keep[pt] = true
+		}
+		var kept []*member
+		for _, mb := range f.members {
+			if keep[mb.pt] {
+				kept = append(kept, mb)
+			} else {
+				f.cut++
+			}
+		}
+		f.members, f.lean, s.o.FinalLean = kept, true, true
+		f.dec = s.decide(f)
+		m, n = rounds()
 	}
 	s.o.FinalPlan = &FinalPlan{Points: m, Rounds: n, NoiseDF: df, Noise: math.Expm1(sd / math.Sqrt2)}
 	switch {
@@ -774,8 +807,13 @@ func (s *state) notice(format string, a ...any) {
 	}
 }
 
-// pct is a resolution in words: "+-8%".
-func pct(r float64) string { return fmt.Sprintf("+-%.3g%%", 100*r) }
+// pct is a resolution in words: "+-8%"; beyond +-100%, "nothing finer than +-100%".
+func pct(r float64) string {
+	if r > 1 {
+		return "nothing finer than +-100%"
+	}
+	return fmt.Sprintf("+-%.3g%%", 100*r)
+}
 
 // stopsSweep says whether a Measurer's error ends the sweep.
 func stopsSweep(err error) bool {
@@ -1202,7 +1240,8 @@ type final struct {
 	rounds  int       // final rounds measured
 	members []*member
 	first   int // the first final round
-	cut     int // contenders of the search's point left out (maxRivals): not decided
+	cut     int // contenders of the search's point left out (maxRivals, lean): not decided
+	lean    bool // measures only what the verdicts and gains need (planFinal)
 	lvl     float64
 	dec     decision
 	// The gains' rounds: the chosen points (per objective) and the references,
@@ -1284,7 +1323,11 @@ func (s *state) finalFor(ctx context.Context, inc profiles.Point, main Objective
 				return false
 			}
 			n := len(f.members)
-			for _, v := range append(s.variants(f.dec.chosen), s.neighbours(f.dec.chosen)...) {
+			add := s.variants(f.dec.chosen)
+			if !f.lean {
+				add = append(add, s.neighbours(f.dec.chosen)...)
+			}
+			for _, v := range add {
 				f.add(v, true)
 			}
 			if len(f.members) == n {

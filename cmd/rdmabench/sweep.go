@@ -385,6 +385,6 @@ func (p *progress) done() {
 }
 
 func pointString(pt profiles.Point) string {
-	return fmt.Sprintf("size %s depth %d offset %d cq-mod %d post-list %d", result.FormatSize(pt.MsgSizeBytes),
-		pt.SQDepth, pt.BufOffsetBytes, pt.CQMod, pt.PostList)
+	return fmt.Sprintf("size %s depth %d offset %d cq-mod %d post-list %d qp-timeout %d", result.FormatSize(pt.MsgSizeBytes),
+		pt.SQDepth, pt.BufOffsetBytes, pt.CQMod, pt.PostList, pt.QPTimeout)
 }

@@ -169,11 +169,11 @@ func tunedTables(s *Series) *tunedSection {
 		Head: []string{"op", "configuration", "size/depth/off/mod/pl", "runs", unit, "95% interval", "gain [95% interval]"}}
 	for _, op := range tops {
 		o := t.Ops[op]
-		meas.Rows = append(meas.Rows, []tcell{txt(op), txt("chosen"), txt(pointName(o.Chosen.Point)), num(fmt.Sprint(o.Chosen.Runs)),
+		meas.Rows = append(meas.Rows, []tcell{txt(op), txt("chosen"), txt(pointName(o.Chosen.Point)), num(report.FmtRuns(o.Chosen)),
 			num(report.FmtValue(o.Unit, o.Chosen.Median)), num(report.FmtInterval(o.Unit, o.Chosen.CILow, o.Chosen.CIHigh)), txt("")})
 		for _, name := range []string{sweep.RefArticle, sweep.RefPerftest} {
 			if r, ok := o.References[name]; ok {
-				meas.Rows = append(meas.Rows, []tcell{txt(op), txt(strings.ReplaceAll(name, "_", " ")), txt(pointName(r.Point)), num(fmt.Sprint(r.Runs)),
+				meas.Rows = append(meas.Rows, []tcell{txt(op), txt(strings.ReplaceAll(name, "_", " ")), txt(pointName(r.Point)), num(report.FmtRuns(r.Estimate)),
 					num(report.FmtValue(o.Unit, r.Median)), num(report.FmtInterval(o.Unit, r.CILow, r.CIHigh)), gainCell(r.Gain)})
 			}
 		}
