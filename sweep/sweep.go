@@ -366,21 +366,21 @@ type Outcome struct {
 	// FinalLean: the budget bought too few final rounds of every contender, so they
 	// measured only the chosen point, its variants with the article's values and the
 	// references (the verdicts and the gains); the choice is then not decided.
-	FinalLean bool `json:"final_lean,omitempty"`
-	Repeat          int         `json:"repeat"`
-	BudgetS         float64     `json:"budget_s"` // 0: no limit
-	BudgetSpentS    float64     `json:"budget_spent_s"`
-	BudgetExhausted bool        `json:"budget_exhausted"`
-	GridPoints      int         `json:"grid_points"`        // valid points on the grid
-	Points          int         `json:"points_measured"`    // distinct grid points measured (or failed)
-	Runs            int         `json:"runs"`               // measurements made in this invocation
-	Reused          int         `json:"runs_reused"`        // measurements taken from --resume
-	Tainted         int         `json:"runs_tainted"`       // runs measured while NIC counters moved (counters_flags), counted as measured
-	Lengthened      int         `json:"runs_lengthened"`    // runs measured again, longer, for their queue (not counted)
-	QueueBound      int         `json:"points_queue_bound"` // points whose runs stayed mostly ramp-up and drain at the cap
-	FinalRounds     int         `json:"final_rounds"`
-	ElapsedS        float64     `json:"elapsed_s"`
-	Noise           float64     `json:"noise"` // run-to-run noise of the objective (relative)
+	FinalLean       bool    `json:"final_lean,omitempty"`
+	Repeat          int     `json:"repeat"`
+	BudgetS         float64 `json:"budget_s"` // 0: no limit
+	BudgetSpentS    float64 `json:"budget_spent_s"`
+	BudgetExhausted bool    `json:"budget_exhausted"`
+	GridPoints      int     `json:"grid_points"`        // valid points on the grid
+	Points          int     `json:"points_measured"`    // distinct grid points measured (or failed)
+	Runs            int     `json:"runs"`               // measurements made in this invocation
+	Reused          int     `json:"runs_reused"`        // measurements taken from --resume
+	Tainted         int     `json:"runs_tainted"`       // runs measured while NIC counters moved (counters_flags), counted as measured
+	Lengthened      int     `json:"runs_lengthened"`    // runs measured again, longer, for their queue (not counted)
+	QueueBound      int     `json:"points_queue_bound"` // points whose runs stayed mostly ramp-up and drain at the cap
+	FinalRounds     int     `json:"final_rounds"`
+	ElapsedS        float64 `json:"elapsed_s"`
+	Noise           float64 `json:"noise"` // run-to-run noise of the objective (relative)
 	// Decided: the chosen point is established as equal to the best, every contender
 	// decided. Chosen is the cheapest configuration statistically equal to the best.
 	Decided    bool                 `json:"decided"`
@@ -562,8 +562,8 @@ var errBudgetSpent = errors.New("the budget is spent")
 
 // The probe and the planning of the final rounds.
 const (
-	probeRounds     = 4    // the probe's paired rounds (3 degrees of freedom for the noise)
-	planPoints      = 12   // points a final round is planned with: the contenders, the neighbours, the article's values, the references
+	probeRounds     = 4   // the probe's paired rounds (3 degrees of freedom for the noise)
+	planPoints      = 12  // points a final round is planned with: the contenders, the neighbours, the article's values, the references
 	firstResolution = 0.1 // the resolution runs are lengthened for before the final rounds fix one
 	LeanRounds      = 8   // a final share buying fewer rounds of every contender goes lean (planFinal)
 	minResolution   = 0.005
@@ -1239,8 +1239,8 @@ type final struct {
 	obj     Objective // what these final rounds decide
 	rounds  int       // final rounds measured
 	members []*member
-	first   int // the first final round
-	cut     int // contenders of the search's point left out (maxRivals, lean): not decided
+	first   int  // the first final round
+	cut     int  // contenders of the search's point left out (maxRivals, lean): not decided
 	lean    bool // measures only what the verdicts and gains need (planFinal)
 	lvl     float64
 	dec     decision
