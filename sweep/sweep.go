@@ -341,7 +341,7 @@ type Projection struct {
 	RunS          float64 `json:"run_s"`          // wall time of a run, setup included (the probe's mean)
 	FinalRounds   int     `json:"final_rounds"`   // rounds of planPoints points the final share of the budget affords
 	Resolution    float64 `json:"resolution"`     // what those rounds decide at (before the floor)
-	Finer         float64 `json:"finer"`          // half of Resolution ...
+	Finer         float64 `json:"finer"`          // half of Resolution (at most +-50%) ...
 	FinerBudgetS  float64 `json:"finer_budget_s"` // ... would take a budget of about this (null: beyond the looks)
 	AskedBudgetS  float64 `json:"asked_budget_s,omitempty"`
 	AskedReachedS bool    `json:"asked_within_looks,omitempty"`
@@ -757,7 +757,7 @@ func (s *state) probe(ctx context.Context) error {
 		pr.FinalRounds = min(most, max(minPairs, int(left/roundS)))
 	}
 	pr.Resolution = planResolution(sd, pr.FinalRounds, planPoints)
-	pr.Finer = pr.Resolution / 2
+	pr.Finer = min(pr.Resolution/2, 0.5) // beyond +-100% nothing is decided: what +-50% would take
 	if n, reached := planRounds(sd, pr.Finer, planPoints, most); reached {
 		pr.FinerBudgetS = budgetFor(n)
 	}
@@ -793,6 +793,9 @@ func (s *state) probe(ctx context.Context) error {
 		s.notice("%s", line)
 	default:
 		line := fmt.Sprintf("probe: %.1f%% noise per run, %.1f s a run: the budget buys about %s", 100*pr.Noise, runS, pct(pr.Resolution))
+		if pr.Resolution > 1 {
+			line = fmt.Sprintf("probe: %.1f%% noise per run, %.1f s a run: the budget buys %s", 100*pr.Noise, runS, pct(pr.Resolution))
+		}
 		if pr.FinerBudgetS > 0 {
 			line += fmt.Sprintf("; %s would take a budget of about %.0f s", pct(pr.Finer), pr.FinerBudgetS)
 		}

@@ -723,3 +723,41 @@ func TestQPTimeoutIsSwept(t *testing.T) {
 		t.Fatalf("qp_timeout verdict %+v", v)
 	}
 }
+
+// A budget that buys too few final rounds of every contender goes lean: the final
+// rounds measure the chosen point, its variants with the article's values and the
+// references, so that the verdicts get rounds; the choice is then not decided, and what
+// was left out is counted.
+func TestLeanFinalRounds(t *testing.T) {
+	p := rxe(t)
+	lean, decidedVerdicts := 0, 0
+	for seed := range 10 {
+		f := &noisy{rng: rand.New(rand.NewPCG(uint64(seed), 5)), sigma: 0.15, phase: float64(seed)}
+		r := NewRunner(f, nil, nil)
+		r.Now = func() time.Time { return f.clock }
+		pl := calibrationPlan(p)
+		pl.Budget = 3 * time.Minute
+		o, err := r.Run(context.Background(), pl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !o.FinalLean {
+			continue
+		}
+		lean++
+		if o.Decided || o.FinalPlan == nil || o.FinalPlan.Points > 2+len(pl.Article)+len(pl.References) || o.Optima["bw"].ContendersCut == 0 {
+			t.Errorf("seed %d: lean, yet decided %v, plan %+v, cut %d", seed, o.Decided, o.FinalPlan, o.Optima["bw"].ContendersCut)
+		}
+		for d, v := range o.Verdicts {
+			switch verdictTruth(pl, o, truth, o.Chosen.Point, d, v) {
+			case "wrong":
+				t.Errorf("seed %d: %s verdict %s is wrong at %.0f%%", seed, d, v.Verdict, 100*o.Resolution)
+			case "right":
+				decidedVerdicts++
+			}
+		}
+	}
+	if lean < 5 || decidedVerdicts == 0 {
+		t.Fatalf("%d of 10 sweeps lean, %d verdicts decided: want most lean, some decided", lean, decidedVerdicts)
+	}
+}
