@@ -76,6 +76,7 @@ type calibration struct {
 	landscape                string
 	sigma                    float64
 	seeds, within, covered   int
+	graded                   int // seeds graded against the bandwidth truth
 	gains                    int
 	decided, decidedRight    int
 	right, wrong, cannotTell int
@@ -161,6 +162,7 @@ func calibrate(t *testing.T, p profiles.Profile, l landscape, li int, sigma floa
 		if l.obj != "" {
 			continue // the bandwidth truth does not grade another objective
 		}
+		c.graded++
 		good := mean(o.Chosen.Point) >= best/(1+o.Resolution)
 		if good {
 			c.within++
@@ -250,7 +252,7 @@ func TestCalibration(t *testing.T) {
 	for _, c := range rows {
 		v := c.right + c.wrong + c.cannotTell
 		fmt.Fprintf(&b, "| %s | %.0f%% | %.1f%% | %s | %s | %s (%s) | %s / %s / %s | %s | %d | %d |\n", c.landscape, 100*c.sigma, 100*median(c.resolutions),
-			pc(c.within, c.seeds), pc(c.covered, c.gains), pc(c.decided, c.seeds), pc(c.decidedRight, c.decided),
+			pc(c.within, c.graded), pc(c.covered, c.gains), pc(c.decided, c.seeds), pc(c.decidedRight, c.decided),
 			pc(c.right, v), pc(c.wrong, v), pc(c.cannotTell, v), pc(c.wrong, c.right+c.wrong), c.overBudget, c.runs/c.seeds)
 	}
 	t.Logf("calibration over %d seeds per row:\n%s", seeds, b.String())
