@@ -342,7 +342,7 @@ type Projection struct {
 	FinalRounds   int     `json:"final_rounds"`   // rounds of planPoints points the final share of the budget affords
 	Resolution    float64 `json:"resolution"`     // what those rounds decide at (before the floor)
 	Finer         float64 `json:"finer"`          // half of Resolution (at most +-50%) ...
-	FinerBudgetS  float64 `json:"finer_budget_s"` // ... would take a budget of about this (null: beyond the looks)
+	FinerBudgetS  float64 `json:"finer_budget_s"` // ... would take a budget of about this (0: more rounds than the final looks allow)
 	AskedBudgetS  float64 `json:"asked_budget_s,omitempty"`
 	AskedReachedS bool    `json:"asked_within_looks,omitempty"`
 }
@@ -605,7 +605,12 @@ func planRounds(sd, r float64, m, most int) (int, bool) {
 // degrees of freedom.
 func (s *state) pairedNoise() (sd float64, df int) {
 	var ss float64
+	seen := map[[2]profiles.Point]bool{}
 	add := func(a, b profiles.Point) {
+		if seen[[2]profiles.Point{a, b}] || seen[[2]profiles.Point{b, a}] {
+			return // a pair's differences count once, however many duels it had
+		}
+		seen[[2]profiles.Point{a, b}] = true
 		for _, o := range []Objective{s.objs[0], {Name: "bw"}} {
 			if d := s.diffs(a, b, o, 0); len(d) >= 2 {
 				_, v := meanSD(d)
@@ -643,7 +648,7 @@ func (s *state) planFinal(f *final) {
 	rounds := func() (m, n int) {
 		m = max(len(s.active(f)), 2)
 		n = most
-		if runs := s.o.Runs + s.o.Reused; s.p.Budget > 0 && runs > 0 {
+		if runs := s.o.Runs + s.o.Reused; s.p.Budget > 0 && runs > 0 && s.spent > 0 {
 			roundS := float64(m) * s.spent.Seconds() / float64(runs)
 			n = min(most, max(minPairs, int((s.phaseEnd-s.spent).Seconds()/roundS)))
 		}
@@ -673,7 +678,7 @@ func (s *state) planFinal(f *final) {
 	s.o.FinalPlan = &FinalPlan{Points: m, Rounds: n, NoiseDF: df, Noise: math.Expm1(sd / math.Sqrt2)}
 	switch {
 	case s.p.Resolution > 0:
-		if s.p.Budget <= 0 {
+		if s.p.Budget <= 0 && df > 0 { // no noise measured: the looks run to the last
 			n, _ = planRounds(sd, s.p.Resolution, m, most)
 		}
 		s.tol = s.p.Resolution
@@ -872,7 +877,7 @@ func (s *state) lengthen(pt profiles.Point, res result.Result) bool {
 	}
 	sh := *res.RampShare
 	s.share[pt] = max(s.share[pt], sh)
-	target, cur, most := s.tol/4, res.Config.DurationS, s.p.MaxDurationS
+	target, cur, most := s.tol/4, s.length(pt), s.p.MaxDurationS
 	if cur <= 0 || most <= cur || sh <= target {
 		return false
 	}
@@ -883,6 +888,17 @@ func (s *state) lengthen(pt profiles.Point, res result.Result) bool {
 	s.dur[pt] = min(most, max(2*cur, need))
 	s.share[pt] = 0 // the longer runs' share is what counts
 	s.o.Lengthened++
+	// Runs of pt measured shorter (before a finer resolution asked for more) are no
+	// longer compared with the longer ones: a comparison pairs runs of one length.
+	if rs, seen := s.runs[pt]; seen && len(rs) > 0 {
+		for _, r := range rs {
+			if r.res.Tainted {
+				s.o.Tainted--
+			}
+			s.o.Lengthened++
+		}
+		s.runs[pt] = rs[:0]
+	}
 	return true
 }
 
@@ -1670,7 +1686,9 @@ func (s *state) conclude(f *final, inc profiles.Point) error {
 		}
 		if sh, ok := s.share[pt]; ok && ps.Runs > 0 {
 			ps.RampShare = &sh
-			ps.QueueBound = sh > s.tol/4
+			// Queue-bound: above a quarter of the resolution at the longest a point may
+			// run (a point the search left shorter could still have been lengthened).
+			ps.QueueBound = sh > s.tol/4 && (s.p.MaxDurationS <= s.length(pt) || s.p.Base.DurationS <= 0)
 		}
 		if ps.QueueBound {
 			o.QueueBound++

@@ -256,7 +256,7 @@ func (o *sweepOptions) sweep(ctx context.Context, c *bench.Client) error {
 			Article: prof.Reference[op],
 			References: map[string]profiles.Point{
 				sweep.RefArticle:  sweep.ArticlePoint(grid, prof.Reference[op], start),
-				sweep.RefPerftest: sweep.PointOf(pt),
+				sweep.RefPerftest: perftestRef(pt, o.QPTimeout),
 			}}
 		prog.start(op)
 		out, err := runner.Run(ctx, p)
@@ -387,4 +387,14 @@ func (p *progress) done() {
 func pointString(pt profiles.Point) string {
 	return fmt.Sprintf("size %s depth %d offset %d cq-mod %d post-list %d qp-timeout %d", result.FormatSize(pt.MsgSizeBytes),
 		pt.SQDepth, pt.BufOffsetBytes, pt.CQMod, pt.PostList, pt.QPTimeout)
+}
+
+// perftestRef is perftest's defaults as a sweep point: its QP timeout is the default's,
+// or -u's where -u fixes every point's (references included).
+func perftestRef(c result.Config, qpTimeout int) profiles.Point {
+	p := sweep.PointOf(c)
+	if qpTimeout != 0 {
+		p.QPTimeout = qpTimeout
+	}
+	return p
 }
