@@ -185,21 +185,13 @@ func FmtVerdict(d string, v sweep.Verdict, resolution float64) string {
 	switch v.Verdict {
 	case sweep.Agrees, sweep.Differs, sweep.ArticleBetter, sweep.CannotTell:
 		if resolution > 0 {
-			w += ", at " + FmtResolution(resolution)
+			w += ", at " + sweep.FmtResolution(resolution)
 		}
 	}
 	if v.Nearest && v.ArticleValue != nil && v.Verdict != sweep.NotApplicable {
 		w += " (vs nearest grid value " + FmtDim(d, *v.ArticleValue) + ")"
 	}
 	return w
-}
-
-// FmtResolution renders a resolution: "+-8%".
-func FmtResolution(r float64) string {
-	if r >= 0.1 {
-		return fmt.Sprintf("+-%.0f%%", 100*r)
-	}
-	return fmt.Sprintf("+-%.1f%%", 100*r)
 }
 
 // FmtRuns is an estimate's runs and how many of them were tainted: "6", "6 (2 tainted)".
@@ -290,7 +282,10 @@ func TunedTable(w io.Writer, t Tuned) error {
 	}
 	for _, op := range ops {
 		for i, l := range TunedNotes(op, t.Ops[op]) {
-			fmt.Fprintln(w, map[bool]string{true: "  "}[i > 0]+l)
+			if i > 0 {
+				l = "  " + l // under the operation's first line
+			}
+			fmt.Fprintln(w, l)
 		}
 	}
 	for _, m := range missing {
@@ -364,14 +359,14 @@ func TunedNotes(op string, o sweep.Outcome) []string {
 		state = "NOT decided (the chosen point is the best estimate)"
 	}
 	add("%s: %s%s; noise %.1f%% per run", op, state, map[bool]string{true: ", interrupted"}[o.Interrupted], 100*o.Noise)
-	add("%s: resolution %s (%s)", op, FmtResolution(o.Resolution), ResolutionBasis(o))
+	add("%s: resolution %s (%s)", op, sweep.FmtResolution(o.Resolution), ResolutionBasis(o))
 	if pr := o.Projection; pr != nil && pr.Pairs >= 2 {
 		line := fmt.Sprintf("%s probe: %.1f%% noise per run over %d pairs, %.1f s a run", op, 100*pr.Noise, pr.Pairs, pr.RunS)
 		if pr.FinerBudgetS > 0 {
-			line += fmt.Sprintf("; %s would take a budget of about %.0f s", FmtResolution(pr.Finer), pr.FinerBudgetS)
+			line += fmt.Sprintf("; %s would take a budget of about %.0f s", sweep.FmtResolution(pr.Finer), pr.FinerBudgetS)
 		}
 		if pr.AskedBudgetS > 0 {
-			line += fmt.Sprintf("; the asked %s takes about %.0f s", FmtResolution(o.Resolution), pr.AskedBudgetS)
+			line += fmt.Sprintf("; the asked %s takes about %.0f s", sweep.FmtResolution(o.Resolution), pr.AskedBudgetS)
 			if !pr.AskedReachedS {
 				line += " (beyond the final rounds' looks: some comparisons may stay open)"
 			}

@@ -429,7 +429,9 @@ func (r *Runner) Run(ctx context.Context, p Plan) (Outcome, error) {
 	// A dimension the grid leaves out (the QP timeout) is held at the base config's;
 	// points that do not say one (0) have it too.
 	u := PointOf(p.Base).QPTimeout
-	p.Grid, p.Start = profiles.Complete(p.Grid, p.Start, map[string]int{"qp_timeout": map[bool]int{true: u}[len(p.Grid["qp_timeout"]) == 0]})
+	if len(p.Grid["qp_timeout"]) == 0 {
+		p.Grid, p.Start = profiles.Complete(p.Grid, p.Start, map[string]int{"qp_timeout": u})
+	}
 	refs := map[string]profiles.Point{}
 	for name, pt := range p.References {
 		if pt.QPTimeout == 0 {
@@ -689,7 +691,7 @@ func (s *state) planFinal(f *final) {
 	s.o.FinalPlan.Rounds = n
 	s.looks = looksUpTo(n)
 	s.o.Resolution = s.tol
-	s.notice("final rounds: %d points, up to %d rounds, %.1f%% noise per run (%d degrees of freedom): deciding at %s", m, n, 100*s.o.FinalPlan.Noise, df, pct(s.tol))
+	s.notice("final rounds: %d points, up to %d rounds, %.1f%% noise per run (%d degrees of freedom): deciding at %s", m, n, 100*s.o.FinalPlan.Noise, df, FmtResolution(s.tol))
 }
 
 // probe measures the start point and a partner (perftest's defaults, or the start's
@@ -734,18 +736,10 @@ func (s *state) probe(ctx context.Context) error {
 	}
 	gainsRuns := (s.p.Repeat + s.p.Repeat%2) * (1 + len(s.p.Others) + len(s.p.References))
 	s.reserve = time.Duration(float64(gainsRuns) * runS * float64(time.Second))
-	sd, pairs := 0.0, 0
-	if ok {
-		o := s.objs[0]
-		d := s.diffs(start, partner, o, 0)
-		if len(d) < 2 { // the objective's statistic is missing in the probe: bandwidth's noise
-			o = Objective{Name: "bw"}
-			d = s.diffs(start, partner, o, 0)
-		}
-		pairs = len(d)
-		if pairs >= 2 {
-			_, sd = meanSD(d)
-		}
+	sd, df := s.pairedNoise() // the probe's pair only, so far
+	pairs := 0
+	if df > 0 {
+		pairs = df + 1
 	}
 	pr := &Projection{Noise: math.Expm1(sd / math.Sqrt2), Pairs: pairs, RunS: runS}
 	s.o.Projection = pr
@@ -789,20 +783,20 @@ func (s *state) probe(ctx context.Context) error {
 	s.phaseEnd = s.spent + (s.p.Budget-s.spent-s.reserve)/2
 	switch {
 	case pairs < 2:
-		s.notice("probe: no noise measured (%d pairs): deciding at %s until the final rounds know more", pairs, pct(s.tol))
+		s.notice("probe: no noise measured (%d pairs): deciding at %s until the final rounds know more", pairs, FmtResolution(s.tol))
 	case s.p.Resolution > 0:
-		line := fmt.Sprintf("probe: %.1f%% noise per run, %.1f s a run: the asked %s takes a budget of about %.0f s", 100*pr.Noise, runS, pct(s.p.Resolution), pr.AskedBudgetS)
+		line := fmt.Sprintf("probe: %.1f%% noise per run, %.1f s a run: the asked %s takes a budget of about %.0f s", 100*pr.Noise, runS, FmtResolution(s.p.Resolution), pr.AskedBudgetS)
 		if !pr.AskedReachedS {
 			line += " (more rounds than the final looks allow: some comparisons may stay open)"
 		}
 		s.notice("%s", line)
 	default:
-		line := fmt.Sprintf("probe: %.1f%% noise per run, %.1f s a run: the budget buys about %s", 100*pr.Noise, runS, pct(pr.Resolution))
+		line := fmt.Sprintf("probe: %.1f%% noise per run, %.1f s a run: the budget buys about %s", 100*pr.Noise, runS, FmtResolution(pr.Resolution))
 		if pr.Resolution > 1 {
-			line = fmt.Sprintf("probe: %.1f%% noise per run, %.1f s a run: the budget buys %s", 100*pr.Noise, runS, pct(pr.Resolution))
+			line = fmt.Sprintf("probe: %.1f%% noise per run, %.1f s a run: the budget buys %s", 100*pr.Noise, runS, FmtResolution(pr.Resolution))
 		}
 		if pr.FinerBudgetS > 0 {
-			line += fmt.Sprintf("; %s would take a budget of about %.0f s", pct(pr.Finer), pr.FinerBudgetS)
+			line += fmt.Sprintf("; %s would take a budget of about %.0f s", FmtResolution(pr.Finer), pr.FinerBudgetS)
 		}
 		s.notice("%s", line)
 	}
@@ -815,12 +809,16 @@ func (s *state) notice(format string, a ...any) {
 	}
 }
 
-// pct is a resolution in words: "+-8%"; beyond +-100%, "nothing finer than +-100%".
-func pct(r float64) string {
-	if r > 1 {
+// FmtResolution is a resolution in words: "+-8%", "+-2.5%"; beyond +-100% (a
+// projection), "nothing finer than +-100%".
+func FmtResolution(r float64) string {
+	switch {
+	case r > 1:
 		return "nothing finer than +-100%"
+	case r >= 0.1:
+		return fmt.Sprintf("+-%.0f%%", 100*r)
 	}
-	return fmt.Sprintf("+-%.3g%%", 100*r)
+	return fmt.Sprintf("+-%.1f%%", 100*r)
 }
 
 // stopsSweep says whether a Measurer's error ends the sweep.

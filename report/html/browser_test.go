@@ -60,7 +60,7 @@ func TestBrowserRendersTheDemoPage(t *testing.T) {
 	if n := strings.Count(dom, "<svg"); n != 5 {
 		t.Errorf("the rendered DOM has %d <svg> elements, want 5 (2 throughput, 2 heat maps, 1 latency)", n)
 	}
-	if !strings.Contains(dom, "cannot tell, at +-75%") {
+	if !strings.Contains(dom, "cannot tell, at +-21%") {
 		t.Error("the rendered DOM lacks the tuned table")
 	}
 	shot := filepath.Join(t.TempDir(), "shot.png")
