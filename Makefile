@@ -4,6 +4,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 BIN     := bin/rdmabench
 ROUNDS  ?= 5
+ROUNDS_NOISE ?= 8
 METRICS ?= .
 SOAK_CLIENTS ?= 200
 SOAK_GARBAGE ?= 20
@@ -15,7 +16,7 @@ PURE    := ./result/... ./oob/... ./report/... ./verbs/... ./sweep/... ./profile
 DEB := gcc libc6-dev pkg-config libibverbs-dev ibverbs-providers rdma-core ibverbs-utils perftest chromium openmpi-bin \
        qemu-system-x86 busybox-static cpio kmod iproute2
 
-.PHONY: all build setup test vet unit fuzz fuzz-short browser e2e demo scenarios parity soak clean vm-shell
+.PHONY: all build setup test vet unit fuzz fuzz-short browser e2e demo scenarios parity bed-noise soak clean vm-shell
 
 all: build
 
@@ -88,6 +89,11 @@ scenarios: build
 # expression) runs only the metrics it matches.
 parity: build
 	test/rxevm/run test/parity.sh $(ROUNDS) '$(METRICS)'
+
+# How noisy and how slow the test bed is on this host (perftest with and without RPS on
+# the veths; rdmabench's run-to-run noise and wall time per point length), in one boot.
+bed-noise: build
+	test/bed-noise.sh $(ROUNDS_NOISE)
 
 # One server, 200 sequential clients and 20 garbage connections at a time, in the test
 # bed: fds and RDMA resources must be back to where they were (minutes).
