@@ -16,7 +16,7 @@ PURE    := ./result/... ./oob/... ./report/... ./verbs/... ./sweep/... ./profile
 DEB := gcc libc6-dev pkg-config libibverbs-dev ibverbs-providers rdma-core ibverbs-utils perftest chromium openmpi-bin \
        qemu-system-x86 busybox-static cpio kmod iproute2
 
-.PHONY: all build setup test vet unit fuzz fuzz-short browser e2e demo scenarios parity bed-noise soak clean vm-shell
+.PHONY: all build setup test vet unit docs fuzz fuzz-short browser e2e demo scenarios parity bed-noise soak clean vm-shell
 
 all: build
 
@@ -52,6 +52,12 @@ unit:
 	CGO_ENABLED=0 $(GO) test -count=1 -cover ./bench/... > bin/cover.txt || { cat bin/cover.txt; exit 1; }
 	@cat bin/cover.txt
 	@awk -v min=$(COVER_MIN) '/coverage:/ && $$1 == "ok" { sub("%", "", $$5); if ($$5 + 0 < min) { print "coverage of " $$2 " is " $$5 "%, below " min "%"; bad = 1 } } END { exit bad }' bin/cover.txt
+
+# docs/cli.md, the command-line reference, generated from the cobra commands' help:
+# run it after changing a command, a flag or a help text, and commit the page. unit's
+# TestCLIDocs fails while the page is stale, and so does CI.
+docs:
+	$(GO) test -count=1 -run '^TestCLIDocs$$' ./cmd/rdmabench -update
 
 # The HTML report in a real browser: headless Chromium renders the demo fixture's page.
 browser:

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/rdmabench/rdmabench/internal/text"
 	"github.com/rdmabench/rdmabench/oob"
 	"github.com/rdmabench/rdmabench/result"
 )
@@ -41,16 +42,16 @@ func (sv *Server) runFor(ctx context.Context, c *oob.Conn, req oob.Run) error {
 	case !sv.Agent || sv.Token == "":
 		return refuse(errNotAgent)
 	case !ok:
-		return refuse(fmt.Errorf("this agent does not run %s tests", oob.Quote(cfg.Op)))
+		return refuse(fmt.Errorf("this agent does not run %s tests", text.Quote(cfg.Op)))
 	}
 	if _, port, err := net.SplitHostPort(req.Target); err != nil || port == "" {
-		return refuse(fmt.Errorf("run: target %s: want host:port", oob.Quote(req.Target)))
+		return refuse(fmt.Errorf("run: target %s: want host:port", text.Quote(req.Target)))
 	}
-	Defaults(&cfg)
+	op.Defaults(&cfg)
 	if cfg.WarmupIterations == 0 {
 		cfg.WarmupIterations = DefaultWarmup(cfg)
 	}
-	if err := Validate(cfg); err != nil {
+	if err := op.Validate(cfg); err != nil {
 		return refuse(fmt.Errorf("run: invalid plan: %w", err))
 	}
 	if d := time.Duration(cfg.DurationS * float64(time.Second)); d > sv.MaxTestTime {
@@ -71,7 +72,7 @@ func (sv *Server) runFor(ctx context.Context, c *oob.Conn, req oob.Run) error {
 
 // runAsClient runs one test against target with this agent's engine and token.
 func (sv *Server) runAsClient(ctx context.Context, op Op, target string, cfg result.Config) (result.Result, error) {
-	r := result.Result{SchemaVersion: result.SchemaVersion, ToolVersion: Version, Time: time.Now().UTC(), Server: target, Config: cfg}
+	r := result.Result{SchemaVersion: result.SchemaVersion, ToolVersion: result.Version, Time: time.Now().UTC(), Server: target, Config: cfg}
 	eng := sv.Engine
 	if eng == nil {
 		eng = Verbs
@@ -133,7 +134,7 @@ func DialAgent(ctx context.Context, addr string, me result.Device, token string,
 	c := oob.NewConn(nc, timeout)
 	stop := context.AfterFunc(ctx, c.Interrupt)
 	defer stop()
-	if _, err := Handshake(c, me, token); err != nil {
+	if _, err := oob.Handshake(c, me, token); err != nil {
 		nc.Close()
 		return nil, fmt.Errorf("handshake with the agent at %s: %w", addr, err)
 	}
@@ -159,7 +160,7 @@ func (a *Agent) Run(ctx context.Context, target string, cfg result.Config, maxTe
 	}
 	r := *m.RunResult
 	if r.Error != "" {
-		return r, errors.New(oob.Clean(r.Error, 500))
+		return r, errors.New(text.Clean(r.Error, 500))
 	}
 	return r, nil
 }

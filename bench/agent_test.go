@@ -9,15 +9,16 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/bench"
-	"github.com/rdmabench/rdmabench/bench/fake"
+	"github.com/rdmabench/rdmabench/bench/benchtest"
+	"github.com/rdmabench/rdmabench/bench/ops"
 	"github.com/rdmabench/rdmabench/oob"
 	"github.com/rdmabench/rdmabench/result"
 )
 
 // agents starts n fake agents with token tok; agent i is "agent<i>:18515".
-func agents(t *testing.T, n int, tok string, configure func(*bench.Server)) ([]*fake.Rig, func(context.Context, string) (net.Conn, error)) {
+func agents(t *testing.T, n int, tok string, configure func(*bench.Server)) ([]*benchtest.Rig, func(context.Context, string) (net.Conn, error)) {
 	t.Helper()
-	byAddr := map[string]*fake.Rig{}
+	byAddr := map[string]*benchtest.Rig{}
 	var mu sync.Mutex
 	dial := func(ctx context.Context, addr string) (net.Conn, error) {
 		mu.Lock()
@@ -28,7 +29,7 @@ func agents(t *testing.T, n int, tok string, configure func(*bench.Server)) ([]*
 		}
 		return r.DialConn(), nil
 	}
-	rs := fake.NewRigs(t, n, ops, func(s *bench.Server) {
+	rs := benchtest.NewRigs(t, n, ops.All, func(s *bench.Server) {
 		s.Agent, s.Token, s.Dial, s.Concurrent = true, tok, dial, n
 		if configure != nil {
 			configure(s)
@@ -62,8 +63,8 @@ func TestAgentRunsOnRequest(t *testing.T) {
 	}
 	defer a.Close()
 	for _, cfg := range []result.Config{
-		{Op: "write", Test: "bw", Iterations: 100, MsgSizeBytes: 4096, Verify: true},
-		{Op: "read", Test: "lat", Iterations: 50},
+		{Op: "write", Test: result.BW, Iterations: 100, MsgSizeBytes: 4096, Verify: true},
+		{Op: "read", Test: result.Lat, Iterations: 50},
 	} {
 		r, err := a.Run(ctx, agentAddr(2), cfg, time.Minute)
 		if err != nil || r.Iterations == 0 || r.Client.Name != "fake1" || r.ServerDevice.Name != "fake3" || r.Server != agentAddr(2) {
@@ -74,11 +75,11 @@ func TestAgentRunsOnRequest(t *testing.T) {
 		}
 	}
 	// A target nobody answers: a result with the error, and the session goes on.
-	r, err := a.Run(ctx, "agent9:18515", result.Config{Op: "write", Test: "bw", Iterations: 10}, time.Minute)
+	r, err := a.Run(ctx, "agent9:18515", result.Config{Op: "write", Test: result.BW, Iterations: 10}, time.Minute)
 	if err == nil || !strings.Contains(r.Error, "cannot reach the agent at agent9:18515") {
 		t.Fatalf("unreachable target: %v (%q)", err, r.Error)
 	}
-	if _, err := a.Run(ctx, agentAddr(1), result.Config{Op: "write", Test: "bw", Iterations: 10}, time.Minute); err != nil {
+	if _, err := a.Run(ctx, agentAddr(1), result.Config{Op: "write", Test: result.BW, Iterations: 10}, time.Minute); err != nil {
 		t.Fatalf("after a failed run: %v", err)
 	}
 }
@@ -101,9 +102,9 @@ func TestAgentRefuses(t *testing.T) {
 		cfg    result.Config
 		want   string
 	}{
-		{agentAddr(1), result.Config{Op: "send", Test: "bw"}, "does not run"},
-		{agentAddr(1), result.Config{Op: "write", Test: "bw", PostList: 9, SQDepth: 4}, "invalid plan"},
-		{"agent1", result.Config{Op: "write", Test: "bw"}, "want host:port"},
+		{agentAddr(1), result.Config{Op: "send", Test: result.BW}, "does not run"},
+		{agentAddr(1), result.Config{Op: "write", Test: result.BW, PostList: 9, SQDepth: 4}, "invalid plan"},
+		{"agent1", result.Config{Op: "write", Test: result.BW}, "want host:port"},
 	} {
 		if _, err := a.Run(ctx, c.target, c.cfg, time.Minute); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s %+v: %v, want %q", c.target, c.cfg, err, c.want)
@@ -117,7 +118,7 @@ func TestAgentRefuses(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	if _, err := b.Run(ctx, agentAddr(1), result.Config{Op: "write", Test: "bw"}, time.Minute); err == nil || !strings.Contains(err.Error(), "with a token") {
+	if _, err := b.Run(ctx, agentAddr(1), result.Config{Op: "write", Test: result.BW}, time.Minute); err == nil || !strings.Contains(err.Error(), "with a token") {
 		t.Errorf("an agent without a token ran a test on request: %v", err)
 	}
 }

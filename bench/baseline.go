@@ -46,6 +46,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rdmabench/rdmabench/internal/text"
 	"github.com/rdmabench/rdmabench/oob"
 	"github.com/rdmabench/rdmabench/result"
 )
@@ -86,38 +87,38 @@ func (c *Client) tcpBaseline(ctx context.Context, cfg result.Config, messages ui
 		return 0, 0, errors.New("the RDMA run completed no message: there is nothing to compare over TCP")
 	case messages > math.MaxUint64/uint64(size):
 		return 0, 0, fmt.Errorf("%d messages of %d bytes: the byte count overflows 64 bits", messages, size)
-	case c.broken:
-		return 0, 0, sessionLost{errors.New("the connection to the server was lost in an earlier test")}
+	case c.peer.Broken():
+		return 0, 0, &oob.LostError{Err: errors.New("the connection to the server was lost in an earlier test")}
 	}
 	req := oob.TCPBaseline{Op: cfg.Op, Size: size, Messages: messages}
-	if err := c.conn.Send(oob.Msg{Type: oob.TTCPBaseline, TCPBaseline: &req}); err != nil {
-		c.drop()
-		return 0, 0, sessionLost{err}
+	if err := c.peer.Conn.Send(oob.Msg{Type: oob.TTCPBaseline, TCPBaseline: &req}); err != nil {
+		c.peer.Drop()
+		return 0, 0, &oob.LostError{Err: err}
 	}
-	m, err := c.conn.Expect(oob.TTCPPort)
+	m, err := c.peer.Conn.Expect(oob.TTCPPort)
 	var refused *oob.PeerError
 	switch {
 	case errors.As(err, &refused):
 		return 0, 0, fmt.Errorf("the server refused it: %w", err)
 	case err != nil:
-		c.drop()
-		return 0, 0, sessionLost{fmt.Errorf("no answer from the server: %w", err)}
+		c.peer.Drop()
+		return 0, 0, &oob.LostError{Err: fmt.Errorf("no answer from the server: %w", err)}
 	}
-	ip, zone := baselineIP(c.conn.RemoteAddr())
+	ip, zone := baselineIP(c.peer.Conn.RemoteAddr())
 	addr := net.JoinHostPort(ipZone(ip, zone), strconv.Itoa(m.TCPPort.Port))
 	moved, durNS, derr := c.tcpData(ctx, addr, m.TCPPort.Cookie, req)
 	// The server may still wait for a connection that never came for its own --timeout.
-	dm, err := c.conn.ExpectWithin(oob.TTCPDone, 2*c.conn.Timeout)
+	dm, err := c.peer.Conn.ExpectWithin(oob.TTCPDone, 2*c.peer.Conn.Timeout)
 	switch {
 	case errors.As(err, &refused): // e.g. it is shutting down
 		return moved, durNS, errors.Join(derr, fmt.Errorf("the server's side: %w", err))
 	case err != nil:
-		c.drop()
-		return moved, durNS, errors.Join(derr, sessionLost{fmt.Errorf("no word from the server after the TCP transfer: %w", err)})
+		c.peer.Drop()
+		return moved, durNS, errors.Join(derr, &oob.LostError{Err: fmt.Errorf("no word from the server after the TCP transfer: %w", err)})
 	}
 	var serr error
 	if e := dm.TCPDone.Error; e != "" {
-		serr = fmt.Errorf("the server's side: %s", oob.Clean(e, 300))
+		serr = fmt.Errorf("the server's side: %s", text.Clean(e, 300))
 	}
 	if derr != nil || serr != nil {
 		return moved, durNS, errors.Join(derr, serr)
@@ -135,7 +136,7 @@ func (c *Client) tcpBaseline(ctx context.Context, cfg result.Config, messages ui
 // tcpData is the client's side of the data connection: it returns the bytes it sent
 // (write) or received (read) and the time the transfer took.
 func (c *Client) tcpData(ctx context.Context, addr string, cookie []byte, req oob.TCPBaseline) (moved uint64, durNS int64, err error) {
-	timeout := c.conn.Timeout
+	timeout := c.peer.Conn.Timeout
 	nc, err := dialTCP(ctx, addr, timeout)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -197,7 +198,7 @@ func (sv *Server) baseline(ctx context.Context, c *oob.Conn, m oob.Msg) error {
 	req := *m.TCPBaseline
 	moved, err := sv.tcpBaseline(ctx, c, req)
 	var refused refusal
-	var lost sessionLost
+	var lost *oob.LostError
 	switch {
 	case errors.As(err, &refused):
 		c.SendError(refused.err)
@@ -212,7 +213,7 @@ func (sv *Server) baseline(ctx context.Context, c *oob.Conn, m oob.Msg) error {
 	done := oob.TCPDone{Bytes: moved}
 	if err != nil {
 		done.Error = err.Error()
-		sv.Log.Printf("client %s: TCP baseline %s %d B x %d failed: %v", c.RemoteAddr(), oob.Quote(req.Op), req.Size, req.Messages, err)
+		sv.Log.Printf("client %s: TCP baseline %s %d B x %d failed: %v", c.RemoteAddr(), text.Quote(req.Op), req.Size, req.Messages, err)
 	} else {
 		sv.Log.Printf("client %s: TCP baseline %s %d B x %d done", c.RemoteAddr(), req.Op, req.Size, req.Messages)
 	}
@@ -234,7 +235,7 @@ func (r refusal) Error() string { return r.err.Error() }
 func (sv *Server) tcpBaseline(ctx context.Context, c *oob.Conn, req oob.TCPBaseline) (uint64, error) {
 	switch {
 	case req.Op != "write" && req.Op != "read":
-		return 0, refusal{fmt.Errorf("TCP baseline: unknown operation %s: want write or read", oob.Quote(req.Op))}
+		return 0, refusal{fmt.Errorf("TCP baseline: unknown operation %s: want write or read", text.Quote(req.Op))}
 	case req.Size < 1 || req.Size > 1<<31:
 		return 0, refusal{fmt.Errorf("TCP baseline: message size %d: want 1 B to 2 GiB", req.Size)}
 	case req.Messages < 1:
@@ -262,7 +263,7 @@ func (sv *Server) tcpBaseline(ctx context.Context, c *oob.Conn, req oob.TCPBasel
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
 	if err := c.Send(oob.Msg{Type: oob.TTCPPort, TCPPort: &oob.TCPPort{Port: port, Cookie: cookie}}); err != nil {
-		return 0, sessionLost{err}
+		return 0, &oob.LostError{Err: err}
 	}
 	moved, err := sv.tcpData(ctx, ln, peer, cookie, req)
 	if err != nil && ctx.Err() != nil {

@@ -15,7 +15,8 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/bench"
-	"github.com/rdmabench/rdmabench/bench/fake"
+	"github.com/rdmabench/rdmabench/bench/benchtest"
+	"github.com/rdmabench/rdmabench/bench/ops"
 	"github.com/rdmabench/rdmabench/oob"
 	"github.com/rdmabench/rdmabench/result"
 	"github.com/rdmabench/rdmabench/verbs"
@@ -31,13 +32,13 @@ func baseline(t *testing.T, c *bench.Client, cfg result.Config, messages uint64)
 // After an RDMA run, the same transfer over TCP, both directions, on the same session:
 // exactly messages x size bytes, a positive rate, and the session goes on.
 func TestBaselineTCPMovesTheRun(t *testing.T) {
-	r := fake.NewRig(t, ops, nil)
+	r := benchtest.NewRig(t, ops.All, nil)
 	c := dial(t, r, "")
 	for _, cfg := range []result.Config{
-		{Op: "write", Test: "bw", Baseline: "tcp", Iterations: 200, MsgSizeBytes: 4096, NumQPs: 2},
-		{Op: "read", Test: "bw", Baseline: "tcp", Iterations: 300, MsgSizeBytes: 100},
-		{Op: "write", Test: "bw", Baseline: "tcp", Iterations: 3, MsgSizeBytes: 3<<20 + 5}, // written in pieces
-		{Op: "read", Test: "bw", Baseline: "tcp", DurationS: 0.05, MsgSizeBytes: 1},
+		{Op: "write", Test: result.BW, Baseline: "tcp", Iterations: 200, MsgSizeBytes: 4096, NumQPs: 2},
+		{Op: "read", Test: result.BW, Baseline: "tcp", Iterations: 300, MsgSizeBytes: 100},
+		{Op: "write", Test: result.BW, Baseline: "tcp", Iterations: 3, MsgSizeBytes: 3<<20 + 5}, // written in pieces
+		{Op: "read", Test: result.BW, Baseline: "tcp", DurationS: 0.05, MsgSizeBytes: 1},
 	} {
 		res, err := run(t, c, cfg)
 		if err != nil {
@@ -56,7 +57,7 @@ func TestBaselineTCPMovesTheRun(t *testing.T) {
 			t.Errorf("%s: no ratio from RDMA %v Gb/s over TCP %v Gb/s", cfg.Op, res.BWGbps, b.BWGbps)
 		}
 	}
-	if res, err := run(t, c, result.Config{Op: "write", Test: "bw", Iterations: 10}); err != nil || res.Iterations != 10 {
+	if res, err := run(t, c, result.Config{Op: "write", Test: result.BW, Iterations: 10}); err != nil || res.Iterations != 10 {
 		t.Fatalf("a plan after the baselines: %v", err)
 	}
 	if logs := r.Logs(); !strings.Contains(logs, `TCP baseline write 4096 B x 400 done`) || !strings.Contains(logs, `TCP baseline read 100 B x 300 done`) {
@@ -67,15 +68,15 @@ func TestBaselineTCPMovesTheRun(t *testing.T) {
 // The plan's --baseline is checked on both sides; a request the server cannot serve is
 // refused with its reason and the session goes on.
 func TestBaselineRefusals(t *testing.T) {
-	r := fake.NewRig(t, ops, func(s *bench.Server) { s.MaxBuffer = 1 << 20 })
+	r := benchtest.NewRig(t, ops.All, func(s *bench.Server) { s.MaxBuffer = 1 << 20 })
 	c := dial(t, r, "")
 	for _, tc := range []struct {
 		cfg  result.Config
 		want string
 	}{
-		{result.Config{Op: "write", Test: "bw", Baseline: "udp"}, `--baseline "udp": want tcp`},
-		{result.Config{Op: "write", Test: "lat", Baseline: "tcp"}, "--baseline applies to bandwidth tests"},
-		{result.Config{Op: "read", Test: "bw", Baseline: "tcp", Bidirectional: true}, "without -b/--bidirectional"},
+		{result.Config{Op: "write", Test: result.BW, Baseline: "udp"}, `--baseline "udp": want tcp`},
+		{result.Config{Op: "write", Test: result.Lat, Baseline: "tcp"}, "--baseline applies to bandwidth tests"},
+		{result.Config{Op: "read", Test: result.BW, Baseline: "tcp", Bidirectional: true}, "without -b/--bidirectional"},
 	} {
 		if _, err := run(t, c, tc.cfg); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%+v: want %q, got %v", tc.cfg, tc.want, err)
@@ -83,7 +84,7 @@ func TestBaselineRefusals(t *testing.T) {
 	}
 	// The server refuses such a plan too, whatever the client checked.
 	conn := rawSession(t, r)
-	plan := result.Config{Op: "write", Test: "bw", Baseline: "ib", MsgSizeBytes: 64, Iterations: 10, SQDepth: 1, PostList: 1, CQMod: 1, NumQPs: 1}
+	plan := result.Config{Op: "write", Test: result.BW, Baseline: "ib", MsgSizeBytes: 64, Iterations: 10, SQDepth: 1, PostList: 1, CQMod: 1, NumQPs: 1}
 	conn.Send(oob.Msg{Type: oob.TPlan, Plan: &plan})
 	if _, err := conn.Expect(oob.TEndpoint); err == nil || !strings.Contains(err.Error(), `--baseline "ib": want tcp`) {
 		t.Errorf("the server must refuse an unknown baseline: %v", err)
@@ -112,7 +113,7 @@ func TestBaselineRefusals(t *testing.T) {
 	if b, err := baseline(t, c, result.Config{Op: "read", MsgSizeBytes: 64}, 0); err == nil || !strings.Contains(err.Error(), "no message") || b.Error == "" {
 		t.Errorf("a run that completed nothing has no baseline: %v", err)
 	}
-	if _, err := run(t, c, result.Config{Op: "read", Test: "bw", Iterations: 10}); err != nil {
+	if _, err := run(t, c, result.Config{Op: "read", Test: result.BW, Iterations: 10}); err != nil {
 		t.Fatalf("a plan after the refusals: %v", err)
 	}
 }
@@ -120,7 +121,7 @@ func TestBaselineRefusals(t *testing.T) {
 // A data connection with the wrong cookie is closed and reported; the server keeps
 // serving: the same session's next baseline and plan work, and so does another client.
 func TestBaselineWrongCookie(t *testing.T) {
-	r := fake.NewRig(t, ops, nil)
+	r := benchtest.NewRig(t, ops.All, nil)
 	conn := rawSession(t, r)
 	port := askBaseline(t, conn, oob.TCPBaseline{Op: "write", Size: 1024, Messages: 10})
 	nc, err := net.Dial("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port.Port)))
@@ -149,7 +150,7 @@ func TestBaselineWrongCookie(t *testing.T) {
 	byHand(t, conn, "read", 100, 5)
 	regionByHand(t, r, conn)
 	c := dial(t, r, "")
-	res, err := run(t, c, result.Config{Op: "write", Test: "bw", Iterations: 20, MsgSizeBytes: 512})
+	res, err := run(t, c, result.Config{Op: "write", Test: result.BW, Iterations: 20, MsgSizeBytes: 512})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +162,7 @@ func TestBaselineWrongCookie(t *testing.T) {
 // A client that never connects, or connects and stalls: the server gives up within its
 // --timeout, says why in tcp_done, and goes on.
 func TestBaselineClientNeverConnectsOrStalls(t *testing.T) {
-	r := fake.NewRig(t, ops, func(s *bench.Server) { s.Timeout = time.Second })
+	r := benchtest.NewRig(t, ops.All, func(s *bench.Server) { s.Timeout = time.Second })
 	conn := rawSession(t, r)
 	start := time.Now()
 	port := askBaseline(t, conn, oob.TCPBaseline{Op: "write", Size: 4096, Messages: 100})
@@ -198,7 +199,7 @@ func TestBaselineClientNeverConnectsOrStalls(t *testing.T) {
 // The data connection dropped mid-stream: an error on both sides, no hang, the
 // session goes on.
 func TestBaselineDroppedMidStream(t *testing.T) {
-	r := fake.NewRig(t, ops, nil)
+	r := benchtest.NewRig(t, ops.All, nil)
 	c := dial(t, r, "")
 	for _, op := range []string{"write", "read"} {
 		// The client stops (Ctrl-C): its side says interrupted, the server's that the
@@ -218,7 +219,7 @@ func TestBaselineDroppedMidStream(t *testing.T) {
 		if b.Error != err.Error() || b.Bytes == 0 || b.BWGbps != 0 || b.RDMAOverTCP != 0 {
 			t.Errorf("%s: a failed baseline keeps what moved and no rate: %+v", op, b)
 		}
-		if _, err := run(t, c, result.Config{Op: op, Test: "bw", Iterations: 10}); err != nil {
+		if _, err := run(t, c, result.Config{Op: op, Test: result.BW, Iterations: 10}); err != nil {
 			t.Fatalf("%s: a plan after the dropped baseline: %v", op, err)
 		}
 	}
@@ -239,7 +240,7 @@ func TestBaselineDroppedMidStream(t *testing.T) {
 // A transfer longer than the server's --max-test-time is stopped there, and both
 // sides say so.
 func TestBaselineMaxTestTime(t *testing.T) {
-	r := fake.NewRig(t, ops, func(s *bench.Server) { s.MaxTestTime = 300 * time.Millisecond })
+	r := benchtest.NewRig(t, ops.All, func(s *bench.Server) { s.MaxTestTime = 300 * time.Millisecond })
 	c := dial(t, r, "")
 	for _, op := range []string{"write", "read"} {
 		start := time.Now()
@@ -255,11 +256,11 @@ func TestBaselineMaxTestTime(t *testing.T) {
 }
 
 // rawSession is a hand-driven client of r's server, after the handshake.
-func rawSession(t *testing.T, r *fake.Rig) *oob.Conn {
+func rawSession(t *testing.T, r *benchtest.Rig) *oob.Conn {
 	t.Helper()
 	conn := oob.NewConn(r.DialConn(), 5*time.Second)
 	t.Cleanup(func() { conn.Close() })
-	if _, err := bench.Handshake(conn, result.Device{Name: "raw"}, ""); err != nil {
+	if _, err := oob.Handshake(conn, result.Device{Name: "raw"}, ""); err != nil {
 		t.Fatal(err)
 	}
 	return conn
@@ -318,10 +319,10 @@ func byHand(t *testing.T, conn *oob.Conn, op string, size int, n uint64) {
 
 // regionByHand runs a region plan on a raw session (as TestPipeRegion does): a plan,
 // endpoints, ready, done, report.
-func regionByHand(t *testing.T, r *fake.Rig, conn *oob.Conn) {
+func regionByHand(t *testing.T, r *benchtest.Rig, conn *oob.Conn) {
 	t.Helper()
 	const size = 4096
-	conn.Send(oob.Msg{Type: oob.TPlan, Plan: &result.Config{Op: "write", Test: "region", MsgSizeBytes: size, NumQPs: 1}})
+	conn.Send(oob.Msg{Type: oob.TPlan, Plan: &result.Config{Op: "write", Test: result.Region, MsgSizeBytes: size, NumQPs: 1}})
 	m, err := conn.Expect(oob.TEndpoint)
 	if err != nil {
 		t.Fatalf("a plan on the same session: %v", err)
@@ -332,7 +333,7 @@ func regionByHand(t *testing.T, r *fake.Rig, conn *oob.Conn) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if err := s.ConnectPeers([]oob.Endpoint{*m.Endpoint}, 0); err != nil {
+	if err := s.ConnectPeers([]verbs.Endpoint{*m.Endpoint}, 0); err != nil {
 		t.Fatal(err)
 	}
 	local := s.Local()

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/rdmabench/rdmabench/internal/text"
 	"github.com/rdmabench/rdmabench/oob"
 	"github.com/rdmabench/rdmabench/result"
 	"github.com/rdmabench/rdmabench/verbs"
@@ -60,7 +61,7 @@ type reverse struct {
 
 // startReverse starts the server's warm-up; nil when the plan is not bidirectional.
 func startReverse(op Op, c result.Config, s Session, timeout time.Duration) *reverse {
-	if !c.Bidirectional || c.Test != "bw" {
+	if !c.Bidirectional || c.Test != result.BW {
 		return nil
 	}
 	rv := &reverse{s: s, warm: make(chan struct{}), done: make(chan verbs.BWResult, 1)}
@@ -136,7 +137,7 @@ func setReverse(r *result.Result, d *oob.Direction) {
 		return
 	}
 	rv := &result.Direction{Messages: d.Completed, Bytes: d.Completed * uint64(r.Config.MsgSizeBytes), DurationNS: d.DurationNS,
-		Error: oob.Clean(d.Error, 300)}
+		Error: text.Clean(d.Error, 300)}
 	if d.DurationNS > 0 {
 		rv.BWGbps = float64(rv.Bytes) * 8 / float64(d.DurationNS)
 		rv.MsgRateMpps = float64(d.Completed) / float64(d.DurationNS) * 1e3

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/counters"
+	"github.com/rdmabench/rdmabench/internal/text"
 	"github.com/rdmabench/rdmabench/oob"
 	"github.com/rdmabench/rdmabench/profiles"
 	"github.com/rdmabench/rdmabench/result"
@@ -108,7 +109,7 @@ func classesOf(d result.Device) counters.Classification {
 }
 
 // judge fills the result's counters, flags and taint from both sides' deltas.
-func judge(r *result.Result, local, remote *counters.Deltas, notes []string) {
+func judge(r *result.Result, requestsCounter string, local, remote *counters.Deltas, notes []string) {
 	cfg := r.Config
 	keep(local, cfg.Counters)
 	keep(remote, cfg.Counters)
@@ -130,7 +131,7 @@ func judge(r *result.Result, local, remote *counters.Deltas, notes []string) {
 			flags = append(flags, f)
 		}
 	}
-	sf, sn := sanity(r, local, remote)
+	sf, sn := sanity(r, requestsCounter, local, remote)
 	r.Counters.Notes = append(r.Counters.Notes, sn...)
 	for _, side := range []*counters.Deltas{local, remote} {
 		if side == nil {
@@ -166,8 +167,9 @@ const sanityTolerance = 0.01
 // sanity compares counters that should match the traffic, where the NICs allow it:
 // on two Soft-RoCE devices, each side's sent_pkts with the other's rcvd_pkts; on mlx5,
 // the responder's rx_write_requests or rx_read_requests with the messages completed
-// (bandwidth tests). It returns the failed checks as flags and what it compared.
-func sanity(r *result.Result, local, remote *counters.Deltas) (flags []counters.Flag, notes []string) {
+// (bandwidth tests; requestsCounter is the op's, Op.Requests). It returns the failed
+// checks as flags and what it compared.
+func sanity(r *result.Result, requestsCounter string, local, remote *counters.Deltas) (flags []counters.Flag, notes []string) {
 	if local == nil || remote == nil {
 		return nil, nil
 	}
@@ -198,8 +200,8 @@ func sanity(r *result.Result, local, remote *counters.Deltas) (flags []counters.
 			}
 		}
 	}
-	if r.Config.Test == "bw" && !same {
-		name := map[string]string{"write": "rx_write_requests", "read": "rx_read_requests"}[r.Config.Op]
+	if r.Config.Test == result.BW && !same {
+		name := requestsCounter
 		if v, ok := value(remote, name); ok && r.Iterations > 0 {
 			what := fmt.Sprintf("server %s / messages completed", name)
 			f, note := requests(what, v, r.Iterations)
@@ -247,11 +249,11 @@ func cleanDeltas(d *counters.Deltas) (*counters.Deltas, string) {
 		return nil, fmt.Sprintf("its report has %d counters, more than %d: not used", len(d.Counters), maxRemoteCounters)
 	}
 	out := *d
-	out.Device = oob.Clean(d.Device, 64)
+	out.Device = text.Clean(d.Device, 64)
 	out.Counters = make([]counters.Change, 0, len(d.Counters))
 	for _, c := range d.Counters {
-		c.Name, c.Text = oob.Clean(c.Name, 64), oob.Clean(c.Text, 200)
-		c.Scope, c.Unit, c.Status = counters.Scope(oob.Clean(string(c.Scope), 16)), counters.Unit(oob.Clean(string(c.Unit), 16)), counters.Status(oob.Clean(string(c.Status), 16))
+		c.Name, c.Text = text.Clean(c.Name, 64), text.Clean(c.Text, 200)
+		c.Scope, c.Unit, c.Status = counters.Scope(text.Clean(string(c.Scope), 16)), counters.Unit(text.Clean(string(c.Unit), 16)), counters.Status(text.Clean(string(c.Status), 16))
 		if c.Status != counters.OK {
 			c.Delta = nil
 		} else if c.Delta == nil {
@@ -261,7 +263,7 @@ func cleanDeltas(d *counters.Deltas) (*counters.Deltas, string) {
 	}
 	out.Notes = nil
 	for _, n := range d.Notes[:min(len(d.Notes), 16)] {
-		out.Notes = append(out.Notes, oob.Clean(n, 200))
+		out.Notes = append(out.Notes, text.Clean(n, 200))
 	}
 	return &out, ""
 }

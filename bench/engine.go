@@ -1,16 +1,13 @@
 package bench
 
 import (
-	"os"
-
 	"github.com/rdmabench/rdmabench/counters"
-	"github.com/rdmabench/rdmabench/oob"
 	"github.com/rdmabench/rdmabench/result"
 	"github.com/rdmabench/rdmabench/verbs"
 )
 
 // Engine opens RDMA devices for the client and the server. Verbs, the cgo layer over
-// libibverbs, is the one rdmabench runs on; tests use a fake (bench/fake), so that the
+// libibverbs, is the one rdmabench runs on; tests use a fake (bench/benchtest), so that the
 // whole protocol and both state machines run without a NIC.
 type Engine interface {
 	Open(l Local) (Device, error)
@@ -30,10 +27,10 @@ type Device interface {
 
 // Session is one test's resources on one side: QPs, a CQ and a registered buffer.
 type Session interface {
-	Local() oob.Endpoint
+	Local() verbs.Endpoint
 	// ConnectPeers connects the QPs to one endpoint that offers as many, or QP i to
 	// endpoint i (one QP each: a client of several servers).
-	ConnectPeers(remotes []oob.Endpoint, mtu int) error
+	ConnectPeers(remotes []verbs.Endpoint, mtu int) error
 	PathMTU() int
 	RdAtom() int
 	MaxInline() int
@@ -67,18 +64,7 @@ func (verbsEngine) Open(l Local) (Device, error) {
 
 type verbsDevice struct{ d *verbs.Device }
 
-func (v verbsDevice) Identity() result.Device { return Identity(v.d) }
-
-// Identity is what a hello and a result say about an opened verbs device and its host.
-func Identity(d *verbs.Device) result.Device {
-	host, _ := os.Hostname()
-	return result.Device{
-		Name: d.Info.Name, Driver: d.Info.Driver, Model: d.Info.Model, VendorID: d.Info.VendorID,
-		VendorPartID: d.Info.VendorPartID, FirmwareVer: d.Info.FirmwareVer, NodeGUID: d.Info.NodeGUID,
-		Port: d.Port.Port, LinkLayer: d.Port.LinkLayer, RateGbps: d.Port.RateGbps, ActiveMTU: d.Port.ActiveMTU,
-		GIDIndex: d.GID.Index, GIDType: d.GID.Type, Host: host,
-	}
-}
+func (v verbsDevice) Identity() result.Device { return v.d.Identity() }
 
 func (verbsDevice) Clock() (string, string) { return verbs.Clock(), verbs.ClockNote() }
 

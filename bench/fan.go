@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/counters"
+	"github.com/rdmabench/rdmabench/internal/text"
 	"github.com/rdmabench/rdmabench/oob"
 	"github.com/rdmabench/rdmabench/result"
 	"github.com/rdmabench/rdmabench/verbs"
@@ -23,7 +24,7 @@ import (
 // WRITE sends the same source region to every server (a broadcast); READ lands every
 // server's data in a region of its own (--landing per-peer) or in one shared region.
 type Fan struct {
-	peers []*Client
+	peers []*oob.Peer
 	dev   Device
 	me    result.Device
 }
@@ -58,17 +59,15 @@ func DialFan(ctx context.Context, addrs []string, local Local, token string, tim
 func NewFan(ncs []net.Conn, dev Device, addrs []string, token string, timeout time.Duration) (*Fan, error) {
 	f := &Fan{dev: dev, me: dev.Identity()}
 	for i, nc := range ncs {
-		c := &Client{Addr: addrs[i], conn: oob.NewConn(nc, timeout), dev: dev, me: f.me}
-		h, err := Handshake(c.conn, c.me, token)
+		p, err := oob.Open(nc, addrs[i], f.me, token, timeout)
 		if err != nil {
 			for _, nc := range ncs {
 				nc.Close()
 			}
 			dev.Close()
-			return nil, fmt.Errorf("handshake with %s: %w", addrs[i], err)
+			return nil, err
 		}
-		c.server = h.Device
-		f.peers = append(f.peers, c)
+		f.peers = append(f.peers, p)
 	}
 	return f, nil
 }
@@ -79,11 +78,8 @@ func (f *Fan) Close() error {
 		return nil
 	}
 	var errs []error
-	for _, c := range f.peers {
-		if !c.broken {
-			_ = c.conn.Send(oob.Msg{Type: oob.TBye})
-			errs = append(errs, c.conn.Close())
-		}
+	for _, p := range f.peers {
+		errs = append(errs, p.Close())
 	}
 	return errors.Join(append(errs, f.dev.Close())...)
 }
@@ -97,61 +93,49 @@ func (f *Fan) Device() result.Device { return f.me }
 func (f *Fan) Run(ctx context.Context, op Op, cfg result.Config) (r result.Result, err error) {
 	cfg.Op = string(op.Name)
 	cfg.Peers = len(f.peers)
-	Defaults(&cfg)
-	ResolveInline(&cfg, f.me)
+	op.Defaults(&cfg)
+	op.ResolveInline(&cfg, f.me)
 	var addrs []string
 	for _, c := range f.peers {
 		addrs = append(addrs, c.Addr)
 	}
 	r = result.Result{
-		SchemaVersion: result.SchemaVersion, ToolVersion: Version, Time: time.Now().UTC(),
-		Server: strings.Join(addrs, ","), Client: f.me, ServerDevice: f.peers[0].server, Config: cfg,
+		SchemaVersion: result.SchemaVersion, ToolVersion: result.Version, Time: time.Now().UTC(),
+		Server: strings.Join(addrs, ","), Client: f.me, ServerDevice: f.peers[0].Server.Device, Config: cfg,
 	}
 	defer func() {
+		if oob.Lost(err) {
+			err = markLost(err)
+		}
 		if err != nil {
 			r.Error = err.Error()
 		}
 	}()
-	if err := Validate(cfg); err != nil {
+	if err := op.Validate(cfg); err != nil {
 		return r, err
 	}
 	if cfg.Peers < 2 {
 		return r, errors.New("a fan-out / fan-in run needs two servers or more")
 	}
-	for _, c := range f.peers {
-		if c.broken {
-			return r, sessionLost{fmt.Errorf("the connection to the server at %s was lost in an earlier test", c.Addr)}
-		}
-	}
 	// Every server gets the same one-QP plan; all answer before anything else happens,
 	// so that a refusal leaves every connection in step.
-	var eps []oob.Endpoint
-	var refused error
-	for _, c := range f.peers {
-		if err := c.conn.Send(oob.Msg{Type: oob.TPlan, Plan: &cfg}); err != nil {
-			c.drop()
-			return r, sessionLost{fmt.Errorf("server %s: %w", c.Addr, err)}
+	for _, p := range f.peers {
+		if err := p.Offer(&cfg); err != nil {
+			return r, fmt.Errorf("server %s: %w", p.Addr, err)
 		}
 	}
-	for _, c := range f.peers {
-		m, err := c.conn.Expect(oob.TEndpoint)
-		var pe *oob.PeerError
-		switch {
-		case errors.As(err, &pe):
-			refused = errors.Join(refused, fmt.Errorf("server %s refused the plan: %w", c.Addr, err))
-			eps = append(eps, oob.Endpoint{})
-		case err != nil:
-			c.drop()
-			refused = errors.Join(refused, sessionLost{fmt.Errorf("server %s: no answer to the plan: %w", c.Addr, err)})
-			eps = append(eps, oob.Endpoint{})
-		default:
-			eps = append(eps, *m.Endpoint)
+	eps := make([]verbs.Endpoint, len(f.peers))
+	var refused error
+	for i, p := range f.peers {
+		var err error
+		if eps[i], err = p.Answer(); err != nil {
+			refused = errors.Join(refused, fmt.Errorf("server %s: %w", p.Addr, err))
 		}
 	}
 	abort := func(err error) error { // tell the servers that accepted: their plans end
-		for i, c := range f.peers {
-			if !c.broken && eps[i].QPNs != nil {
-				c.conn.SendError(err)
+		for i, p := range f.peers {
+			if eps[i].QPNs != nil {
+				p.Abort(err)
 			}
 		}
 		return err
@@ -177,20 +161,11 @@ func (f *Fan) Run(ctx context.Context, op Op, cfg result.Config) (r result.Resul
 	r.PathMTU, r.MaxRdAtom = s.PathMTU(), s.RdAtom()
 	r.InlineUsed = Inline(cfg) && s.MaxInline() >= cfg.MsgSizeBytes
 	ep := s.Local()
-	for i, c := range f.peers {
+	for i, p := range f.peers {
 		e := ep
 		e.QPNs, e.PSNs = []uint32{ep.QPNs[i]}, []uint32{ep.PSNs[i]}
-		if err := c.conn.Send(oob.Msg{Type: oob.TEndpoint, Endpoint: &e}); err != nil {
-			c.drop()
-			return r, abort(sessionLost{fmt.Errorf("server %s: %w", c.Addr, err)})
-		}
-	}
-	for _, c := range f.peers {
-		if _, err := c.conn.Expect(oob.TReady); err != nil {
-			if oob.Lost(err) {
-				c.drop()
-			}
-			return r, abort(fmt.Errorf("server %s: %w", c.Addr, err))
+		if err := p.Connect(e); err != nil {
+			return r, abort(fmt.Errorf("server %s: %w", p.Addr, err))
 		}
 	}
 	r.Clock, r.ClockNote = f.dev.Clock()
@@ -198,13 +173,13 @@ func (f *Fan) Run(ctx context.Context, op Op, cfg result.Config) (r result.Resul
 	stop := context.AfterFunc(ctx, func() { s.Stop(); close(stopping) })
 	type line struct {
 		endBeats  func() error
-		reply     <-chan received
+		reply     <-chan oob.Received
 		listening <-chan struct{}
 	}
 	lines := make([]line, len(f.peers))
-	for i, c := range f.peers {
-		lines[i].endBeats = c.beat(s)
-		lines[i].reply, _, lines[i].listening = c.listen(s)
+	for i, p := range f.peers {
+		lines[i].endBeats = p.Beat(stopOn(s))
+		lines[i].reply, _, lines[i].listening = p.Listen(stopOn(s))
 	}
 	defer func() {
 		for _, l := range lines {
@@ -238,43 +213,35 @@ func (f *Fan) Run(ctx context.Context, op Op, cfg result.Config) (r result.Resul
 	// Each server's side: stop its responder, verify, report.
 	reports := make([]*oob.Report, len(f.peers))
 	var errs []error
-	for i, c := range f.peers {
+	for i, p := range f.peers {
 		lost := lines[i].endBeats()
-		select {
-		case m := <-lines[i].reply:
-			if m.err == nil {
-				m.err = &oob.ProtocolError{Msg: fmt.Sprintf("expected nothing during a test, got %s", oob.Quote(m.Type))}
-			}
-			c.drop()
-			errs = append(errs, sessionLost{fmt.Errorf("server %s ended the test: %w", c.Addr, m.err)})
+		if err := p.Interrupted(lines[i].reply); err != nil {
+			errs = append(errs, fmt.Errorf("server %s: %w", p.Addr, err))
 			continue
-		default:
 		}
 		if lost != nil {
-			c.drop()
-			errs = append(errs, sessionLost{fmt.Errorf("lost the server %s during the test: %w", c.Addr, lost)})
+			p.Drop()
+			errs = append(errs, &oob.LostError{Err: fmt.Errorf("lost the server %s during the test: %w", p.Addr, lost)})
 			continue
 		}
 		var done []uint64
 		if res.PerQP != nil {
 			done = res.PerQP[i : i+1]
 		}
-		if err := c.conn.Send(oob.Msg{Type: oob.TDone, Done: &oob.Done{Completed: done, Interrupted: r.Interrupted || merr != nil}}); err != nil {
-			c.drop()
-			errs = append(errs, sessionLost{fmt.Errorf("server %s: %w", c.Addr, err)})
+		if err := p.Finish(&oob.Done{Completed: done, Interrupted: r.Interrupted || merr != nil}); err != nil {
+			errs = append(errs, fmt.Errorf("server %s: %w", p.Addr, err))
 		}
 	}
-	check := time.Duration(DestBytes(cfg)/(16<<20)) * time.Second // checking runs at >= 16 MiB/s
-	for i, c := range f.peers {
-		if c.broken {
+	for i, p := range f.peers {
+		if p.Broken() {
 			continue
 		}
-		rep, err := c.awaitReport(lines[i].reply, c.conn.Timeout+check)
+		rep, err := p.Report(lines[i].reply, p.Conn.Timeout+reportCheck(cfg))
 		if err != nil {
-			errs = append(errs, fmt.Errorf("server %s: %w", c.Addr, err))
+			errs = append(errs, fmt.Errorf("server %s: %w", p.Addr, err))
 			continue
 		}
-		reports[i] = rep.Report
+		reports[i] = rep
 	}
 	merr = errors.Join(append([]error{merr}, errs...)...)
 	f.fanResult(&r, op, cfg, s, sl, lay, res, reports, merr)
@@ -284,7 +251,7 @@ func (f *Fan) Run(ctx context.Context, op Op, cfg result.Config) (r result.Resul
 		if note != "" {
 			notes = append(notes, "client: "+note)
 		}
-		judge(&r, l, nil, notes)
+		judge(&r, op.Requests, l, nil, notes)
 		r.Fan.WireBytesPerByte, r.Fan.WirePacketsPerMessage = wire(l, r.Iterations, r.Bytes)
 	}
 	if merr == nil && res.PerQP != nil {
@@ -310,7 +277,7 @@ func fanLayout(op Op, cfg result.Config, sl slots) verbs.Layout {
 
 // measure runs the warm-up and the measured run over all servers' QPs.
 func (f *Fan) measure(ctx context.Context, op Op, s Session, cfg result.Config, sl slots, lay verbs.Layout, r *result.Result, start func()) (verbs.BWResult, error) {
-	timeout := f.peers[0].conn.Timeout
+	timeout := f.peers[0].Conn.Timeout
 	p := verbs.BWParams{
 		Op: op.Name, Size: cfg.MsgSizeBytes, Layout: lay, SQDepth: cfg.SQDepth, PostList: cfg.PostList,
 		CQMod: cfg.CQMod, Inline: r.InlineUsed, Events: cfg.CompletionEvents, Timeout: timeout,
@@ -416,7 +383,7 @@ func (f *Fan) fanResult(r *result.Result, op Op, cfg result.Config, s Session, s
 	}
 	var gbps []float64
 	for i, c := range f.peers {
-		p := result.Peer{Server: c.Addr, Device: c.server}
+		p := result.Peer{Server: c.Addr, Device: c.Server.Device}
 		if i < len(res.PerQP) {
 			p.Messages, p.DurationNS = res.PerQP[i], res.PerQPLastNS[i]
 			p.Bytes = p.Messages * uint64(cfg.MsgSizeBytes)
@@ -436,7 +403,7 @@ func (f *Fan) fanResult(r *result.Result, op Op, cfg result.Config, s Session, s
 				p.Verify = &result.Verify{FirstBadOffset: -1, Detail: "not verified: nothing was measured"}
 			case op.ToServer && reports[i] != nil && reports[i].Verify != nil:
 				v := *reports[i].Verify // the server's words, shown to this side's user
-				v.Side, v.Detail = oob.Clean(v.Side, 16), oob.Clean(v.Detail, 300)
+				v.Side, v.Detail = text.Clean(v.Side, 16), text.Clean(v.Detail, 300)
 				p.Verify = &v
 			case op.ToServer:
 				p.Verify = &result.Verify{FirstBadOffset: -1, Detail: "the server sent no verification"}

@@ -11,13 +11,14 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/bench"
-	"github.com/rdmabench/rdmabench/bench/fake"
+	"github.com/rdmabench/rdmabench/bench/benchtest"
+	"github.com/rdmabench/rdmabench/bench/ops"
 	"github.com/rdmabench/rdmabench/result"
 )
 
-func dialFan(t *testing.T, rs []*fake.Rig) *bench.Fan {
+func dialFan(t *testing.T, rs []*benchtest.Rig) *bench.Fan {
 	t.Helper()
-	f, err := fake.DialFan(rs, "")
+	f, err := benchtest.DialFan(rs, "")
 	if err != nil {
 		t.Fatalf("dial: %v", err)
 	}
@@ -29,22 +30,22 @@ func runFan(t *testing.T, f *bench.Fan, cfg result.Config) (result.Result, error
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	return f.Run(ctx, ops[cfg.Op], cfg)
+	return f.Run(ctx, ops.All[cfg.Op], cfg)
 }
 
 // Broadcast WRITE and gather READ, streamed and in rounds, verified at every server
 // (WRITE) or in every landing region (READ): the servers' shares add up to the
 // totals, and the fairness index is 1 when every server is as fast.
 func TestFanEveryMode(t *testing.T) {
-	rs := fake.NewRigs(t, 3, ops, nil)
+	rs := benchtest.NewRigs(t, 3, ops.All, nil)
 	f := dialFan(t, rs)
 	for _, cfg := range []result.Config{
-		{Op: "write", Test: "bw", Verify: true, Iterations: 300, MsgSizeBytes: 4096, SQDepth: 16},
-		{Op: "write", Test: "bw", Verify: true, Iterations: 50, MsgSizeBytes: 100, Sync: "rounds"},
-		{Op: "read", Test: "bw", Verify: true, Iterations: 300, MsgSizeBytes: 100},
-		{Op: "read", Test: "bw", Verify: true, Iterations: 40, MsgSizeBytes: 8192, Sync: "rounds", Landing: "per-peer"},
-		{Op: "read", Test: "bw", Iterations: 40, MsgSizeBytes: 8192, Landing: "shared"},
-		{Op: "write", Test: "bw", DurationS: 0.05, MsgSizeBytes: 1},
+		{Op: "write", Test: result.BW, Verify: true, Iterations: 300, MsgSizeBytes: 4096, SQDepth: 16},
+		{Op: "write", Test: result.BW, Verify: true, Iterations: 50, MsgSizeBytes: 100, Sync: "rounds"},
+		{Op: "read", Test: result.BW, Verify: true, Iterations: 300, MsgSizeBytes: 100},
+		{Op: "read", Test: result.BW, Verify: true, Iterations: 40, MsgSizeBytes: 8192, Sync: "rounds", Landing: "per-peer"},
+		{Op: "read", Test: result.BW, Iterations: 40, MsgSizeBytes: 8192, Landing: "shared"},
+		{Op: "write", Test: result.BW, DurationS: 0.05, MsgSizeBytes: 1},
 	} {
 		r, err := runFan(t, f, cfg)
 		name := cfg.Op + "/" + r.Config.Sync + "/" + r.Config.Landing
@@ -102,10 +103,10 @@ func TestFanEveryMode(t *testing.T) {
 
 // Landing: a shared region registers one server's worth, per-peer one per server.
 func TestFanLandingMemory(t *testing.T) {
-	f := dialFan(t, fake.NewRigs(t, 4, ops, nil))
+	f := dialFan(t, benchtest.NewRigs(t, 4, ops.All, nil))
 	reg := map[string]int64{}
 	for _, l := range []string{"shared", "per-peer"} {
-		r, err := runFan(t, f, result.Config{Op: "read", Test: "bw", Iterations: 20, MsgSizeBytes: 65536, Landing: l})
+		r, err := runFan(t, f, result.Config{Op: "read", Test: result.BW, Iterations: 20, MsgSizeBytes: 65536, Landing: l})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -119,10 +120,10 @@ func TestFanLandingMemory(t *testing.T) {
 // A slow server gets fewer messages in a timed stream (and the index says so); in
 // rounds everyone gets the same, at the pace of the slowest.
 func TestFanFairness(t *testing.T) {
-	rs := fake.NewRigs(t, 3, ops, nil)
+	rs := benchtest.NewRigs(t, 3, ops.All, nil)
 	rs[2].Server.Cost = 4 * time.Microsecond
 	f := dialFan(t, rs)
-	r, err := runFan(t, f, result.Config{Op: "write", Test: "bw", DurationS: 0.1, MsgSizeBytes: 4096})
+	r, err := runFan(t, f, result.Config{Op: "write", Test: result.BW, DurationS: 0.1, MsgSizeBytes: 4096})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +135,7 @@ func TestFanFairness(t *testing.T) {
 		r.Fan.FairnessSpreadMessages == nil || *r.Fan.FairnessSpreadMessages <= float64(r.Fan.FairnessEdgeMessages) {
 		t.Errorf("stream: verdict %q, spread %v messages, edge %d", r.Fan.Fairness, r.Fan.FairnessSpreadMessages, r.Fan.FairnessEdgeMessages)
 	}
-	r, err = runFan(t, f, result.Config{Op: "write", Test: "bw", Iterations: 100, MsgSizeBytes: 4096, Sync: "rounds"})
+	r, err = runFan(t, f, result.Config{Op: "write", Test: result.BW, Iterations: 100, MsgSizeBytes: 4096, Sync: "rounds"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,19 +152,19 @@ func TestFanFairness(t *testing.T) {
 // One server refusing the plan fails the run with its reason and leaves every
 // session usable; corruption at one server fails the run naming it.
 func TestFanRefusalAndCorruption(t *testing.T) {
-	rs := fake.NewRigs(t, 3, ops, func(s *bench.Server) { s.MaxBuffer = 1 << 20 })
+	rs := benchtest.NewRigs(t, 3, ops.All, func(s *bench.Server) { s.MaxBuffer = 1 << 20 })
 	rs[1].Srv.MaxBuffer = 1 << 16
 	f := dialFan(t, rs)
-	_, err := runFan(t, f, result.Config{Op: "write", Test: "bw", Iterations: 10, MsgSizeBytes: 1 << 17})
+	_, err := runFan(t, f, result.Config{Op: "write", Test: result.BW, Iterations: 10, MsgSizeBytes: 1 << 17})
 	if err == nil || !strings.Contains(err.Error(), "fake-server-2") || !strings.Contains(err.Error(), "max-buffer") {
 		t.Fatalf("refusal: %v", err)
 	}
-	r, err := runFan(t, f, result.Config{Op: "write", Test: "bw", Iterations: 10, MsgSizeBytes: 4096})
+	r, err := runFan(t, f, result.Config{Op: "write", Test: result.BW, Iterations: 10, MsgSizeBytes: 4096})
 	if err != nil || r.Iterations != 30 {
 		t.Fatalf("after a refusal: %v, %d messages", err, r.Iterations)
 	}
 	rs[0].Client.Corrupt.Store(true)
-	r, err = runFan(t, f, result.Config{Op: "write", Test: "bw", Iterations: 10, MsgSizeBytes: 4096, SQDepth: 8, Verify: true})
+	r, err = runFan(t, f, result.Config{Op: "write", Test: result.BW, Iterations: 10, MsgSizeBytes: 4096, SQDepth: 8, Verify: true})
 	rs[0].Client.Corrupt.Store(false)
 	if err == nil || !strings.Contains(err.Error(), "verification failed") || r.Iterations == 0 {
 		t.Fatalf("corruption: %v (%d messages kept)", err, r.Iterations)
@@ -172,24 +173,24 @@ func TestFanRefusalAndCorruption(t *testing.T) {
 
 // What a fan run does not take is refused before anything is sent.
 func TestFanRefusesPlans(t *testing.T) {
-	f := dialFan(t, fake.NewRigs(t, 2, ops, nil))
+	f := dialFan(t, benchtest.NewRigs(t, 2, ops.All, nil))
 	for _, c := range []struct {
 		cfg  result.Config
 		want string
 	}{
-		{result.Config{Op: "write", Test: "lat"}, "bandwidth tests only"},
-		{result.Config{Op: "write", Test: "bw", NumQPs: 2}, "one QP per server"},
-		{result.Config{Op: "write", Test: "bw", Landing: "shared"}, "--landing applies to READ"},
-		{result.Config{Op: "read", Test: "bw", Landing: "shared", Verify: true}, "--landing per-peer"},
-		{result.Config{Op: "read", Test: "bw", Sync: "lockstep"}, "--sync"},
-		{result.Config{Op: "read", Test: "bw", Sync: "rounds", PostList: 4}, "do not apply"},
-		{result.Config{Op: "write", Test: "bw", Bidirectional: true}, "for one server"},
+		{result.Config{Op: "write", Test: result.Lat}, "bandwidth tests only"},
+		{result.Config{Op: "write", Test: result.BW, NumQPs: 2}, "one QP per server"},
+		{result.Config{Op: "write", Test: result.BW, Landing: "shared"}, "--landing applies to READ"},
+		{result.Config{Op: "read", Test: result.BW, Landing: "shared", Verify: true}, "--landing per-peer"},
+		{result.Config{Op: "read", Test: result.BW, Sync: "lockstep"}, "--sync"},
+		{result.Config{Op: "read", Test: result.BW, Sync: "rounds", PostList: 4}, "do not apply"},
+		{result.Config{Op: "write", Test: result.BW, Bidirectional: true}, "for one server"},
 	} {
 		if _, err := runFan(t, f, c.cfg); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: %v, want %q", c.cfg, err, c.want)
 		}
 	}
-	if _, err := runFan(t, f, result.Config{Op: "write", Test: "bw", Iterations: 10}); err != nil {
+	if _, err := runFan(t, f, result.Config{Op: "write", Test: result.BW, Iterations: 10}); err != nil {
 		t.Errorf("after the refusals: %v", err)
 	}
 }
@@ -215,7 +216,7 @@ func TestSplitServers(t *testing.T) {
 // Ctrl-C during the warm-up: an interrupted run that measured nothing, said so, with
 // nothing "verified" and every session left usable.
 func TestFanInterruptedInWarmup(t *testing.T) {
-	rs := fake.NewRigs(t, 2, ops, nil)
+	rs := benchtest.NewRigs(t, 2, ops.All, nil)
 	for _, r := range rs {
 		r.Server.Cost = 50 * time.Microsecond
 	}
@@ -223,7 +224,7 @@ func TestFanInterruptedInWarmup(t *testing.T) {
 	for _, op := range []string{"read", "write"} {
 		ctx, cancel := context.WithCancel(context.Background())
 		time.AfterFunc(100*time.Millisecond, cancel)
-		r, err := f.Run(ctx, ops[op], result.Config{Op: op, Test: "bw", Verify: true, WarmupIterations: 100000, Iterations: 10, MsgSizeBytes: 4096})
+		r, err := f.Run(ctx, ops.All[op], result.Config{Op: op, Test: result.BW, Verify: true, WarmupIterations: 100000, Iterations: 10, MsgSizeBytes: 4096})
 		cancel()
 		if err == nil || !strings.Contains(err.Error(), "interrupted before") || !r.Interrupted {
 			t.Errorf("%s: %v (interrupted %v)", op, err, r.Interrupted)
@@ -234,7 +235,7 @@ func TestFanInterruptedInWarmup(t *testing.T) {
 			}
 		}
 	}
-	if _, err := runFan(t, f, result.Config{Op: "write", Test: "bw", Iterations: 10}); err != nil {
+	if _, err := runFan(t, f, result.Config{Op: "write", Test: result.BW, Iterations: 10}); err != nil {
 		t.Errorf("after the interrupts: %v", err)
 	}
 }

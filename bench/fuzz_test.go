@@ -8,8 +8,7 @@ import (
 	"testing"
 
 	"github.com/rdmabench/rdmabench/bench"
-	"github.com/rdmabench/rdmabench/bench/read"
-	"github.com/rdmabench/rdmabench/bench/write"
+	"github.com/rdmabench/rdmabench/bench/ops"
 	"github.com/rdmabench/rdmabench/result"
 	"github.com/rdmabench/rdmabench/verbs"
 )
@@ -17,7 +16,7 @@ import (
 // fuzzPlan is a plan as the command line makes it: Defaults, and the default warm-up
 // unless one is given.
 func fuzzPlan(c result.Config) result.Config {
-	bench.Defaults(&c)
+	ops.Defaults(&c)
 	if c.WarmupIterations == 0 {
 		c.WarmupIterations = bench.DefaultWarmup(c)
 	}
@@ -38,16 +37,16 @@ func mustJSON(tb testing.TB, v any) []byte {
 func FuzzPlan(f *testing.F) {
 	for _, op := range []string{"write", "read"} {
 		for _, test := range []string{"bw", "lat"} {
-			f.Add(mustJSON(f, fuzzPlan(result.Config{Op: op, Test: test, InlineBytes: bench.InlineAuto})))
+			f.Add(mustJSON(f, fuzzPlan(result.Config{Op: op, Test: result.Test(test), InlineBytes: bench.InlineAuto})))
 		}
 	}
-	f.Add(mustJSON(f, fuzzPlan(result.Config{Op: "write", Test: "bw", Verify: true, NumQPs: 8, MsgSizeBytes: 64, SQDepth: 512, PostList: 16, CQMod: 8})))
-	f.Add(mustJSON(f, fuzzPlan(result.Config{Op: "read", Test: "bw", DurationS: 10, CompletionEvents: true, CQModerationCount: 16, CQModerationUS: 8, MTUBytes: 4096, BufOffsetBytes: 2056})))
+	f.Add(mustJSON(f, fuzzPlan(result.Config{Op: "write", Test: result.BW, Verify: true, NumQPs: 8, MsgSizeBytes: 64, SQDepth: 512, PostList: 16, CQMod: 8})))
+	f.Add(mustJSON(f, fuzzPlan(result.Config{Op: "read", Test: result.BW, DurationS: 10, CompletionEvents: true, CQModerationCount: 16, CQModerationUS: 8, MTUBytes: 4096, BufOffsetBytes: 2056})))
 	// At the bounds.
-	f.Add(mustJSON(f, fuzzPlan(result.Config{Op: "write", Test: "bw", Verify: true, NumQPs: 1024, MsgSizeBytes: 1 << 31, Iterations: 1<<23 - 1, SQDepth: 1 << 40, PostList: 1 << 40, CQMod: 1 << 40})))
-	f.Add(mustJSON(f, fuzzPlan(result.Config{Op: "write", Test: "bw", NumQPs: 1024, MsgSizeBytes: 16, Iterations: 1<<48 - 1, WarmupIterations: 1000, PostList: 128})))
-	f.Add(mustJSON(f, fuzzPlan(result.Config{Op: "read", Test: "bw", NumQPs: 1024, MsgSizeBytes: 1, Iterations: 1<<48 - 1, DurationS: bench.MaxDurationS, WarmupIterations: bench.MaxWarmup})))
-	f.Add(mustJSON(f, fuzzPlan(result.Config{Op: "write", Test: "lat", MsgSizeBytes: 1 << 31, SQDepth: math.MaxInt64, InlineBytes: math.MaxInt64})))
+	f.Add(mustJSON(f, fuzzPlan(result.Config{Op: "write", Test: result.BW, Verify: true, NumQPs: 1024, MsgSizeBytes: 1 << 31, Iterations: 1<<23 - 1, SQDepth: 1 << 40, PostList: 1 << 40, CQMod: 1 << 40})))
+	f.Add(mustJSON(f, fuzzPlan(result.Config{Op: "write", Test: result.BW, NumQPs: 1024, MsgSizeBytes: 16, Iterations: 1<<48 - 1, WarmupIterations: 1000, PostList: 128})))
+	f.Add(mustJSON(f, fuzzPlan(result.Config{Op: "read", Test: result.BW, NumQPs: 1024, MsgSizeBytes: 1, Iterations: 1<<48 - 1, DurationS: bench.MaxDurationS, WarmupIterations: bench.MaxWarmup})))
+	f.Add(mustJSON(f, fuzzPlan(result.Config{Op: "write", Test: result.Lat, MsgSizeBytes: 1 << 31, SQDepth: math.MaxInt64, InlineBytes: math.MaxInt64})))
 	for _, s := range []string{
 		`{}`, `{"op":"write"}`, `{"op":"read","test":"lat"}`, `null`, `[]`,
 		`{"op":"write","msg_size_bytes":2147483649}`,
@@ -65,18 +64,17 @@ func FuzzPlan(f *testing.F) {
 		f.Add([]byte(s))
 	}
 
-	ops := map[string]bench.Op{"write": write.Op, "read": read.Op}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var c result.Config
 		if json.Unmarshal(data, &c) != nil {
 			return
 		}
-		bench.Defaults(&c)
+		ops.Defaults(&c)
 		again := c
-		if bench.Defaults(&again); again != c {
+		if ops.Defaults(&again); again != c {
 			t.Fatalf("Defaults is not idempotent: %+v then %+v", c, again)
 		}
-		if err := bench.Validate(c); err != nil {
+		if err := ops.Validate(c); err != nil {
 			if err.Error() == "" {
 				t.Fatalf("refused %+v without saying why", c)
 			}
@@ -90,11 +88,11 @@ func FuzzPlan(f *testing.F) {
 		if err := json.Unmarshal(mustJSON(t, c), &back); err != nil {
 			t.Fatalf("an accepted plan does not decode: %v", err)
 		}
-		bench.Defaults(&back)
+		ops.Defaults(&back)
 		if back != c {
 			t.Fatalf("an accepted plan changed on the wire: %+v became %+v", c, back)
 		}
-		if err := bench.Validate(back); err != nil {
+		if err := ops.Validate(back); err != nil {
 			t.Fatalf("an accepted plan is refused after the wire: %v", err)
 		}
 
@@ -102,11 +100,11 @@ func FuzzPlan(f *testing.F) {
 		// given: that must not turn a valid plan into one refused for its --warmup.
 		d := c
 		d.WarmupIterations = bench.DefaultWarmup(c)
-		if err := bench.Validate(d); err != nil {
+		if err := ops.Validate(d); err != nil {
 			t.Fatalf("plan %+v is refused with its default warm-up of %d: %v", c, d.WarmupIterations, err)
 		}
 
-		op := ops[c.Op]
+		op := ops.All[c.Op]
 		for side, s := range map[string]verbs.Spec{"server": op.ServerSpec(c), "client": op.ClientSpec(c)} {
 			if s.BufSize < 1 || s.Offset != c.BufOffsetBytes || s.NumQP != c.NumQPs || s.SQDepth < 1 || s.InlineSize < 0 || s.InlineSize > max(c.InlineBytes, 0) {
 				t.Fatalf("%s spec %+v for plan %+v", side, s, c)
@@ -127,13 +125,13 @@ func FuzzPlan(f *testing.F) {
 func checkPlan(t *testing.T, c result.Config) {
 	t.Helper()
 	fail := func(what string) { t.Fatalf("Validate accepted a plan with %s: %+v", what, c) }
-	if c.Op != "write" && c.Op != "read" || c.Test != "bw" && c.Test != "lat" {
+	if c.Op != "write" && c.Op != "read" || c.Test != result.BW && c.Test != result.Lat {
 		fail("an unknown op or test")
 	}
 	if c.MsgSizeBytes < 1 || c.MsgSizeBytes > 1<<31 {
 		fail("a size outside 1..2^31")
 	}
-	if c.NumQPs < 1 || c.NumQPs > 1024 || c.Test == "lat" && c.NumQPs != 1 {
+	if c.NumQPs < 1 || c.NumQPs > 1024 || c.Test == result.Lat && c.NumQPs != 1 {
 		fail("a QP count outside 1..1024 (1 for latency)")
 	}
 	if c.Iterations < 1 || c.Iterations >= 1<<48 || c.Iterations >= 1<<verbs.QShift {
@@ -142,7 +140,7 @@ func checkPlan(t *testing.T, c result.Config) {
 	if c.SQDepth < 1 || c.PostList < 1 || c.PostList > c.SQDepth || c.CQMod < 1 || c.CQMod > c.SQDepth {
 		fail("post list or CQ moderation outside 1..sq_depth")
 	}
-	if c.Test == "lat" && c.PostList != 1 {
+	if c.Test == result.Lat && c.PostList != 1 {
 		fail("a post list in a latency test")
 	}
 	if hi, n := bits.Mul64(c.Iterations, uint64(c.NumQPs)); hi != 0 {
@@ -155,7 +153,7 @@ func checkPlan(t *testing.T, c result.Config) {
 	} else if hi, _ := bits.Mul64(all, uint64(c.NumQPs)); hi != 0 {
 		fail("(warm-up + iterations) x qps overflowing 64 bits")
 	}
-	if math.IsNaN(c.DurationS) || math.IsInf(c.DurationS, 0) || c.DurationS < 0 || c.DurationS > bench.MaxDurationS || c.DurationS > 0 && c.Test != "bw" {
+	if math.IsNaN(c.DurationS) || math.IsInf(c.DurationS, 0) || c.DurationS < 0 || c.DurationS > bench.MaxDurationS || c.DurationS > 0 && c.Test != result.BW {
 		fail("a duration that is not finite, not within 0..MaxDurationS, or on a latency test")
 	}
 	if c.BufOffsetBytes < 0 || c.BufOffsetBytes >= 1<<21 {

@@ -40,7 +40,7 @@ func shake(t *testing.T, serverToken, clientToken string) (srvErr, cliErr error,
 		a.Close()
 		done <- err
 	}()
-	h, err := Handshake(oob.NewConn(tap{b, &mu, &buf}, 2*time.Second), result.Device{Name: "rxe1", Host: "client"}, clientToken)
+	h, err := oob.Handshake(oob.NewConn(tap{b, &mu, &buf}, 2*time.Second), result.Device{Name: "rxe1", Host: "client"}, clientToken)
 	if err == nil && h.Device.Name != "rxe0" {
 		t.Errorf("the client got the server's hello wrong: %+v", h)
 	}

@@ -24,7 +24,7 @@ type intervals struct {
 }
 
 func (c *Client) intervals(cfg result.Config) *intervals {
-	if cfg.IntervalS <= 0 || cfg.Test != "bw" {
+	if cfg.IntervalS <= 0 || cfg.Test != result.BW {
 		return nil
 	}
 	return &intervals{c: c, cfg: cfg, every: time.Duration(cfg.IntervalS * float64(time.Second))}

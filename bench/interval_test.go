@@ -10,7 +10,7 @@ import (
 // ramp lines, not the run's minimum; a zero interval after the first completion is a
 // stall, and is the minimum.
 func TestIntervalsRamp(t *testing.T) {
-	cfg := result.Config{Test: "bw", IntervalS: 0.5, MsgSizeBytes: 65536, Counters: "off"}
+	cfg := result.Config{Test: result.BW, IntervalS: 0.5, MsgSizeBytes: 65536, Counters: "off"}
 	var lines []result.Interval
 	iv := (&Client{OnInterval: func(l result.Interval) { lines = append(lines, l) }}).intervals(cfg)
 	iv.begin()

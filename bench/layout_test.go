@@ -29,7 +29,7 @@ func transfer(src, dst *model, sl slots, q int, n uint64) {
 }
 
 func TestVerificationSeesWhatLanded(t *testing.T) {
-	c := result.Config{Op: "write", Test: "bw", MsgSizeBytes: 4096, SQDepth: 8, NumQPs: 3, Verify: true}
+	c := result.Config{Op: "write", Test: result.BW, MsgSizeBytes: 4096, SQDepth: 8, NumQPs: 3, Verify: true}
 	sl := bwSlots(c)
 	if sl.dst != 8 || sl.src != 9 {
 		t.Fatalf("verified layout: %+v, want 8 destination slots and 9 source slots", sl)
@@ -105,15 +105,15 @@ func TestLayoutMirrorsPerftestCycleBuffer(t *testing.T) {
 }
 
 func TestNothingMeasuredIsAnError(t *testing.T) {
-	ok := result.Result{Config: result.Config{Test: "bw"}, Iterations: 10, DurationNS: 5, Bytes: 10}
+	ok := result.Result{Config: result.Config{Test: result.BW}, Iterations: 10, DurationNS: 5, Bytes: 10}
 	if err := measured(ok); err != nil {
 		t.Fatal(err)
 	}
 	for name, r := range map[string]result.Result{
-		"no messages":   {Config: result.Config{Test: "bw"}},
-		"interrupted":   {Config: result.Config{Test: "lat"}, Interrupted: true},
-		"no time":       {Config: result.Config{Test: "bw"}, Iterations: 10, Bytes: 10},
-		"no lat sample": {Config: result.Config{Test: "lat"}, Iterations: 10, DurationNS: 5, ClockBackwards: 10},
+		"no messages":   {Config: result.Config{Test: result.BW}},
+		"interrupted":   {Config: result.Config{Test: result.Lat}, Interrupted: true},
+		"no time":       {Config: result.Config{Test: result.BW}, Iterations: 10, Bytes: 10},
+		"no lat sample": {Config: result.Config{Test: result.Lat}, Iterations: 10, DurationNS: 5, ClockBackwards: 10},
 	} {
 		if err := measured(r); err == nil {
 			t.Errorf("%s: a run that measured nothing must be an error", name)

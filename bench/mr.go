@@ -29,7 +29,7 @@ func validateMR(c result.Config) error {
 		return nil
 	case !verbs.MRInLoop(mode):
 		return fmt.Errorf("--mr %q: want pool, per-io or cache", mode)
-	case c.Test != "bw":
+	case c.Test != result.BW:
 		return fmt.Errorf("--mr applies to bandwidth tests")
 	case c.NumQPs != 1:
 		return fmt.Errorf("--mr %s registers in a loop of one QP: drop --qps", mode)

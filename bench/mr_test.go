@@ -5,17 +5,18 @@ import (
 	"testing"
 
 	"github.com/rdmabench/rdmabench/bench"
-	"github.com/rdmabench/rdmabench/bench/fake"
+	"github.com/rdmabench/rdmabench/bench/benchtest"
+	"github.com/rdmabench/rdmabench/bench/ops"
 	"github.com/rdmabench/rdmabench/result"
 )
 
 // mrPlan is a bandwidth plan as the command line makes it, with --mr mode.
 func mrPlan(mode string, mod func(*result.Config)) result.Config {
-	c := result.Config{Op: "write", Test: "bw", InlineBytes: bench.InlineAuto, MR: mode}
+	c := result.Config{Op: "write", Test: result.BW, InlineBytes: bench.InlineAuto, MR: mode}
 	if mod != nil {
 		mod(&c)
 	}
-	bench.Defaults(&c)
+	ops.Defaults(&c)
 	c.WarmupIterations = bench.DefaultWarmup(c)
 	return c
 }
@@ -41,7 +42,7 @@ func TestMRDefaults(t *testing.T) {
 			t.Errorf("--mr %q: mr %q cq-mod %d mr-cache %d, want %q, %d, %d", tc.mode, c.MR, c.CQMod, c.MRCache, tc.wantMode, tc.cqMod, tc.cache)
 		}
 		again := c
-		bench.Defaults(&again)
+		ops.Defaults(&again)
 		if again != c {
 			t.Errorf("--mr %q: Defaults is not idempotent", tc.mode)
 		}
@@ -79,7 +80,7 @@ func TestMRValidate(t *testing.T) {
 		{"per-io", func(c *result.Config) { c.Test = "lat" }, "--mr applies to bandwidth tests"},
 	} {
 		c := mrPlan(tc.mode, tc.mod)
-		err := bench.Validate(c)
+		err := ops.Validate(c)
 		switch {
 		case tc.want == "" && err != nil:
 			t.Errorf("--mr %s %+v: want valid, got %v", tc.mode, c, err)
@@ -92,19 +93,19 @@ func TestMRValidate(t *testing.T) {
 // The plan's mode reaches the loop and the loop's registrations reach the result (the
 // fake engine's numbers are synthetic: this is the plumbing).
 func TestPipeMR(t *testing.T) {
-	r := fake.NewRig(t, ops, nil)
+	r := benchtest.NewRig(t, ops.All, nil)
 	c := dial(t, r, "")
 	for _, tc := range []struct {
 		cfg                          result.Config
 		regs, hits, misses, deregsAW uint64
 	}{
-		{result.Config{Op: "write", Test: "bw", MR: "per-io", Iterations: 300, MsgSizeBytes: 4096, SQDepth: 16, Verify: true}, 300, 0, 0, 0},
-		{result.Config{Op: "read", Test: "bw", MR: "per-io", Iterations: 300, MsgSizeBytes: 64, Verify: true}, 300, 0, 0, 0},
+		{result.Config{Op: "write", Test: result.BW, MR: "per-io", Iterations: 300, MsgSizeBytes: 4096, SQDepth: 16, Verify: true}, 300, 0, 0, 0},
+		{result.Config{Op: "read", Test: result.BW, MR: "per-io", Iterations: 300, MsgSizeBytes: 64, Verify: true}, 300, 0, 0, 0},
 		// 64-byte messages cycle through 64 slots: a cache of 64 holds them all ...
-		{result.Config{Op: "write", Test: "bw", MR: "cache", MRCache: 64, Iterations: 300, MsgSizeBytes: 64, SQDepth: 16}, 64, 236, 64, 64},
+		{result.Config{Op: "write", Test: result.BW, MR: "cache", MRCache: 64, Iterations: 300, MsgSizeBytes: 64, SQDepth: 16}, 64, 236, 64, 64},
 		// ... one of 16 misses every time.
-		{result.Config{Op: "read", Test: "bw", MR: "cache", Iterations: 300, MsgSizeBytes: 64, SQDepth: 16}, 300, 0, 300, 16},
-		{result.Config{Op: "write", Test: "bw", MR: "pool", Iterations: 300, MsgSizeBytes: 64}, 0, 0, 0, 0},
+		{result.Config{Op: "read", Test: result.BW, MR: "cache", Iterations: 300, MsgSizeBytes: 64, SQDepth: 16}, 300, 0, 300, 16},
+		{result.Config{Op: "write", Test: result.BW, MR: "pool", Iterations: 300, MsgSizeBytes: 64}, 0, 0, 0, 0},
 	} {
 		res, err := run(t, c, tc.cfg)
 		name := tc.cfg.Op + " bw --mr " + tc.cfg.MR

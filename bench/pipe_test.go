@@ -18,18 +18,15 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/bench"
-	"github.com/rdmabench/rdmabench/bench/fake"
-	"github.com/rdmabench/rdmabench/bench/read"
-	"github.com/rdmabench/rdmabench/bench/write"
+	"github.com/rdmabench/rdmabench/bench/benchtest"
+	"github.com/rdmabench/rdmabench/bench/ops"
 	"github.com/rdmabench/rdmabench/counters"
 	"github.com/rdmabench/rdmabench/oob"
 	"github.com/rdmabench/rdmabench/result"
 	"github.com/rdmabench/rdmabench/verbs"
 )
 
-var ops = map[string]bench.Op{"write": write.Op, "read": read.Op}
-
-func dial(t *testing.T, r *fake.Rig, token string) *bench.Client {
+func dial(t *testing.T, r *benchtest.Rig, token string) *bench.Client {
 	t.Helper()
 	c, err := r.Dial(token)
 	if err != nil {
@@ -43,26 +40,26 @@ func run(t *testing.T, c *bench.Client, cfg result.Config) (result.Result, error
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	return c.Run(ctx, ops[cfg.Op], cfg)
+	return c.Run(ctx, ops.All[cfg.Op], cfg)
 }
 
 // A session runs several plans, each measured and (with --verify) verified on the
 // side the data went to.
 func TestPipeRunsEveryTest(t *testing.T) {
-	r := fake.NewRig(t, ops, nil)
+	r := benchtest.NewRig(t, ops.All, nil)
 	c := dial(t, r, "")
 	if c.ServerDevice().Name != "fake1" || c.Device().Name != "fake0" {
 		t.Fatalf("hellos: client %q, server %q", c.Device().Name, c.ServerDevice().Name)
 	}
 	for _, cfg := range []result.Config{
-		{Op: "write", Test: "bw", Verify: true, Iterations: 300, MsgSizeBytes: 4096, SQDepth: 16},
-		{Op: "read", Test: "bw", Verify: true, Iterations: 300, MsgSizeBytes: 100, NumQPs: 3},
-		{Op: "write", Test: "bw", Verify: true, DurationS: 0.05, NumQPs: 2, MsgSizeBytes: 1},
-		{Op: "write", Test: "lat", Iterations: 200},
-		{Op: "read", Test: "lat", Iterations: 200},
+		{Op: "write", Test: result.BW, Verify: true, Iterations: 300, MsgSizeBytes: 4096, SQDepth: 16},
+		{Op: "read", Test: result.BW, Verify: true, Iterations: 300, MsgSizeBytes: 100, NumQPs: 3},
+		{Op: "write", Test: result.BW, Verify: true, DurationS: 0.05, NumQPs: 2, MsgSizeBytes: 1},
+		{Op: "write", Test: result.Lat, Iterations: 200},
+		{Op: "read", Test: result.Lat, Iterations: 200},
 	} {
 		res, err := run(t, c, cfg)
-		name := cfg.Op + " " + cfg.Test
+		name := cfg.Op + " " + string(cfg.Test)
 		if err != nil || res.Error != "" {
 			t.Fatalf("%s: %v (%s)", name, err, res.Error)
 		}
@@ -72,10 +69,10 @@ func TestPipeRunsEveryTest(t *testing.T) {
 		if cfg.Verify && (res.Verify == nil || !res.Verify.OK) {
 			t.Errorf("%s: verification %+v", name, res.Verify)
 		}
-		if cfg.Test == "lat" && (res.Lat.Samples != cfg.Iterations || res.LatKind != ops[cfg.Op].LatKind) {
+		if cfg.Test == result.Lat && (res.Lat.Samples != cfg.Iterations || res.LatKind != ops.All[cfg.Op].LatKind) {
 			t.Errorf("%s: %d samples of %q", name, res.Lat.Samples, res.LatKind)
 		}
-		if cfg.Test == "bw" && cfg.DurationS == 0 && res.Iterations != cfg.Iterations*uint64(max(1, cfg.NumQPs)) {
+		if cfg.Test == result.BW && cfg.DurationS == 0 && res.Iterations != cfg.Iterations*uint64(max(1, cfg.NumQPs)) {
 			t.Errorf("%s: %d messages, want %d", name, res.Iterations, cfg.Iterations*uint64(max(1, cfg.NumQPs)))
 		}
 	}
@@ -92,11 +89,11 @@ func TestPipeRunsEveryTest(t *testing.T) {
 
 // Bytes that arrive wrong are caught on the side they arrived at.
 func TestPipeVerificationFails(t *testing.T) {
-	r := fake.NewRig(t, ops, nil)
+	r := benchtest.NewRig(t, ops.All, nil)
 	c := dial(t, r, "")
 	r.Client.Corrupt.Store(true)
 	for _, op := range []string{"write", "read"} {
-		res, err := run(t, c, result.Config{Op: op, Test: "bw", Verify: true, Iterations: 50})
+		res, err := run(t, c, result.Config{Op: op, Test: result.BW, Verify: true, Iterations: 50})
 		side := map[string]string{"write": "server", "read": "client"}[op]
 		if err == nil || !strings.Contains(err.Error(), "verification failed at the "+side) || res.Verify == nil || res.Verify.OK {
 			t.Errorf("%s: want a verification failure at the %s, got %v, %+v", op, side, err, res.Verify)
@@ -105,11 +102,11 @@ func TestPipeVerificationFails(t *testing.T) {
 }
 
 func TestPipeTokens(t *testing.T) {
-	r := fake.NewRig(t, ops, func(s *bench.Server) { s.Token = "s3cret" })
+	r := benchtest.NewRig(t, ops.All, func(s *bench.Server) { s.Token = "s3cret" })
 	if c, err := r.Dial("s3cret"); err != nil {
 		t.Fatalf("right token: %v", err)
 	} else {
-		if _, err := run(t, c, result.Config{Op: "write", Test: "bw", Iterations: 10}); err != nil {
+		if _, err := run(t, c, result.Config{Op: "write", Test: result.BW, Iterations: 10}); err != nil {
 			t.Errorf("authenticated run: %v", err)
 		}
 		c.Close()
@@ -123,7 +120,7 @@ func TestPipeTokens(t *testing.T) {
 			t.Errorf("token %q: want %q, got %v", token, want, err)
 		}
 	}
-	open := fake.NewRig(t, ops, nil)
+	open := benchtest.NewRig(t, ops.All, nil)
 	if _, err := open.Dial("s3cret"); err == nil || !strings.Contains(err.Error(), "cannot prove") {
 		t.Errorf("a token against a server without one must be refused, got %v", err)
 	}
@@ -132,14 +129,14 @@ func TestPipeTokens(t *testing.T) {
 // A plan the server refuses is reported with the server's reason, and the session
 // goes on: the next plan runs.
 func TestPipeRefusalsKeepTheSession(t *testing.T) {
-	r := fake.NewRig(t, ops, func(s *bench.Server) { s.MaxBuffer = 1 << 20; s.MaxTestTime = time.Second })
+	r := benchtest.NewRig(t, ops.All, func(s *bench.Server) { s.MaxBuffer = 1 << 20; s.MaxTestTime = time.Second })
 	c := dial(t, r, "")
 	for _, tc := range []struct {
 		cfg  result.Config
 		want string
 	}{
-		{result.Config{Op: "write", Test: "bw", MsgSizeBytes: 8 << 20, Iterations: 10}, "--max-buffer"},
-		{result.Config{Op: "write", Test: "bw", DurationS: 5}, "--max-test-time"},
+		{result.Config{Op: "write", Test: result.BW, MsgSizeBytes: 8 << 20, Iterations: 10}, "--max-buffer"},
+		{result.Config{Op: "write", Test: result.BW, DurationS: 5}, "--max-test-time"},
 	} {
 		res, err := run(t, c, tc.cfg)
 		var pe *oob.PeerError
@@ -148,11 +145,11 @@ func TestPipeRefusalsKeepTheSession(t *testing.T) {
 		}
 	}
 	r.Server.FailSession = errors.New("ibv_reg_mr: cannot allocate memory")
-	if _, err := run(t, c, result.Config{Op: "read", Test: "bw", Iterations: 10}); err == nil || !strings.Contains(err.Error(), "ibv_reg_mr") {
+	if _, err := run(t, c, result.Config{Op: "read", Test: result.BW, Iterations: 10}); err == nil || !strings.Contains(err.Error(), "ibv_reg_mr") {
 		t.Errorf("the server's session error must reach the client, got %v", err)
 	}
 	r.Server.FailSession = nil
-	if res, err := run(t, c, result.Config{Op: "write", Test: "bw", Iterations: 10}); err != nil || res.Iterations != 10 {
+	if res, err := run(t, c, result.Config{Op: "write", Test: result.BW, Iterations: 10}); err != nil || res.Iterations != 10 {
 		t.Fatalf("after refusals the session must still run plans: %v", err)
 	}
 }
@@ -160,30 +157,30 @@ func TestPipeRefusalsKeepTheSession(t *testing.T) {
 // A client-side failure is the result's error, with what was measured; the server
 // hears about it and serves the next plan.
 func TestPipeClientLoopFails(t *testing.T) {
-	r := fake.NewRig(t, ops, nil)
+	r := benchtest.NewRig(t, ops.All, nil)
 	c := dial(t, r, "")
 	r.Client.FailLoop = &verbs.CompletionError{Status: "IBV_WC_REM_ACCESS_ERR", Opcode: "RDMA_WRITE", VendorErr: 0x88, QPNum: 0x101}
-	res, err := run(t, c, result.Config{Op: "write", Test: "bw", Iterations: 100, WarmupIterations: 0})
+	res, err := run(t, c, result.Config{Op: "write", Test: result.BW, Iterations: 100, WarmupIterations: 0})
 	var ce *verbs.CompletionError
 	if !errors.As(err, &ce) || !strings.Contains(res.Error, "vendor error 0x88") {
 		t.Fatalf("want the completion error with its syndrome, got %v / %q", err, res.Error)
 	}
 	r.Client.FailLoop = nil
-	if _, err := run(t, c, result.Config{Op: "write", Test: "bw", Iterations: 10}); err != nil {
+	if _, err := run(t, c, result.Config{Op: "write", Test: result.BW, Iterations: 10}); err != nil {
 		t.Fatalf("the next plan: %v", err)
 	}
-	if _, err := run(t, c, result.Config{Op: "read", Test: "bw", Iterations: 0, DurationS: 0}); err != nil {
+	if _, err := run(t, c, result.Config{Op: "read", Test: result.BW, Iterations: 0, DurationS: 0}); err != nil {
 		t.Fatalf("defaults: %v", err)
 	}
 }
 
 // A stalled peer is a timeout error, never a hang.
 func TestPipeStalledLoopTimesOut(t *testing.T) {
-	r := fake.NewRig(t, ops, nil)
+	r := benchtest.NewRig(t, ops.All, nil)
 	c := dial(t, r, "")
 	r.Client.Stall.Store(true)
 	start := time.Now()
-	_, err := run(t, c, result.Config{Op: "read", Test: "lat", Iterations: 10})
+	_, err := run(t, c, result.Config{Op: "read", Test: result.Lat, Iterations: 10})
 	var te *verbs.TimeoutError
 	if !errors.As(err, &te) || time.Since(start) > 10*time.Second {
 		t.Fatalf("want a timeout error within the client's timeout, got %v after %v", err, time.Since(start))
@@ -192,12 +189,12 @@ func TestPipeStalledLoopTimesOut(t *testing.T) {
 
 // Ctrl-C during a run stops it; what was measured is kept and marked interrupted.
 func TestPipeInterrupt(t *testing.T) {
-	r := fake.NewRig(t, ops, nil)
+	r := benchtest.NewRig(t, ops.All, nil)
 	c := dial(t, r, "")
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(200*time.Millisecond, cancel)
 	start := time.Now()
-	res, err := c.Run(ctx, ops["write"], result.Config{Op: "write", Test: "bw", DurationS: 30, WarmupIterations: 0})
+	res, err := c.Run(ctx, ops.All["write"], result.Config{Op: "write", Test: result.BW, DurationS: 30, WarmupIterations: 0})
 	if err != nil || !res.Interrupted || res.Iterations == 0 || time.Since(start) > 5*time.Second {
 		t.Fatalf("interrupted run: %v, interrupted %v, %d messages, after %v", err, res.Interrupted, res.Iterations, time.Since(start))
 	}
@@ -206,13 +203,17 @@ func TestPipeInterrupt(t *testing.T) {
 // The server crashing during a test: the client's beat fails, its loop stops, the
 // result says the server was lost (and keeps what was measured).
 func TestPipeServerLost(t *testing.T) {
-	r := fake.NewRig(t, ops, nil)
+	r := benchtest.NewRig(t, ops.All, nil)
 	c := dial(t, r, "")
 	time.AfterFunc(300*time.Millisecond, r.CutServer)
 	start := time.Now()
-	res, err := run(t, c, result.Config{Op: "write", Test: "bw", DurationS: 30, WarmupIterations: 0})
+	res, err := run(t, c, result.Config{Op: "write", Test: result.BW, DurationS: 30, WarmupIterations: 0})
 	if err == nil || !strings.Contains(err.Error(), "lost the server") || !oob.Lost(err) || time.Since(start) > 10*time.Second {
 		t.Fatalf("want 'lost the server' (oob.Lost) within seconds, got %v after %v", err, time.Since(start))
+	}
+	var marked *oob.LostError // what a sweep, which knows no protocol, recognises
+	if !errors.As(err, &marked) {
+		t.Errorf("a loss must be an *oob.LostError: %#v", err)
 	}
 	if res.Error == "" || res.Iterations == 0 {
 		t.Errorf("the result must keep what was measured and say what went wrong: %d messages, error %q", res.Iterations, res.Error)
@@ -254,7 +255,7 @@ func (h *halfDead) Close() error {
 // the server is lost, never touches the session after closing it (the fake panics on
 // that), and refuses further plans on the connection, which oob.Lost recognises.
 func TestPipeServerHostCrash(t *testing.T) {
-	r := fake.NewRig(t, ops, nil)
+	r := benchtest.NewRig(t, ops.All, nil)
 	var h *halfDead
 	c, err := r.DialWith("", func(nc net.Conn) net.Conn { h = &halfDead{Conn: nc, closed: make(chan struct{})}; return h })
 	if err != nil {
@@ -263,14 +264,14 @@ func TestPipeServerHostCrash(t *testing.T) {
 	defer c.Close()
 	time.AfterFunc(300*time.Millisecond, func() { h.dead.Store(true) })
 	start := time.Now()
-	res, err := run(t, c, result.Config{Op: "write", Test: "bw", DurationS: 30, WarmupIterations: 0})
+	res, err := run(t, c, result.Config{Op: "write", Test: result.BW, DurationS: 30, WarmupIterations: 0})
 	if err == nil || !strings.Contains(err.Error(), "lost the server") || !oob.Lost(err) || time.Since(start) > 10*time.Second {
 		t.Fatalf("want a lost server (oob.Lost) within seconds, got %v after %v", err, time.Since(start))
 	}
 	if res.Iterations == 0 {
 		t.Error("the result must keep what was measured")
 	}
-	_, err = run(t, c, result.Config{Op: "write", Test: "bw", Iterations: 10})
+	_, err = run(t, c, result.Config{Op: "write", Test: result.BW, Iterations: 10})
 	if !oob.Lost(err) {
 		t.Fatalf("a plan on a lost connection: want an error oob.Lost recognises, got %v", err)
 	}
@@ -279,10 +280,10 @@ func TestPipeServerHostCrash(t *testing.T) {
 // The client vanishing during a test: the server frees the test's session and serves
 // the next client.
 func TestPipeClientLost(t *testing.T) {
-	r := fake.NewRig(t, ops, nil)
+	r := benchtest.NewRig(t, ops.All, nil)
 	c := dial(t, r, "")
 	r.Client.Stall.Store(true) // the client's loop waits on the peer, as after a crash
-	go c.Run(context.Background(), ops["write"], result.Config{Op: "write", Test: "lat", Iterations: 100})
+	go c.Run(context.Background(), ops.All["write"], result.Config{Op: "write", Test: result.Lat, Iterations: 100})
 	deadline := time.Now().Add(5 * time.Second)
 	for len(r.Server.Sessions()) == 0 && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
@@ -296,17 +297,17 @@ func TestPipeClientLost(t *testing.T) {
 	}
 	r.Client.Stall.Store(false)
 	c2 := dial(t, r, "")
-	if _, err := run(t, c2, result.Config{Op: "read", Test: "bw", Iterations: 10}); err != nil {
+	if _, err := run(t, c2, result.Config{Op: "read", Test: result.BW, Iterations: 10}); err != nil {
 		t.Fatalf("next client: %v", err)
 	}
 }
 
 // Shutting the server down during a test tells the client.
 func TestPipeShutdownDuringTest(t *testing.T) {
-	r := fake.NewRig(t, ops, nil)
+	r := benchtest.NewRig(t, ops.All, nil)
 	c := dial(t, r, "")
 	time.AfterFunc(200*time.Millisecond, r.Shutdown)
-	_, err := run(t, c, result.Config{Op: "write", Test: "bw", DurationS: 0.6, WarmupIterations: 0})
+	_, err := run(t, c, result.Config{Op: "write", Test: result.BW, DurationS: 0.6, WarmupIterations: 0})
 	if err == nil || !strings.Contains(err.Error(), "shutting down") || !oob.Lost(err) {
 		t.Fatalf("want the server's shutdown notice, recognised as the end of the session, got %v", err)
 	}
@@ -315,13 +316,13 @@ func TestPipeShutdownDuringTest(t *testing.T) {
 // A region plan (the public API's): the server exposes zeros for WRITE and READ and
 // reports the SHA-256 of what its region holds when the client is done.
 func TestPipeRegion(t *testing.T) {
-	r := fake.NewRig(t, ops, nil)
+	r := benchtest.NewRig(t, ops.All, nil)
 	conn := oob.NewConn(r.DialConn(), 2*time.Second)
-	if _, err := bench.Handshake(conn, result.Device{Name: "api"}, ""); err != nil {
+	if _, err := oob.Handshake(conn, result.Device{Name: "api"}, ""); err != nil {
 		t.Fatal(err)
 	}
 	const size = 4096
-	if err := conn.Send(oob.Msg{Type: oob.TPlan, Plan: &result.Config{Op: "write", Test: "region", MsgSizeBytes: size, NumQPs: 1}}); err != nil {
+	if err := conn.Send(oob.Msg{Type: oob.TPlan, Plan: &result.Config{Op: "write", Test: result.Region, MsgSizeBytes: size, NumQPs: 1}}); err != nil {
 		t.Fatal(err)
 	}
 	m, err := conn.Expect(oob.TEndpoint)
@@ -336,7 +337,7 @@ func TestPipeRegion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.ConnectPeers([]oob.Endpoint{*m.Endpoint}, 0); err != nil {
+	if err := s.ConnectPeers([]verbs.Endpoint{*m.Endpoint}, 0); err != nil {
 		t.Fatal(err)
 	}
 	local := s.Local()
@@ -354,12 +355,12 @@ func TestPipeRegion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := sha256.Sum256(s.(*fake.Session).Bytes())
+	want := sha256.Sum256(s.(*benchtest.Session).Bytes())
 	if rep.Report.Digest != hex.EncodeToString(want[:]) {
 		t.Fatalf("digest %q, want %x", rep.Report.Digest, want)
 	}
 	// A region plan takes a size and QPs only.
-	conn.Send(oob.Msg{Type: oob.TPlan, Plan: &result.Config{Op: "write", Test: "region", MsgSizeBytes: size, NumQPs: 1, Verify: true}})
+	conn.Send(oob.Msg{Type: oob.TPlan, Plan: &result.Config{Op: "write", Test: result.Region, MsgSizeBytes: size, NumQPs: 1, Verify: true}})
 	if _, err := conn.Expect(oob.TEndpoint); err == nil || !strings.Contains(err.Error(), "size and a number of QPs") {
 		t.Fatalf("want the region plan refused, got %v", err)
 	}
@@ -368,9 +369,9 @@ func TestPipeRegion(t *testing.T) {
 // Counters around the measured phase: both sides' deltas in the result, error and
 // congestion counters flagged, sanity checks across the two sides, taint.
 func TestPipeCounters(t *testing.T) {
-	r := fake.NewRig(t, ops, nil)
+	r := benchtest.NewRig(t, ops.All, nil)
 	c := dial(t, r, "")
-	cfg := result.Config{Op: "write", Test: "bw", Iterations: 300, MsgSizeBytes: 4096, WarmupIterations: 50}
+	cfg := result.Config{Op: "write", Test: result.BW, Iterations: 300, MsgSizeBytes: 4096, WarmupIterations: 50}
 	res, err := run(t, c, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -416,7 +417,7 @@ func TestPipeCounters(t *testing.T) {
 	if res, err = run(t, c, list); err != nil || len(res.Counters.Local.Counters) != 1 || res.Counters.Local.Counters[0].Name != "sent_pkts" {
 		t.Fatalf("--counters sent_pkts keeps that counter only: %v %+v", err, res.Counters.Local)
 	}
-	lat := result.Config{Op: "read", Test: "lat", Iterations: 100}
+	lat := result.Config{Op: "read", Test: result.Lat, Iterations: 100}
 	if res, err = run(t, c, lat); err != nil || res.Counters == nil || res.Counters.Local == nil {
 		t.Fatalf("latency tests read the counters too: %v %+v", err, res.Counters)
 	}
@@ -424,12 +425,12 @@ func TestPipeCounters(t *testing.T) {
 
 // --interval: lines while the measured loop runs, the extremes in the result.
 func TestPipeIntervals(t *testing.T) {
-	r := fake.NewRig(t, ops, nil)
+	r := benchtest.NewRig(t, ops.All, nil)
 	c := dial(t, r, "")
 	var lines []result.Interval
 	var mu sync.Mutex
 	c.OnInterval = func(l result.Interval) { mu.Lock(); lines = append(lines, l); mu.Unlock() }
-	res, err := run(t, c, result.Config{Op: "write", Test: "bw", DurationS: 0.45, IntervalS: 0.1, WarmupIterations: 10})
+	res, err := run(t, c, result.Config{Op: "write", Test: result.BW, DurationS: 0.45, IntervalS: 0.1, WarmupIterations: 10})
 	mu.Lock()
 	defer mu.Unlock()
 	if err != nil || len(lines) < 3 || res.Intervals == nil || res.Intervals.Count != len(lines) {
@@ -443,19 +444,19 @@ func TestPipeIntervals(t *testing.T) {
 			t.Errorf("line %d outside the summary's extremes: %v not in [%v, %v]", i, l.BWGbps, res.Intervals.MinBWGbps, res.Intervals.MaxBWGbps)
 		}
 	}
-	if _, err := run(t, c, result.Config{Op: "read", Test: "lat", IntervalS: 1}); err == nil || !strings.Contains(err.Error(), "--interval") {
+	if _, err := run(t, c, result.Config{Op: "read", Test: result.Lat, IntervalS: 1}); err == nil || !strings.Contains(err.Error(), "--interval") {
 		t.Fatalf("--interval on a latency test: %v", err)
 	}
 }
 
 // -b: both directions at once, each side's numbers and the sum.
 func TestPipeBidirectional(t *testing.T) {
-	r := fake.NewRig(t, ops, nil)
+	r := benchtest.NewRig(t, ops.All, nil)
 	c := dial(t, r, "")
 	for _, op := range []string{"write", "read"} {
 		for _, cfg := range []result.Config{
-			{Op: op, Test: "bw", Bidirectional: true, Iterations: 200, MsgSizeBytes: 4096, NumQPs: 2},
-			{Op: op, Test: "bw", Bidirectional: true, DurationS: 0.2},
+			{Op: op, Test: result.BW, Bidirectional: true, Iterations: 200, MsgSizeBytes: 4096, NumQPs: 2},
+			{Op: op, Test: result.BW, Bidirectional: true, DurationS: 0.2},
 		} {
 			res, err := run(t, c, cfg)
 			if err != nil || res.Reverse == nil || res.Reverse.Messages == 0 || res.Reverse.Error != "" || res.BWSumGbps <= res.BWGbps {
@@ -466,7 +467,7 @@ func TestPipeBidirectional(t *testing.T) {
 			}
 		}
 	}
-	if _, err := run(t, c, result.Config{Op: "write", Test: "bw", Bidirectional: true, Verify: true}); err == nil || !strings.Contains(err.Error(), "--bidirectional") {
+	if _, err := run(t, c, result.Config{Op: "write", Test: result.BW, Bidirectional: true, Verify: true}); err == nil || !strings.Contains(err.Error(), "--bidirectional") {
 		t.Fatalf("-b with --verify: %v", err)
 	}
 }
@@ -474,7 +475,7 @@ func TestPipeBidirectional(t *testing.T) {
 // --concurrent: several clients' tests at once (incast), their memory bounded in total,
 // and the server's counters withheld when other tests shared them.
 func TestPipeConcurrentClients(t *testing.T) {
-	r := fake.NewRig(t, ops, func(s *bench.Server) { s.Concurrent = 3 })
+	r := benchtest.NewRig(t, ops.All, func(s *bench.Server) { s.Concurrent = 3 })
 	type out struct {
 		res        result.Result
 		err        error
@@ -485,7 +486,7 @@ func TestPipeConcurrentClients(t *testing.T) {
 		c := dial(t, r, "")
 		go func() {
 			start := time.Now()
-			res, err := c.Run(context.Background(), ops["write"], result.Config{Op: "write", Test: "bw", DurationS: 0.5, WarmupIterations: 0})
+			res, err := c.Run(context.Background(), ops.All["write"], result.Config{Op: "write", Test: result.BW, DurationS: 0.5, WarmupIterations: 0})
 			outs <- out{res, err, start, time.Now()}
 		}()
 	}
@@ -507,11 +508,11 @@ func TestPipeConcurrentClients(t *testing.T) {
 		}
 	}
 
-	small := fake.NewRig(t, ops, func(s *bench.Server) { s.Concurrent = 2; s.MaxBuffer = 3 << 19 }) // 1.5 MiB: one 1 MiB plan fits, two do not
+	small := benchtest.NewRig(t, ops.All, func(s *bench.Server) { s.Concurrent = 2; s.MaxBuffer = 3 << 19 }) // 1.5 MiB: one 1 MiB plan fits, two do not
 	first, second := dial(t, small, ""), dial(t, small, "")
-	cfg := result.Config{Op: "write", Test: "bw", DurationS: 0.5, MsgSizeBytes: 1 << 20, SQDepth: 4, WarmupIterations: 0}
+	cfg := result.Config{Op: "write", Test: result.BW, DurationS: 0.5, MsgSizeBytes: 1 << 20, SQDepth: 4, WarmupIterations: 0}
 	busy := make(chan error, 1)
-	go func() { _, err := first.Run(context.Background(), ops["write"], cfg); busy <- err }()
+	go func() { _, err := first.Run(context.Background(), ops.All["write"], cfg); busy <- err }()
 	time.Sleep(100 * time.Millisecond)
 	if _, err := run(t, second, cfg); err == nil || !strings.Contains(err.Error(), "tests running there hold") {
 		t.Errorf("the second plan exceeds --max-buffer in total: %v", err)
@@ -523,10 +524,10 @@ func TestPipeConcurrentClients(t *testing.T) {
 
 // -b without counters: the start still starts the server's direction.
 func TestPipeBidirectionalWithoutCounters(t *testing.T) {
-	r := fake.NewRig(t, ops, nil)
+	r := benchtest.NewRig(t, ops.All, nil)
 	c := dial(t, r, "")
 	for _, op := range []string{"write", "read"} {
-		res, err := run(t, c, result.Config{Op: op, Test: "bw", Bidirectional: true, Iterations: 100, Counters: "off"})
+		res, err := run(t, c, result.Config{Op: op, Test: result.BW, Bidirectional: true, Iterations: 100, Counters: "off"})
 		if err != nil || res.Reverse == nil || res.Reverse.Messages != 100 || res.Counters != nil {
 			t.Fatalf("%s -b --counters off: %v, reverse %+v", op, err, res.Reverse)
 		}

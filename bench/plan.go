@@ -6,6 +6,8 @@ package bench
 import (
 	"fmt"
 	"math"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/rdmabench/rdmabench/result"
@@ -30,6 +32,21 @@ type Op struct {
 	// client fills the source and the server checks what arrived. Otherwise (READ)
 	// the server fills and the client checks.
 	ToServer bool
+	// Payload: the op's requests carry its data, so small messages can go inline
+	// (--inline; WRITE). A READ request carries none.
+	Payload bool
+	// Landings: where a run against several servers lands their data at the client,
+	// the default first (READ: per-peer, shared); nil when the data goes to the
+	// servers (WRITE sends one source region to every server).
+	Landings []string
+	// What perftest does for this op when a flag is left unset: BWIterations is its
+	// bandwidth tests' --iters; LatInline, whether its latency test goes inline on the
+	// devices it knows (DefaultInline).
+	BWIterations uint64
+	LatInline    bool
+	// Requests is the responder's counter of this op's requests (rx_write_requests),
+	// which the counters check against the messages completed.
+	Requests string
 }
 
 // Defaults fills what the user left unset, the way perftest would (perftest's
@@ -49,25 +66,26 @@ type Op struct {
 // --inline defaults to InlineAuto, resolved per device by ResolveInline. --mr, which
 // perftest lacks: per-io signals every WR (cq-mod 1 when not given), cache holds 16
 // registrations (--mr-cache), and pool, the default, is recorded as no --mr at all.
-func Defaults(c *result.Config) {
+func (op Op) Defaults(c *result.Config) {
+	c.Op = string(op.Name)
 	if c.Test == "" {
-		c.Test = "bw"
+		c.Test = result.BW
 	}
 	if c.MsgSizeBytes == 0 {
 		c.MsgSizeBytes = 65536
-		if c.Test == "lat" {
+		if c.Test == result.Lat {
 			c.MsgSizeBytes = 2
 		}
 	}
 	if c.Iterations == 0 {
 		c.Iterations = 1000
-		if c.Test == "bw" && c.Op == "write" {
-			c.Iterations = 5000
+		if c.Test == result.BW {
+			c.Iterations = op.BWIterations
 		}
 	}
 	if c.SQDepth == 0 {
 		c.SQDepth = 128
-		if c.Test == "lat" {
+		if c.Test == result.Lat {
 			c.SQDepth = 1
 		}
 	}
@@ -83,9 +101,9 @@ func Defaults(c *result.Config) {
 			c.CQMod = 1
 		case c.MR == verbs.MRModePerIO: // each WR's MR goes at its completion
 			c.CQMod = 1
-		case c.Test == "bw" && c.PostList > 1:
+		case c.Test == result.BW && c.PostList > 1:
 			c.CQMod = c.PostList
-		case c.Test == "bw" && c.MsgSizeBytes > cqModSizeLimit && !c.CompletionEvents:
+		case c.Test == result.BW && c.MsgSizeBytes > cqModSizeLimit && !c.CompletionEvents:
 			c.CQMod = 1
 		default:
 			c.CQMod = 100
@@ -105,8 +123,8 @@ func Defaults(c *result.Config) {
 		if c.Sync == "" {
 			c.Sync = "stream"
 		}
-		if c.Landing == "" && c.Op == "read" {
-			c.Landing = "per-peer"
+		if c.Landing == "" && len(op.Landings) > 0 {
+			c.Landing = op.Landings[0]
 		}
 	}
 }
@@ -133,9 +151,9 @@ const InlineAuto = -1
 
 // ResolveInline turns an InlineAuto plan into perftest's default inline size for the
 // client's device; any other value is the user's and stays.
-func ResolveInline(c *result.Config, dev result.Device) {
+func (op Op) ResolveInline(c *result.Config, dev result.Device) {
 	if c.InlineBytes == InlineAuto {
-		c.InlineBytes = DefaultInline(*c, dev)
+		c.InlineBytes = op.DefaultInline(*c, dev)
 	}
 }
 
@@ -154,8 +172,8 @@ func ResolveInline(c *result.Config, dev result.Device) {
 //
 // perftest recognises most devices by vendor_part_id alone, whatever the vendor ID
 // (only Chelsio and Intel are told by their vendor ID), and so does this.
-func DefaultInline(c result.Config, dev result.Device) int {
-	if c.Op != "write" || c.Test != "lat" {
+func (op Op) DefaultInline(c result.Config, dev result.Device) int {
+	if !op.LatInline || c.Test != result.Lat {
 		return 0
 	}
 	switch dev.Driver {
@@ -236,14 +254,14 @@ const (
 // so every such combination completes. perftest refuses more up front, because its
 // loop posts whole chains: --iters must be a multiple of --post-list, and --post-list
 // a multiple of an explicit --cq-mod; rdmabench accepts those plans.
-func Validate(c result.Config) error {
-	if c.Test == "region" {
+func (op Op) Validate(c result.Config) error {
+	if c.Test == result.Region {
 		return validateRegion(c)
 	}
 	switch {
-	case c.Op != "write" && c.Op != "read":
-		return fmt.Errorf("unknown operation %q: want write or read", c.Op)
-	case c.Test != "bw" && c.Test != "lat":
+	case c.Op != string(op.Name):
+		return fmt.Errorf("a plan for operation %q run as %s", c.Op, op.Name)
+	case c.Test != result.BW && c.Test != result.Lat:
 		return fmt.Errorf("unknown test %q: want bw or lat", c.Test)
 	case c.MsgSizeBytes < 1 || c.MsgSizeBytes > 1<<31:
 		return fmt.Errorf("--size %d: want 1 B to 2 GiB", c.MsgSizeBytes)
@@ -253,13 +271,13 @@ func Validate(c result.Config) error {
 		return fmt.Errorf("--duration %g: must not be negative", c.DurationS)
 	case c.DurationS > MaxDurationS:
 		return fmt.Errorf("--duration %g: want at most %g s (11.6 days)", c.DurationS, float64(MaxDurationS))
-	case c.DurationS > 0 && c.Test == "lat":
+	case c.DurationS > 0 && c.Test == result.Lat:
 		return fmt.Errorf("--duration applies to bandwidth tests; latency tests take --iters")
 	case c.Iterations < 1:
 		return fmt.Errorf("--iters %d: want at least 1", c.Iterations)
 	case c.NumQPs < 1 || c.NumQPs > 1024:
 		return fmt.Errorf("--qps %d: want 1 to 1024", c.NumQPs)
-	case c.NumQPs > 1 && c.Test == "lat":
+	case c.NumQPs > 1 && c.Test == result.Lat:
 		return fmt.Errorf("latency tests use one QP; drop --qps")
 	case c.Iterations >= 1<<verbs.QShift:
 		return fmt.Errorf("--iters %d: want fewer than 2^%d per QP (the loops number WRs in %d bits)", c.Iterations, verbs.QShift, verbs.QShift)
@@ -271,7 +289,7 @@ func Validate(c result.Config) error {
 		return fmt.Errorf("--warmup %d: want at most %d iterations", c.WarmupIterations, MaxWarmup)
 	case c.SQDepth < 1 || c.SQDepth > MaxSQDepth:
 		return fmt.Errorf("--tx-depth %d: want 1 to %d", c.SQDepth, MaxSQDepth)
-	case c.PostList > 1 && c.Test == "lat":
+	case c.PostList > 1 && c.Test == result.Lat:
 		return fmt.Errorf("--post-list applies to bandwidth tests")
 	case c.PostList < 1 || c.PostList > c.SQDepth:
 		return fmt.Errorf("--post-list %d: want 1 to --tx-depth (%d)", c.PostList, c.SQDepth)
@@ -279,34 +297,34 @@ func Validate(c result.Config) error {
 		return fmt.Errorf("--cq-mod %d: want 1 to --tx-depth (%d), or the send queue fills with unsignalled WRs", c.CQMod, c.SQDepth)
 	case c.BufOffsetBytes < 0 || c.BufOffsetBytes >= 1<<21:
 		return fmt.Errorf("--offset %d: want 0 to 2 MiB-1", c.BufOffsetBytes)
-	case (c.CompletionEvents || c.CQModerationCount > 0 || c.CQModerationUS > 0) && c.Test != "bw":
+	case (c.CompletionEvents || c.CQModerationCount > 0 || c.CQModerationUS > 0) && c.Test != result.BW:
 		return fmt.Errorf("--events and --cq-moderation apply to bandwidth tests")
 	case (c.CQModerationCount > 0 || c.CQModerationUS > 0) && !c.CompletionEvents:
 		return fmt.Errorf("--cq-moderation moderates completion events: add --events")
 	case c.CQModerationCount < 0 || c.CQModerationCount > 65535 || c.CQModerationUS < 0 || c.CQModerationUS > 65535:
 		return fmt.Errorf("--cq-moderation and --cq-moderation-usec: want 0 to 65535")
-	case c.Verify && c.Test != "bw":
+	case c.Verify && c.Test != result.BW:
 		return fmt.Errorf("--verify applies to bandwidth tests")
 	case c.InlineBytes < InlineAuto:
 		return fmt.Errorf("--inline %d: want auto or a size from 0", c.InlineBytes)
-	case c.InlineBytes > 0 && c.Op == "read":
-		return fmt.Errorf("--inline applies to WRITE; READ carries no payload in the request")
+	case c.InlineBytes > 0 && !op.Payload:
+		return fmt.Errorf("--inline applies to WRITE; %s carries no payload in the request", strings.ToUpper(string(op.Name)))
 	case c.MTUBytes != 0 && (c.MTUBytes < 256 || c.MTUBytes > 4096 || c.MTUBytes&(c.MTUBytes-1) != 0):
 		return fmt.Errorf("--mtu %d: want 256, 512, 1024, 2048 or 4096", c.MTUBytes)
 	case c.QPTimeout < 0 || c.QPTimeout > 31:
 		return fmt.Errorf("--qp-timeout %d: want 1 to 31 (a retransmission after 4.096 us x 2^N without an acknowledgement; perftest's default is %d, 67 ms)", c.QPTimeout, verbs.DefaultQPTimeout)
-	case c.IntervalS != 0 && (c.Test != "bw" || math.IsNaN(c.IntervalS) || c.IntervalS < 0.1 || c.IntervalS > MaxDurationS):
+	case c.IntervalS != 0 && (c.Test != result.BW || math.IsNaN(c.IntervalS) || c.IntervalS < 0.1 || c.IntervalS > MaxDurationS):
 		return fmt.Errorf("--interval %gs: bandwidth tests take an interval of 0.1 s or more", c.IntervalS)
-	case c.Bidirectional && (c.Test != "bw" || c.Verify):
+	case c.Bidirectional && (c.Test != result.BW || c.Verify):
 		return fmt.Errorf("-b/--bidirectional applies to bandwidth tests, without --verify")
 	case c.Baseline != "" && c.Baseline != "tcp":
 		return fmt.Errorf("--baseline %q: want tcp (the only baseline so far)", c.Baseline)
-	case c.Baseline != "" && (c.Test != "bw" || c.Bidirectional):
+	case c.Baseline != "" && (c.Test != result.BW || c.Bidirectional):
 		return fmt.Errorf("--baseline applies to bandwidth tests, without -b/--bidirectional")
 	case len(c.Counters) > 1024:
 		return fmt.Errorf("--counters: a list of at most 1024 characters")
 	}
-	if err := validateFan(c); err != nil {
+	if err := op.validateFan(c); err != nil {
 		return err
 	}
 	if err := validateMR(c); err != nil {
@@ -353,8 +371,9 @@ func ServerBytes(op Op, c result.Config) int64 {
 
 const wqeBytes, cqeBytes = 256, 64
 
-// Inline says whether a plan's WRITE messages go inline.
-func Inline(c result.Config) bool { return c.Op == "write" && c.MsgSizeBytes <= c.InlineBytes }
+// Inline says whether a plan's messages go inline. Only an op with a payload has an
+// inline size above 0 (Validate sees to it).
+func Inline(c result.Config) bool { return c.MsgSizeBytes <= c.InlineBytes }
 
 // Spec is the common shape of a side's session for a plan.
 func Spec(c result.Config, bufSize int, remoteWrite, remoteRead bool, sqDepth int) verbs.Spec {
@@ -370,7 +389,7 @@ func Spec(c result.Config, bufSize int, remoteWrite, remoteRead bool, sqDepth in
 
 // validateFan checks what a run against several servers (Fan) allows; each server
 // gets the same plan, with Peers set, and checks it too.
-func validateFan(c result.Config) error {
+func (op Op) validateFan(c result.Config) error {
 	switch {
 	case c.Peers == 0 && (c.Sync != "" || c.Landing != ""):
 		return fmt.Errorf("--sync and --landing apply to runs against several servers (SERVER a,b,c)")
@@ -378,7 +397,7 @@ func validateFan(c result.Config) error {
 		return nil
 	case c.Peers < 0 || c.Peers > MaxPeers:
 		return fmt.Errorf("%d servers: want 2 to %d", c.Peers, MaxPeers)
-	case c.Test != "bw":
+	case c.Test != result.BW:
 		return fmt.Errorf("several servers: bandwidth tests only (--sync rounds gives the latency of a round)")
 	case c.NumQPs != 1:
 		return fmt.Errorf("several servers: one QP per server, drop --qps")
@@ -388,10 +407,10 @@ func validateFan(c result.Config) error {
 		return fmt.Errorf("--sync %q: want stream or rounds", c.Sync)
 	case c.Sync == "rounds" && (c.PostList != 1 || c.CQMod != 1 || c.CompletionEvents):
 		return fmt.Errorf("--sync rounds posts one signalled WR per server and waits for all: --post-list, --cq-mod and --events do not apply")
-	case c.Op == "write" && c.Landing != "":
-		return fmt.Errorf("--landing applies to READ (WRITE sends one source region to every server)")
-	case c.Op == "read" && c.Landing != "per-peer" && c.Landing != "shared":
-		return fmt.Errorf("--landing %q: want per-peer or shared", c.Landing)
+	case op.Landings == nil && c.Landing != "":
+		return fmt.Errorf("--landing applies to READ (%s sends one source region to every server)", strings.ToUpper(string(op.Name)))
+	case op.Landings != nil && !slices.Contains(op.Landings, c.Landing):
+		return fmt.Errorf("--landing %q: want %s", c.Landing, strings.Join(op.Landings, " or "))
 	case c.Verify && c.Landing == "shared":
 		return fmt.Errorf("--verify with --landing shared: the shared region holds whichever server's message landed last; verify with --landing per-peer")
 	}

@@ -1,10 +1,12 @@
-package bench
+package bench_test
 
 import (
 	"math"
 	"strings"
 	"testing"
 
+	"github.com/rdmabench/rdmabench/bench"
+	"github.com/rdmabench/rdmabench/bench/ops"
 	"github.com/rdmabench/rdmabench/result"
 )
 
@@ -22,36 +24,36 @@ func TestDefaultsMirrorPerftest(t *testing.T) {
 		// ib_write_bw: 64 KiB, 5000 iterations, depth 128; over 8 KiB every WR is signalled.
 		{"write bw", result.Config{Op: "write"}, want{65536, 5000, 128, 1, 1}},
 		// ib_read_bw: 1000 iterations (DEF_ITERS_WB is WRITE's only).
-		{"read bw", result.Config{Op: "read", Test: "bw"}, want{65536, 1000, 128, 1, 1}},
-		{"write bw 8K", result.Config{Op: "write", Test: "bw", MsgSizeBytes: 8192}, want{8192, 5000, 128, 1, 100}},
-		{"write bw 8K+1", result.Config{Op: "write", Test: "bw", MsgSizeBytes: 8193}, want{8193, 5000, 128, 1, 1}},
-		{"read bw 64B", result.Config{Op: "read", Test: "bw", MsgSizeBytes: 64}, want{64, 1000, 128, 1, 100}},
+		{"read bw", result.Config{Op: "read", Test: result.BW}, want{65536, 1000, 128, 1, 1}},
+		{"write bw 8K", result.Config{Op: "write", Test: result.BW, MsgSizeBytes: 8192}, want{8192, 5000, 128, 1, 100}},
+		{"write bw 8K+1", result.Config{Op: "write", Test: result.BW, MsgSizeBytes: 8193}, want{8193, 5000, 128, 1, 1}},
+		{"read bw 64B", result.Config{Op: "read", Test: result.BW, MsgSizeBytes: 64}, want{64, 1000, 128, 1, 100}},
 		// With completion events perftest keeps DEF_CQ_MOD whatever the size.
-		{"write bw events", result.Config{Op: "write", Test: "bw", CompletionEvents: true}, want{65536, 5000, 128, 1, 100}},
+		{"write bw events", result.Config{Op: "write", Test: result.BW, CompletionEvents: true}, want{65536, 5000, 128, 1, 100}},
 		// A post list sets the moderation to its length, large messages or not.
-		{"write bw -l 8", result.Config{Op: "write", Test: "bw", PostList: 8}, want{65536, 5000, 128, 8, 8}},
-		{"write bw 64B -l 8", result.Config{Op: "write", Test: "bw", MsgSizeBytes: 64, PostList: 8}, want{64, 5000, 128, 8, 8}},
+		{"write bw -l 8", result.Config{Op: "write", Test: result.BW, PostList: 8}, want{65536, 5000, 128, 8, 8}},
+		{"write bw 64B -l 8", result.Config{Op: "write", Test: result.BW, MsgSizeBytes: 64, PostList: 8}, want{64, 5000, 128, 8, 8}},
 		// Never more than the depth; an explicit value stays.
-		{"write bw 64B -t 50", result.Config{Op: "write", Test: "bw", MsgSizeBytes: 64, SQDepth: 50}, want{64, 5000, 50, 1, 50}},
-		{"write bw -Q 7", result.Config{Op: "write", Test: "bw", CQMod: 7}, want{65536, 5000, 128, 1, 7}},
+		{"write bw 64B -t 50", result.Config{Op: "write", Test: result.BW, MsgSizeBytes: 64, SQDepth: 50}, want{64, 5000, 50, 1, 50}},
+		{"write bw -Q 7", result.Config{Op: "write", Test: result.BW, CQMod: 7}, want{65536, 5000, 128, 1, 7}},
 		// ib_write_lat, ib_read_lat: 2 B, 1000 iterations, depth 1 (DEF_TX_LAT).
-		{"write lat", result.Config{Op: "write", Test: "lat"}, want{2, 1000, 1, 1, 1}},
-		{"read lat", result.Config{Op: "read", Test: "lat"}, want{2, 1000, 1, 1, 1}},
-		{"read lat -t 16", result.Config{Op: "read", Test: "lat", SQDepth: 16}, want{2, 1000, 16, 1, 16}},
+		{"write lat", result.Config{Op: "write", Test: result.Lat}, want{2, 1000, 1, 1, 1}},
+		{"read lat", result.Config{Op: "read", Test: result.Lat}, want{2, 1000, 1, 1, 1}},
+		{"read lat -t 16", result.Config{Op: "read", Test: result.Lat, SQDepth: 16}, want{2, 1000, 16, 1, 16}},
 	} {
 		c := tc.in
-		Defaults(&c)
+		ops.Defaults(&c)
 		got := want{c.MsgSizeBytes, c.Iterations, c.SQDepth, c.PostList, c.CQMod}
 		if got != tc.want || c.NumQPs != 1 {
 			t.Errorf("%s: got %+v (qps %d), want %+v", tc.name, got, c.NumQPs, tc.want)
 		}
 		again := c
-		Defaults(&again)
+		ops.Defaults(&again)
 		if again != c {
 			t.Errorf("%s: Defaults is not idempotent: %+v then %+v", tc.name, c, again)
 		}
-		c.WarmupIterations = DefaultWarmup(c)
-		if err := Validate(c); err != nil {
+		c.WarmupIterations = bench.DefaultWarmup(c)
+		if err := ops.Validate(c); err != nil {
 			t.Errorf("%s: the defaults do not validate: %v", tc.name, err)
 		}
 	}
@@ -59,13 +61,13 @@ func TestDefaultsMirrorPerftest(t *testing.T) {
 
 // plan is a plan as the command line makes it: flags, then Defaults and the warm-up.
 func plan(mod func(*result.Config)) result.Config {
-	c := result.Config{Op: "write", Test: "bw", InlineBytes: InlineAuto}
+	c := result.Config{Op: "write", Test: result.BW, InlineBytes: bench.InlineAuto}
 	if mod != nil {
 		mod(&c)
 	}
-	Defaults(&c)
+	ops.Defaults(&c)
 	if c.WarmupIterations == 0 {
-		c.WarmupIterations = DefaultWarmup(c)
+		c.WarmupIterations = bench.DefaultWarmup(c)
 	}
 	return c
 }
@@ -90,7 +92,7 @@ func TestValidateNamesTheFlag(t *testing.T) {
 		{"--duration", func(c *result.Config) { c.DurationS = math.NaN() }},
 		{"--duration", func(c *result.Config) { c.DurationS = math.Inf(1) }},
 		{"--duration", func(c *result.Config) { c.DurationS = math.Inf(-1) }},
-		{"--duration", func(c *result.Config) { c.DurationS = MaxDurationS * 1.0001 }},
+		{"--duration", func(c *result.Config) { c.DurationS = bench.MaxDurationS * 1.0001 }},
 		{"--inline", func(c *result.Config) { c.Op = "read"; c.InlineBytes = 64 }},
 		{"--inline", func(c *result.Config) { c.InlineBytes = -2 }},
 		{"--verify", func(c *result.Config) { c.Test = "lat"; c.Verify = true }},
@@ -103,7 +105,7 @@ func TestValidateNamesTheFlag(t *testing.T) {
 		{"--cq-moderation", func(c *result.Config) { c.CompletionEvents = true; c.CQModerationUS = 65536 }},
 	} {
 		c := plan(tc.mod)
-		if err := Validate(c); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if err := ops.Validate(c); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("want an error naming %s, got %v (plan %+v)", tc.want, err, c)
 		}
 	}
@@ -124,10 +126,10 @@ func TestValidateCounts(t *testing.T) {
 		{"bytes at the limit", result.Config{Iterations: max64 / (1 << 20), NumQPs: 1024, MsgSizeBytes: 1 << 10}, ""},
 		{"bytes overflow", result.Config{Iterations: max64/(1<<20) + 1, NumQPs: 1024, MsgSizeBytes: 1 << 10}, "--size 1024 x --iters"},
 		{"2 GiB x 2^33", result.Config{Iterations: 1 << 33, MsgSizeBytes: 1 << 31}, "the byte count overflows"},
-		{"warm-up at the bound", result.Config{Iterations: 1, WarmupIterations: MaxWarmup}, ""},
-		{"warm-up over the bound", result.Config{Iterations: 1, WarmupIterations: MaxWarmup + 1}, "--warmup"},
-		{"warm-up + iters at the limits", result.Config{Iterations: 1<<48 - 1, WarmupIterations: MaxWarmup, NumQPs: 1024}, ""},
-		{"duration at the bound", result.Config{Iterations: 5000, DurationS: MaxDurationS}, ""},
+		{"warm-up at the bound", result.Config{Iterations: 1, WarmupIterations: bench.MaxWarmup}, ""},
+		{"warm-up over the bound", result.Config{Iterations: 1, WarmupIterations: bench.MaxWarmup + 1}, "--warmup"},
+		{"warm-up + iters at the limits", result.Config{Iterations: 1<<48 - 1, WarmupIterations: bench.MaxWarmup, NumQPs: 1024}, ""},
+		{"duration at the bound", result.Config{Iterations: 5000, DurationS: bench.MaxDurationS}, ""},
 		{"tiny duration", result.Config{Iterations: 5000, DurationS: 1e-6}, ""},
 	} {
 		c := tc.c
@@ -139,7 +141,7 @@ func TestValidateCounts(t *testing.T) {
 			c.NumQPs = 1
 		}
 		c.SQDepth, c.PostList, c.CQMod = 128, 1, 100
-		err := Validate(c)
+		err := ops.Validate(c)
 		switch {
 		case tc.want == "" && err != nil:
 			t.Errorf("%s: want valid, got %v", tc.name, err)
@@ -162,7 +164,7 @@ func TestValidateAcceptsEveryChainWithinTheDepth(t *testing.T) {
 			c := plan(func(c *result.Config) {
 				c.MsgSizeBytes, c.Iterations, c.SQDepth, c.PostList, c.CQMod = 1024, iters, tc.depth, tc.pl, tc.q
 			})
-			if err := Validate(c); err != nil {
+			if err := ops.Validate(c); err != nil {
 				t.Errorf("-t %d -l %d -Q %d -n %d: %v", tc.depth, tc.pl, tc.q, iters, err)
 			}
 			if tc.q == 0 && c.CQMod != tc.pl {
@@ -172,7 +174,7 @@ func TestValidateAcceptsEveryChainWithinTheDepth(t *testing.T) {
 		d := plan(func(c *result.Config) {
 			c.DurationS, c.SQDepth, c.PostList, c.CQMod = 0.5, tc.depth, tc.pl, tc.q
 		})
-		if err := Validate(d); err != nil {
+		if err := ops.Validate(d); err != nil {
 			t.Errorf("-t %d -l %d -Q %d -D 0.5: %v", tc.depth, tc.pl, tc.q, err)
 		}
 	}
@@ -187,49 +189,49 @@ func TestResolveInline(t *testing.T) {
 		dev      result.Device
 		in, want int
 	}{
-		{"ConnectX-6 write lat", "write", "lat", cx6, InlineAuto, 220},
-		{"ConnectX-6 write bw", "write", "bw", cx6, InlineAuto, 0},
-		{"ConnectX-6 read lat", "read", "lat", cx6, InlineAuto, 0},
-		{"ConnectX-3 write lat", "write", "lat", result.Device{Driver: "mlx4", VendorID: 0x02c9, VendorPartID: 4099}, InlineAuto, 220},
-		{"BlueField-3 write lat", "write", "lat", result.Device{Driver: "mlx5", VendorID: 0x15b3, VendorPartID: 41692}, InlineAuto, 220},
-		{"rxe write lat", "write", "lat", rxe, InlineAuto, 0},
-		{"rxe write bw", "write", "bw", rxe, InlineAuto, 0},
-		{"siw write lat", "write", "lat", result.Device{Driver: "siw", VendorID: 0x626d74}, InlineAuto, 0},
-		{"bnxt write lat", "write", "lat", result.Device{Driver: "bnxt_re", VendorID: 0x14e4, VendorPartID: 5858}, InlineAuto, 96},
-		{"EFA write lat", "write", "lat", result.Device{Driver: "efa", VendorID: 0x1d0f, VendorPartID: 61345}, InlineAuto, 32},
-		{"qedr E4 write lat", "write", "lat", result.Device{Driver: "qedr", VendorID: 0x1077, VendorPartID: 5684}, InlineAuto, 128},
-		{"erdma write lat", "write", "lat", result.Device{Driver: "erdma", VendorID: 0x1ded, VendorPartID: 4223}, InlineAuto, 96},
-		{"hns write lat", "write", "lat", result.Device{Driver: "hns", VendorID: 0x19e5, VendorPartID: 41506}, InlineAuto, 32},
-		{"i40iw write lat", "write", "lat", result.Device{Driver: "i40iw", VendorID: 0x8086, VendorPartID: 14289}, InlineAuto, 48},
-		{"irdma write lat", "write", "lat", result.Device{Driver: "irdma", VendorID: 0x8086, VendorPartID: 5522}, InlineAuto, 101},
-		{"Chelsio T6 write lat", "write", "lat", result.Device{Driver: "cxgb4", VendorID: 0x1425, VendorPartID: 0x6408}, InlineAuto, 220},
-		{"Chelsio unknown write lat", "write", "lat", result.Device{Driver: "cxgb4", VendorID: 0x1425, VendorPartID: 0x7001}, InlineAuto, 0},
-		{"unknown device write lat", "write", "lat", result.Device{Driver: "foo", VendorID: 0x1234, VendorPartID: 1}, InlineAuto, 0},
+		{"ConnectX-6 write lat", "write", "lat", cx6, bench.InlineAuto, 220},
+		{"ConnectX-6 write bw", "write", "bw", cx6, bench.InlineAuto, 0},
+		{"ConnectX-6 read lat", "read", "lat", cx6, bench.InlineAuto, 0},
+		{"ConnectX-3 write lat", "write", "lat", result.Device{Driver: "mlx4", VendorID: 0x02c9, VendorPartID: 4099}, bench.InlineAuto, 220},
+		{"BlueField-3 write lat", "write", "lat", result.Device{Driver: "mlx5", VendorID: 0x15b3, VendorPartID: 41692}, bench.InlineAuto, 220},
+		{"rxe write lat", "write", "lat", rxe, bench.InlineAuto, 0},
+		{"rxe write bw", "write", "bw", rxe, bench.InlineAuto, 0},
+		{"siw write lat", "write", "lat", result.Device{Driver: "siw", VendorID: 0x626d74}, bench.InlineAuto, 0},
+		{"bnxt write lat", "write", "lat", result.Device{Driver: "bnxt_re", VendorID: 0x14e4, VendorPartID: 5858}, bench.InlineAuto, 96},
+		{"EFA write lat", "write", "lat", result.Device{Driver: "efa", VendorID: 0x1d0f, VendorPartID: 61345}, bench.InlineAuto, 32},
+		{"qedr E4 write lat", "write", "lat", result.Device{Driver: "qedr", VendorID: 0x1077, VendorPartID: 5684}, bench.InlineAuto, 128},
+		{"erdma write lat", "write", "lat", result.Device{Driver: "erdma", VendorID: 0x1ded, VendorPartID: 4223}, bench.InlineAuto, 96},
+		{"hns write lat", "write", "lat", result.Device{Driver: "hns", VendorID: 0x19e5, VendorPartID: 41506}, bench.InlineAuto, 32},
+		{"i40iw write lat", "write", "lat", result.Device{Driver: "i40iw", VendorID: 0x8086, VendorPartID: 14289}, bench.InlineAuto, 48},
+		{"irdma write lat", "write", "lat", result.Device{Driver: "irdma", VendorID: 0x8086, VendorPartID: 5522}, bench.InlineAuto, 101},
+		{"Chelsio T6 write lat", "write", "lat", result.Device{Driver: "cxgb4", VendorID: 0x1425, VendorPartID: 0x6408}, bench.InlineAuto, 220},
+		{"Chelsio unknown write lat", "write", "lat", result.Device{Driver: "cxgb4", VendorID: 0x1425, VendorPartID: 0x7001}, bench.InlineAuto, 0},
+		{"unknown device write lat", "write", "lat", result.Device{Driver: "foo", VendorID: 0x1234, VendorPartID: 1}, bench.InlineAuto, 0},
 		// The user's value stays, whatever the device.
 		{"rxe --inline 64", "write", "lat", rxe, 64, 64},
 		{"ConnectX-6 --inline 0", "write", "lat", cx6, 0, 0},
 		{"ConnectX-6 bw --inline 220", "write", "bw", cx6, 220, 220},
 	} {
-		c := plan(func(c *result.Config) { c.Op, c.Test, c.InlineBytes = tc.op, tc.test, tc.in })
-		if err := Validate(c); err != nil {
+		c := plan(func(c *result.Config) { c.Op, c.Test, c.InlineBytes = tc.op, result.Test(tc.test), tc.in })
+		if err := ops.Validate(c); err != nil {
 			t.Errorf("%s: the unresolved plan does not validate: %v", tc.name, err)
 		}
-		ResolveInline(&c, tc.dev)
+		ops.All[c.Op].ResolveInline(&c, tc.dev)
 		if c.InlineBytes != tc.want {
 			t.Errorf("%s: inline %d, want %d", tc.name, c.InlineBytes, tc.want)
 		}
-		if err := Validate(c); err != nil {
+		if err := ops.Validate(c); err != nil {
 			t.Errorf("%s: the resolved plan does not validate: %v", tc.name, err)
 		}
 	}
 	// Until resolved, auto inlines nothing.
-	if c := plan(func(c *result.Config) { c.Test = "lat" }); Inline(c) {
+	if c := plan(func(c *result.Config) { c.Test = "lat" }); bench.Inline(c) {
 		t.Error("an unresolved plan must not inline")
 	}
 	// A default WRITE latency plan on ConnectX inlines its 2-byte messages, as ib_write_lat does.
 	c := plan(func(c *result.Config) { c.Test = "lat" })
-	ResolveInline(&c, cx6)
-	if !Inline(c) || Spec(c, 4, true, false, c.SQDepth).InlineSize != 220 {
-		t.Errorf("default write lat on ConnectX-6: inline %v, spec %+v", Inline(c), Spec(c, 4, true, false, c.SQDepth))
+	ops.All[c.Op].ResolveInline(&c, cx6)
+	if !bench.Inline(c) || bench.Spec(c, 4, true, false, c.SQDepth).InlineSize != 220 {
+		t.Errorf("default write lat on ConnectX-6: inline %v, spec %+v", bench.Inline(c), bench.Spec(c, 4, true, false, c.SQDepth))
 	}
 }

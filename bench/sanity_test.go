@@ -32,10 +32,10 @@ func TestSanityResponderRequests(t *testing.T) {
 		{"write", 128000, false, "cannot tell"}, // 64 packets per message
 		{"read", 2010, false, "2010 vs 2000"},
 	} {
-		r := &result.Result{Config: result.Config{Op: c.op, Test: "bw"}, Iterations: 2000,
+		r := &result.Result{Config: result.Config{Op: c.op, Test: result.BW}, Iterations: 2000,
 			Client: result.Device{Name: "mlx5_0", Host: "a"}, ServerDevice: result.Device{Name: "mlx5_0", Host: "b"}}
 		name := map[string]string{"write": "rx_write_requests", "read": "rx_read_requests"}[c.op]
-		flags, notes := sanity(r, deltas("mlx5_0"), deltas("mlx5_0", name, c.got))
+		flags, notes := sanity(r, name, deltas("mlx5_0"), deltas("mlx5_0", name, c.got))
 		if (len(flags) > 0) != c.taint || len(notes) != 1 || !strings.Contains(notes[0], c.note) {
 			t.Errorf("%s %d requests for 2000 messages: flags %+v, notes %q", c.op, c.got, flags, notes)
 		}

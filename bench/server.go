@@ -12,8 +12,10 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/counters"
+	"github.com/rdmabench/rdmabench/internal/text"
 	"github.com/rdmabench/rdmabench/oob"
 	"github.com/rdmabench/rdmabench/result"
+	"github.com/rdmabench/rdmabench/verbs"
 )
 
 // Server follows the plans of its clients. Handshakes run concurrently (so that silent
@@ -158,7 +160,7 @@ func (sv *Server) serveConn(ctx context.Context, nc net.Conn, authenticated func
 	defer release()
 	c.SetTimeout(sv.Timeout)
 	c.Limit = 0
-	sv.Log.Printf("client %s (%s, rdmabench %s, %s) connected", nc.RemoteAddr(), oob.Quote(hello.Host), oob.Quote(hello.Tool), oob.Quote(hello.Device.Name))
+	sv.Log.Printf("client %s (%s, rdmabench %s, %s) connected", nc.RemoteAddr(), text.Quote(hello.Host), text.Quote(hello.Tool), text.Quote(hello.Device.Name))
 	if err := sv.session(ctx, c); err != nil {
 		sv.Log.Printf("client %s: %v", nc.RemoteAddr(), err)
 	}
@@ -175,7 +177,7 @@ func (sv *Server) handshake(ctx context.Context, c *oob.Conn, from net.Addr) (*o
 		c.SendError(preAuthError(err))
 		return nil, err
 	}
-	me := &oob.Hello{Proto: oob.Version, Tool: Version, Host: sv.me.Host, Device: sv.me}
+	me := &oob.Hello{Proto: oob.Version, Tool: result.Version, Host: sv.me.Host, Device: sv.me}
 	if sv.Token != "" {
 		host := sourceOf(from)
 		if wait := sv.auth.wait(host); wait > 0 {
@@ -347,7 +349,7 @@ func (sv *Server) session(ctx context.Context, c *oob.Conn) error {
 			sv.OnFleetDone()
 			return nil
 		default:
-			err := &oob.ProtocolError{Msg: fmt.Sprintf("expected a plan or bye, got %s", oob.Quote(m.Type))}
+			err := &oob.ProtocolError{Msg: fmt.Sprintf("expected a plan or bye, got %s", text.Quote(m.Type))}
 			c.SendError(err)
 			return err
 		}
@@ -367,55 +369,87 @@ func isNetErr(err error) bool {
 	return errors.As(err, &ne) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
 }
 
-// test serves one plan: the buffer and QPs exist only for its duration.
+// test serves one plan in three steps: admit it (the plan's rules, this server's
+// limits), serve it (QPs connected, the client followed until it is done), and report
+// this side's outcome. The buffer and QPs exist only for its duration.
 func (sv *Server) test(ctx context.Context, c *oob.Conn, cfg result.Config) error {
-	refuse := func(err error) error { c.SendError(err); return err }
-	op, ok := sv.Ops[cfg.Op]
-	if cfg.Test == "region" {
-		op, ok = regionOp, true
-	} else {
-		Defaults(&cfg)
-	}
-	if err := Validate(cfg); err != nil {
-		return refuse(fmt.Errorf("invalid plan: %w", err))
-	}
-	if !ok {
-		return refuse(fmt.Errorf("this server does not serve %s tests", oob.Quote(cfg.Op)))
-	}
-	need := ServerBytes(op, cfg)
-	if need > sv.MaxBuffer {
-		return refuse(fmt.Errorf("the plan needs %d bytes of buffer and queues on the server, above its --max-buffer of %d bytes: use a smaller --size/--offset/--qps/--tx-depth or restart the server with a larger --max-buffer", need, sv.MaxBuffer))
-	}
-	if d := time.Duration(cfg.DurationS * float64(time.Second)); d > sv.MaxTestTime {
-		return refuse(fmt.Errorf("--duration %v is above this server's --max-test-time %v", d, sv.MaxTestTime))
-	}
-	release, err := sv.hold(ctx, need, "the plan")
+	op, cfg, release, err := sv.admitPlan(ctx, cfg)
 	if err != nil {
-		return refuse(err)
+		c.SendError(err)
+		return err
 	}
 	defer release()
 	s, err := sv.dev.NewSession(sessionSpec(op, cfg, true))
 	if err != nil {
-		return refuse(err)
-	}
-	defer s.Close() // deregisters the buffer: nothing stays exposed between tests
-	sl := bwSlots(cfg)
-	if cfg.Verify && !op.ToServer {
-		fillSource(s, cfg, sl)
-	}
-	local := s.Local()
-	if err := c.Send(oob.Msg{Type: oob.TEndpoint, Endpoint: &local}); err != nil {
+		c.SendError(err)
 		return err
 	}
-	m, err := c.Expect(oob.TEndpoint)
+	defer s.Close() // deregisters the buffer: nothing stays exposed between tests
+	t, err := sv.serve(ctx, c, op, cfg, s)
 	if err != nil {
 		return err
 	}
-	if err := s.ConnectPeers([]oob.Endpoint{*m.Endpoint}, cfg.MTUBytes); err != nil {
-		return refuse(err)
+	return sv.report(c, op, cfg, s, t)
+}
+
+// admitPlan finds the plan's operation, fills its defaults, checks it against the
+// operation's rules and this server's limits, and holds a test slot and the memory it
+// needs until release.
+func (sv *Server) admitPlan(ctx context.Context, cfg result.Config) (op Op, _ result.Config, release func(), err error) {
+	op, ok := sv.Ops[cfg.Op]
+	switch {
+	case cfg.Test == result.Region:
+		op = regionOp
+	case !ok:
+		return op, cfg, nil, fmt.Errorf("invalid plan: this server does not serve %s tests", text.Quote(cfg.Op))
+	default:
+		op.Defaults(&cfg)
+	}
+	if err := op.Validate(cfg); err != nil {
+		return op, cfg, nil, fmt.Errorf("invalid plan: %w", err)
+	}
+	need := ServerBytes(op, cfg)
+	if need > sv.MaxBuffer {
+		return op, cfg, nil, fmt.Errorf("the plan needs %d bytes of buffer and queues on the server, above its --max-buffer of %d bytes: use a smaller --size/--offset/--qps/--tx-depth or restart the server with a larger --max-buffer", need, sv.MaxBuffer)
+	}
+	if d := time.Duration(cfg.DurationS * float64(time.Second)); d > sv.MaxTestTime {
+		return op, cfg, nil, fmt.Errorf("--duration %v is above this server's --max-test-time %v", d, sv.MaxTestTime)
+	}
+	release, err = sv.hold(ctx, need, "the plan")
+	return op, cfg, release, err
+}
+
+// served is what serving a plan leaves for its report.
+type served struct {
+	done   oob.Msg        // the client's done
+	rev    *oob.Direction // bidirectional: the server's own direction
+	counts sideCounters
+	alone  bool   // no other test ran from start to done: the counters are this test's
+	start  uint64 // the tests started when this one's measured phase did
+	ended  time.Time
+}
+
+// serve connects s to the client's QPs, runs this side's part (a latency responder,
+// a bidirectional test's own direction, the counters) and follows the client until it
+// is done. Whatever goes wrong, the client has been told, or cannot be.
+func (sv *Server) serve(ctx context.Context, c *oob.Conn, op Op, cfg result.Config, s Session) (t served, _ error) {
+	refuse := func(err error) error { c.SendError(err); return err }
+	if cfg.Verify && !op.ToServer {
+		fillSource(s, cfg, bwSlots(cfg))
+	}
+	local := s.Local()
+	if err := c.Send(oob.Msg{Type: oob.TEndpoint, Endpoint: &local}); err != nil {
+		return t, err
+	}
+	m, err := c.Expect(oob.TEndpoint)
+	if err != nil {
+		return t, err
+	}
+	if err := s.ConnectPeers([]verbs.Endpoint{*m.Endpoint}, cfg.MTUBytes); err != nil {
+		return t, refuse(err)
 	}
 	respErr := make(chan error, 1)
-	if cfg.Test == "lat" && op.ServerLatency != nil {
+	if cfg.Test == result.Lat && op.ServerLatency != nil {
 		go func() { respErr <- op.ServerLatency(s, cfg, sv.Timeout) }()
 	} else {
 		respErr <- nil
@@ -423,64 +457,66 @@ func (sv *Server) test(ctx context.Context, c *oob.Conn, cfg result.Config) erro
 	if err := c.Send(oob.Msg{Type: oob.TReady}); err != nil {
 		s.Stop()
 		<-respErr
-		return err
+		return t, err
 	}
 	rv := startReverse(op, cfg, s, sv.Timeout) // bidirectional: the server's warm-up
-	var counts sideCounters
 	var probe *counters.Snapshot
 	if CountersOn(cfg) {
 		if p, err := sv.dev.Counters(); err == nil {
 			probe = &p
 		}
 	}
-	var alone bool // no other test ran from start to done: the counters are this test's
-	var startedAt uint64
-	done, err := sv.await(ctx, c, func() {
+	t.done, err = sv.await(ctx, c, func() {
 		sv.mu.Lock()
-		alone, startedAt = sv.running == 1, sv.started
+		t.alone, t.start = sv.running == 1, sv.started
 		sv.mu.Unlock()
-		if CountersOn(cfg) && !counts.began {
+		if CountersOn(cfg) && !t.counts.began {
 			// The client waited for its counters' cache to expire (the default
 			// lifespan at least); a longer lifespan here needs the rest.
-			counts.open(sv.dev, max(0, settle(probe)-settle(nil)))
+			t.counts.open(sv.dev, max(0, settle(probe)-settle(nil)))
 		}
 		if rv != nil && !rv.active {
 			rv.measure(op, cfg, sv.Timeout)
 		}
 	})
-	var rev *oob.Direction
 	if rv != nil {
-		rev = rv.finish(err != nil || done.Done == nil || done.Done.Interrupted, sv.Timeout)
+		t.rev = rv.finish(err != nil || t.done.Done == nil || t.done.Done.Interrupted, sv.Timeout)
 	}
 	s.Stop()
 	rerr := <-respErr
-	ended := time.Now()
+	t.ended = time.Now()
 	if err != nil {
 		// The client is still measuring and beating: the session cannot go on.
 		c.SendError(err)
-		return fmt.Errorf("%w: %w", errAborted, err)
+		return t, fmt.Errorf("%w: %w", errAborted, err)
 	}
 	if rerr != nil {
-		return refuse(rerr)
+		return t, refuse(rerr)
 	}
-	rep := oob.Report{Reverse: rev}
-	serverCounters(&counts, sv.dev, cfg, ended, &rep)
+	return t, nil
+}
+
+// report sends this side's outcome of a plan served: the server's direction, its
+// counters, a region's digest, what --verify found in its buffer.
+func (sv *Server) report(c *oob.Conn, op Op, cfg result.Config, s Session, t served) error {
+	rep := oob.Report{Reverse: t.rev}
+	serverCounters(&t.counts, sv.dev, cfg, t.ended, &rep)
 	sv.mu.Lock()
-	alone = alone && sv.running == 1 && sv.started == startedAt
+	alone := t.alone && sv.running == 1 && sv.started == t.start
 	sv.mu.Unlock()
 	if rep.Counters != nil && !alone {
 		rep.Counters, rep.CountersNote = nil, "other clients' tests ran at the same time (--concurrent): the server's counters include their traffic, so none are reported"
 	}
-	if cfg.Test == "region" {
+	if cfg.Test == result.Region {
 		d := s.Digest(0, cfg.MsgSizeBytes)
 		rep.Digest = hex.EncodeToString(d[:])
 	}
 	if cfg.Verify && op.ToServer {
 		var completed []uint64
-		if done.Done != nil {
-			completed = done.Done.Completed
+		if t.done.Done != nil {
+			completed = t.done.Done.Completed
 		}
-		rep.Verify = checkDest(s, cfg, sl, completed, "server")
+		rep.Verify = checkDest(s, cfg, bwSlots(cfg), completed, "server")
 	}
 	length := fmt.Sprintf("x %d", cfg.Iterations)
 	if cfg.DurationS > 0 {
@@ -553,6 +589,6 @@ func (sv *Server) await(ctx context.Context, c *oob.Conn, onStart func()) (oob.M
 		case m.Type == oob.TDone:
 			return m, nil
 		}
-		return m, &oob.ProtocolError{Msg: fmt.Sprintf("expected done, start or a beat during a test, got %s", oob.Quote(m.Type))}
+		return m, &oob.ProtocolError{Msg: fmt.Sprintf("expected done, start or a beat during a test, got %s", text.Quote(m.Type))}
 	}
 }

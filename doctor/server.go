@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/bench"
-	"github.com/rdmabench/rdmabench/bench/read"
-	"github.com/rdmabench/rdmabench/bench/write"
+	"github.com/rdmabench/rdmabench/bench/ops"
+	"github.com/rdmabench/rdmabench/internal/text"
 	"github.com/rdmabench/rdmabench/oob"
 	"github.com/rdmabench/rdmabench/result"
 )
@@ -77,10 +77,10 @@ func serverChecks(ctx context.Context, s *Server, h *host) []Check {
 			token.Found = "the token matches: client and server each proved they know it"
 		}
 		version.Verdict = OK
-		version.Found = fmt.Sprintf("rdmabench %s, protocol %d, on %s: %s", oob.Clean(hello.Tool, 64), hello.Proto, oob.Clean(hello.Host, 64), deviceText(hello.Device))
-		if hello.Tool != bench.Version {
+		version.Found = fmt.Sprintf("rdmabench %s, protocol %d, on %s: %s", text.Clean(hello.Tool, 64), hello.Proto, text.Clean(hello.Host, 64), deviceText(hello.Device))
+		if hello.Tool != result.Version {
 			version.Verdict = Warn
-			version.Found += fmt.Sprintf("; this rdmabench is %s", bench.Version)
+			version.Found += fmt.Sprintf("; this rdmabench is %s", result.Version)
 			version.Fix = "run the same rdmabench version on both hosts: the protocol agrees, but defaults and results may differ between versions"
 		}
 	case tokenProblem(err):
@@ -113,7 +113,8 @@ func serverChecks(ctx context.Context, s *Server, h *host) []Check {
 		return all()
 	}
 	defer c.Close()
-	for i, op := range []bench.Op{write.Op, read.Op} {
+	for i, name := range ops.Names {
+		op := ops.All[name]
 		runs[i] = runCheck(ctx, c, op)
 	}
 	return all()
@@ -126,7 +127,7 @@ func probe(ctx context.Context, nc net.Conn, s *Server) (*oob.Hello, error) {
 	defer stop()
 	c := oob.NewConn(nc, s.Timeout)
 	host, _ := os.Hostname()
-	hello, err := bench.Handshake(c, result.Device{Name: "doctor", Host: host}, s.Token)
+	hello, err := oob.Handshake(c, result.Device{Name: "doctor", Host: host}, s.Token)
 	if err != nil {
 		return nil, err
 	}
@@ -143,9 +144,9 @@ func tokenProblem(err error) bool {
 }
 
 func deviceText(d result.Device) string {
-	s := fmt.Sprintf("%s (%s) port %d", oob.Clean(d.Name, 64), oob.Clean(d.Model, 64), d.Port)
+	s := fmt.Sprintf("%s (%s) port %d", text.Clean(d.Name, 64), text.Clean(d.Model, 64), d.Port)
 	if d.GIDType != "" {
-		s += fmt.Sprintf(", GID %d (%s)", d.GIDIndex, oob.Clean(d.GIDType, 16))
+		s += fmt.Sprintf(", GID %d (%s)", d.GIDIndex, text.Clean(d.GIDType, 16))
 	}
 	if d.ActiveMTU > 0 {
 		s += fmt.Sprintf(", MTU %d", d.ActiveMTU)
@@ -160,8 +161,8 @@ func deviceText(d result.Device) string {
 func runCheck(ctx context.Context, c *bench.Client, op bench.Op) Check {
 	name := string(op.Name)
 	chk := Check{Name: name + "-bw"}
-	cfg := result.Config{Op: name, Test: "bw", Iterations: runMessages, MsgSizeBytes: runSize}
-	bench.Defaults(&cfg)
+	cfg := result.Config{Op: name, Test: result.BW, Iterations: runMessages, MsgSizeBytes: runSize}
+	op.Defaults(&cfg)
 	cfg.WarmupIterations = bench.DefaultWarmup(cfg)
 	r, err := c.Run(ctx, op, cfg)
 	what := fmt.Sprintf("%d %s of %s", runMessages, strings.ToUpper(name)+"s", bytesText(runSize))

@@ -10,16 +10,14 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/bench"
-	"github.com/rdmabench/rdmabench/bench/fake"
-	"github.com/rdmabench/rdmabench/bench/read"
-	"github.com/rdmabench/rdmabench/bench/write"
+	"github.com/rdmabench/rdmabench/bench/benchtest"
+	"github.com/rdmabench/rdmabench/bench/ops"
 	"github.com/rdmabench/rdmabench/oob"
+	"github.com/rdmabench/rdmabench/result"
 )
 
-var ops = map[string]bench.Op{"write": write.Op, "read": read.Op}
-
 // rigServer checks against a server on the fake engine, over net.Pipe.
-func rigServer(r *fake.Rig, token string) *Server {
+func rigServer(r *benchtest.Rig, token string) *Server {
 	return &Server{
 		Addr: "fake-server:18600", Token: token, Timeout: 2 * time.Second,
 		Conn:   func(context.Context) (net.Conn, error) { return r.DialConn(), nil },
@@ -54,7 +52,7 @@ func expect(t *testing.T, checks []Check, want map[string]want) {
 
 func TestServerOK(t *testing.T) {
 	for _, token := range []string{"", "s3cret"} {
-		r := fake.NewRig(t, ops, func(s *bench.Server) { s.Token = token })
+		r := benchtest.NewRig(t, ops.All, func(s *bench.Server) { s.Token = token })
 		checks := serverRun(t, rigServer(r, token))
 		if len(checks) != len(serverNames) {
 			t.Fatalf("token %q: want %v, got\n%s", token, serverNames, dump(checks))
@@ -68,7 +66,7 @@ func TestServerOK(t *testing.T) {
 		expect(t, checks, map[string]want{
 			"server-reachable": {OK, "TCP connection to fake-server:18600", ""},
 			"server-token":     {OK, tokenWords, ""},
-			"server-version":   {OK, fmt.Sprintf("rdmabench %s, protocol %d, on ", bench.Version, oob.Version), ""},
+			"server-version":   {OK, fmt.Sprintf("rdmabench %s, protocol %d, on ", result.Version, oob.Version), ""},
 			"write-bw":         {OK, "100 WRITEs of 4 KiB: ", ""},
 			"read-bw":          {OK, "100 READs of 4 KiB: ", ""},
 		})
@@ -93,7 +91,7 @@ func TestServerTokens(t *testing.T) {
 		{"s3cret", "", "authentication failed: this server requires a token", "give the server's token: --token-file FILE"},
 		{"", "s3cret", "the server requires no token", "drop --token-file/--token and RDMABENCH_TOKEN here"},
 	} {
-		r := fake.NewRig(t, ops, func(s *bench.Server) { s.Token = tc.server })
+		r := benchtest.NewRig(t, ops.All, func(s *bench.Server) { s.Token = tc.server })
 		s := rigServer(r, tc.client)
 		s.Client = func(context.Context) (*bench.Client, error) {
 			t.Error("no measuring client after the token failed")
@@ -112,7 +110,7 @@ func TestServerTokens(t *testing.T) {
 
 // A plan the server's limits refuse fails both runs with the server's reason.
 func TestServerRefusedPlan(t *testing.T) {
-	r := fake.NewRig(t, ops, func(s *bench.Server) { s.MaxBuffer = 1024 })
+	r := benchtest.NewRig(t, ops.All, func(s *bench.Server) { s.MaxBuffer = 1024 })
 	checks := serverRun(t, rigServer(r, ""))
 	for _, name := range []string{"write-bw", "read-bw"} {
 		expect(t, checks, map[string]want{name: {Fail, "server refused the plan", "restart it with a larger --max-buffer"}})
@@ -124,7 +122,7 @@ func TestServerRefusedPlan(t *testing.T) {
 }
 
 func TestServerRunFails(t *testing.T) {
-	r := fake.NewRig(t, ops, nil)
+	r := benchtest.NewRig(t, ops.All, nil)
 	r.Client.FailLoop = errors.New("work completion failed: IBV_WC_RETRY_EXC_ERR")
 	checks := serverRun(t, rigServer(r, ""))
 	expect(t, checks, map[string]want{
@@ -188,7 +186,7 @@ func TestServerNotRdmabench(t *testing.T) {
 
 // The runs read the NIC counters: a tainted run is a warning naming the counter.
 func TestServerTaintedRun(t *testing.T) {
-	r := fake.NewRig(t, ops, nil)
+	r := benchtest.NewRig(t, ops.All, nil)
 	r.Client.Retries.Store(1)
 	c := find(t, serverRun(t, rigServer(r, "")), "write-bw")
 	if c.Verdict != Warn || !strings.Contains(c.Found, "retry_exceeded_err") || c.Fix == "" {

@@ -2,11 +2,12 @@ package doctor
 
 import (
 	"fmt"
-	"github.com/rdmabench/rdmabench/internal/memlock"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/rdmabench/rdmabench/internal/memlock"
 
 	"github.com/rdmabench/rdmabench/bench"
 	"github.com/rdmabench/rdmabench/bench/write"
@@ -24,8 +25,8 @@ const memlockMargin = 1 << 20
 // (bench.ServerBytes: its destination buffer and queues), rounded up to pages, plus
 // memlockMargin.
 func MemlockNeed() uint64 {
-	cfg := result.Config{Op: "write", Test: "bw"}
-	bench.Defaults(&cfg)
+	cfg := result.Config{Op: "write", Test: result.BW}
+	write.Op.Defaults(&cfg)
 	cfg.InlineBytes = 0 // perftest's and rdmabench's default for bandwidth tests
 	server := bench.ServerBytes(write.Op, cfg)
 	// The client's side counted the way bench counts the server's: its spec (buffer of

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/bench"
+	"github.com/rdmabench/rdmabench/fleet/pairs"
+	"github.com/rdmabench/rdmabench/internal/text"
 	"github.com/rdmabench/rdmabench/oob"
 	"github.com/rdmabench/rdmabench/result"
 )
@@ -83,10 +85,10 @@ func (m *Members) Wait(ctx context.Context, timeout time.Duration) ([]string, er
 
 // Coordinator runs a fleet's tests from rank 0 through the members' agents.
 type Coordinator struct {
-	Pattern  Pattern
+	Pattern  pairs.Pattern
 	Plan     result.Config // the test every pair runs
 	Retest   int           // bad pairs are run again, alone, this many times
-	Outliers OutlierOpts
+	Outliers pairs.OutlierOpts
 	Token    string
 	Timeout  time.Duration // each handshake step and message
 	MaxTest  time.Duration // the longest a pair's test may take (a test of iterations)
@@ -98,29 +100,10 @@ type Coordinator struct {
 	Log    func(format string, args ...any)
 }
 
-// Outcome is a fleet run: every pair's first result, and the verdicts after the retests.
-type Outcome struct {
-	Hosts    []string
-	Results  []PairResult // first pass, in schedule order
-	Verdicts []Verdict
-	Retests  int // retest runs made
-}
-
-// Bad is how many pairs were bad in the first pass and in every retest.
-func (o Outcome) Bad() int {
-	n := 0
-	for _, v := range o.Verdicts {
-		if v.Bad {
-			n++
-		}
-	}
-	return n
-}
-
 // Run runs the schedule over hosts (index = rank): the pairs of a round at once, the
 // rounds one after the other, then the retests of the bad pairs one at a time.
-func (c *Coordinator) Run(ctx context.Context, hosts []string) (Outcome, error) {
-	out := Outcome{Hosts: hosts}
+func (c *Coordinator) Run(ctx context.Context, hosts []string) (pairs.Outcome, error) {
+	out := pairs.Outcome{Hosts: hosts}
 	for ri, round := range c.Pattern.Schedule(len(hosts)) {
 		if ctx.Err() != nil {
 			return out, ctx.Err()
@@ -131,7 +114,7 @@ func (c *Coordinator) Run(ctx context.Context, hosts []string) (Outcome, error) 
 			return out, err
 		}
 	}
-	rt := NewRetests(out.Results, c.Outliers, c.Retest)
+	rt := pairs.NewRetests(out.Results, c.Outliers, c.Retest)
 	for k := 1; ; k++ {
 		rounds := rt.Rounds()
 		if len(rounds) == 0 || ctx.Err() != nil {
@@ -155,8 +138,8 @@ func (c *Coordinator) Run(ctx context.Context, hosts []string) (Outcome, error) 
 }
 
 // round runs one round's pairs at once; retest > 0 marks a retest (round -1).
-func (c *Coordinator) round(ctx context.Context, hosts []string, round Round, index, retest int) ([]PairResult, error) {
-	prs := make([]PairResult, len(round))
+func (c *Coordinator) round(ctx context.Context, hosts []string, round pairs.Round, index, retest int) ([]pairs.PairResult, error) {
+	prs := make([]pairs.PairResult, len(round))
 	rs := make([]result.Result, len(round))
 	var wg sync.WaitGroup
 	for i, p := range round {
@@ -170,7 +153,7 @@ func (c *Coordinator) round(ctx context.Context, hosts []string, round Round, in
 	for i, p := range round {
 		r := rs[i]
 		r.Fleet = &result.FleetPair{Pattern: c.Pattern.String(), Round: index, Retest: retest, A: p.A, B: p.B, HostA: hosts[p.A], HostB: hosts[p.B]}
-		prs[i] = pairResult(p, r)
+		prs[i] = pairs.PairOf(p, r)
 		if c.Log != nil {
 			c.Log("%s", describe(r, prs[i]))
 		}
@@ -184,7 +167,7 @@ func (c *Coordinator) round(ctx context.Context, hosts []string, round Round, in
 }
 
 // pair runs one test: the agent of p.A measures against the agent of p.B.
-func (c *Coordinator) pair(ctx context.Context, hosts []string, p Pair) result.Result {
+func (c *Coordinator) pair(ctx context.Context, hosts []string, p pairs.Pair) result.Result {
 	a, err := bench.DialAgent(ctx, hosts[p.A], c.Me, c.Token, c.Timeout, c.Dial)
 	if err != nil {
 		return result.Result{SchemaVersion: result.SchemaVersion, Time: time.Now().UTC(), Server: hosts[p.B], Config: c.Plan, Error: err.Error()}
@@ -197,23 +180,7 @@ func (c *Coordinator) pair(ctx context.Context, hosts []string, p Pair) result.R
 	return r
 }
 
-// pairResult is what the outlier rules judge of a result: Gb/s for a bandwidth test,
-// the p50 for a latency test (0 when unsupported: then the pair measured nothing).
-func pairResult(p Pair, r result.Result) PairResult {
-	pr := PairResult{A: p.A, B: p.B, Err: r.Error}
-	if r.Config.Test == "lat" {
-		if r.Lat.P50 != nil {
-			pr.LatP50NS = *r.Lat.P50
-		} else if pr.Err == "" {
-			pr.Err = "no supported p50"
-		}
-		return pr
-	}
-	pr.Gbps = r.BWGbps
-	return pr
-}
-
-func describe(r result.Result, pr PairResult) string {
+func describe(r result.Result, pr pairs.PairResult) string {
 	f := r.Fleet
 	what := fmt.Sprintf("round %d", f.Round)
 	if f.Retest > 0 {
@@ -221,7 +188,7 @@ func describe(r result.Result, pr PairResult) string {
 	}
 	switch {
 	case pr.Err != "":
-		return fmt.Sprintf("%s: %d -> %d (%s -> %s): failed: %s", what, f.A, f.B, f.HostA, f.HostB, oob.Clean(pr.Err, 300))
+		return fmt.Sprintf("%s: %d -> %d (%s -> %s): failed: %s", what, f.A, f.B, f.HostA, f.HostB, text.Clean(pr.Err, 300))
 	case pr.LatP50NS > 0:
 		return fmt.Sprintf("%s: %d -> %d (%s -> %s): p50 %.2f us", what, f.A, f.B, f.HostA, f.HostB, float64(pr.LatP50NS)/1e3)
 	}
@@ -245,43 +212,4 @@ func (c *Coordinator) End(ctx context.Context, hosts []string) error {
 		return fmt.Errorf("could not tell every member the fleet is over: %s", strings.Join(errs, "; "))
 	}
 	return nil
-}
-
-// FromResults rebuilds a fleet run from its results stream (report matrix): the hosts
-// by rank, the first pass, and the verdicts with the recorded retests applied.
-func FromResults(rs []result.Result, opts OutlierOpts) (Outcome, error) {
-	var out Outcome
-	var first []PairResult
-	var retests []PairResult
-	maxRetest := 0
-	for _, r := range rs {
-		f := r.Fleet
-		if f == nil {
-			continue
-		}
-		for len(out.Hosts) <= max(f.A, f.B) {
-			out.Hosts = append(out.Hosts, "")
-		}
-		out.Hosts[f.A], out.Hosts[f.B] = f.HostA, f.HostB
-		pr := pairResult(Pair{A: f.A, B: f.B}, r)
-		if f.Retest > 0 {
-			retests = append(retests, pr)
-			maxRetest = max(maxRetest, f.Retest)
-			continue
-		}
-		first = append(first, pr)
-	}
-	if len(first) == 0 {
-		return out, fmt.Errorf("no fleet results (results with a \"fleet\" field) to judge")
-	}
-	out.Results = first
-	rt := NewRetests(first, opts, maxRetest)
-	for _, pr := range retests {
-		if _, err := rt.Record(pr); err != nil {
-			return out, err
-		}
-		out.Retests++
-	}
-	out.Verdicts = rt.Final()
-	return out, nil
 }

@@ -11,20 +11,18 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/bench"
-	"github.com/rdmabench/rdmabench/bench/fake"
-	"github.com/rdmabench/rdmabench/bench/read"
-	"github.com/rdmabench/rdmabench/bench/write"
+	"github.com/rdmabench/rdmabench/bench/benchtest"
+	"github.com/rdmabench/rdmabench/bench/ops"
 	"github.com/rdmabench/rdmabench/fleet"
+	"github.com/rdmabench/rdmabench/fleet/pairs"
 	"github.com/rdmabench/rdmabench/oob"
 	"github.com/rdmabench/rdmabench/result"
 )
 
-var ops = map[string]bench.Op{"write": write.Op, "read": read.Op}
-
 // agents starts n fake agents sharing token tok, at "host<i>:18600".
-func agents(t *testing.T, n int, tok string) ([]*fake.Rig, []string, func(context.Context, string) (net.Conn, error)) {
+func agents(t *testing.T, n int, tok string) ([]*benchtest.Rig, []string, func(context.Context, string) (net.Conn, error)) {
 	var mu sync.Mutex
-	byAddr := map[string]*fake.Rig{}
+	byAddr := map[string]*benchtest.Rig{}
 	dial := func(ctx context.Context, addr string) (net.Conn, error) {
 		mu.Lock()
 		defer mu.Unlock()
@@ -33,7 +31,7 @@ func agents(t *testing.T, n int, tok string) ([]*fake.Rig, []string, func(contex
 		}
 		return nil, fmt.Errorf("no route to %s", addr)
 	}
-	rs := fake.NewRigs(t, n, ops, func(s *bench.Server) {
+	rs := benchtest.NewRigs(t, n, ops.All, func(s *bench.Server) {
 		s.Agent, s.Token, s.Dial, s.Concurrent = true, tok, dial, n
 		s.OnFleetDone = func() {}
 	})
@@ -59,8 +57,8 @@ func TestCoordinatorFindsTheSlowHost(t *testing.T) {
 	rs[3].Server.Cost = 100 * time.Microsecond
 	var stream []result.Result
 	var log bytes.Buffer
-	p, _ := fleet.ParsePattern("pairwise", 5)
-	c := &fleet.Coordinator{Pattern: p, Plan: result.Config{Op: "write", Test: "bw", Iterations: 1000, MsgSizeBytes: 4096},
+	p, _ := pairs.ParsePattern("pairwise", 5)
+	c := &fleet.Coordinator{Pattern: p, Plan: result.Config{Op: "write", Test: result.BW, Iterations: 1000, MsgSizeBytes: 4096},
 		Retest: 2, Token: "s3cret", Timeout: 2 * time.Second, MaxTest: time.Minute, Dial: dial,
 		Record: func(r result.Result) error { stream = append(stream, r); return nil },
 		Log:    func(f string, a ...any) { fmt.Fprintf(&log, f+"\n", a...) }}
@@ -85,7 +83,7 @@ func TestCoordinatorFindsTheSlowHost(t *testing.T) {
 			t.Fatalf("streamed %+v (%s)", r.Fleet, r.Error)
 		}
 	}
-	again, err := fleet.FromResults(stream, fleet.OutlierOpts{})
+	again, err := pairs.FromResults(stream, pairs.OutlierOpts{})
 	if err != nil || again.Bad() != 4 || strings.Join(again.Hosts, ",") != strings.Join(hosts, ",") {
 		t.Fatalf("rebuilt: %v, %d bad, hosts %v", err, again.Bad(), again.Hosts)
 	}
@@ -98,8 +96,8 @@ func TestCoordinatorFindsTheSlowHost(t *testing.T) {
 func TestCoordinatorWithAMissingMember(t *testing.T) {
 	_, hosts, dial := agents(t, 3, "s3cret")
 	hosts = append(hosts, "host9:18600") // never started
-	p, _ := fleet.ParsePattern("ring", 4)
-	c := &fleet.Coordinator{Pattern: p, Plan: result.Config{Op: "read", Test: "bw", Iterations: 50, MsgSizeBytes: 4096},
+	p, _ := pairs.ParsePattern("ring", 4)
+	c := &fleet.Coordinator{Pattern: p, Plan: result.Config{Op: "read", Test: result.BW, Iterations: 50, MsgSizeBytes: 4096},
 		Token: "s3cret", Timeout: time.Second, MaxTest: time.Minute, Dial: dial}
 	out, err := c.Run(context.Background(), hosts)
 	if err != nil {

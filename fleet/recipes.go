@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/rdmabench/rdmabench/fleet/pairs"
 	"github.com/rdmabench/rdmabench/oob"
 	"go.yaml.in/yaml/v3"
 )
@@ -38,7 +39,7 @@ var slurmPartition = regexp.MustCompile(`^[A-Za-z0-9_.-]+(,[A-Za-z0-9_.-]+)*$`)
 
 func (o SlurmOptions) withDefaults() SlurmOptions {
 	if o.Pattern == "" {
-		o.Pattern = Pairwise
+		o.Pattern = pairs.Pairwise
 	}
 	if o.Time == "" {
 		o.Time = DefaultSlurmTime
@@ -52,7 +53,7 @@ func (o SlurmOptions) Check() error {
 	if o.Nodes < 2 {
 		return fmt.Errorf("-N %d: a fleet needs at least 2 nodes", o.Nodes)
 	}
-	if _, err := ParsePattern(o.Pattern, o.Nodes); err != nil {
+	if _, err := pairs.ParsePattern(o.Pattern, o.Nodes); err != nil {
 		return fmt.Errorf("--pattern: %w", err)
 	}
 	if !slurmTime.MatchString(o.Time) {
@@ -168,7 +169,7 @@ func (o K8sOptions) withDefaults() K8sOptions {
 		o.Name = DefaultName
 	}
 	if o.Pattern == "" {
-		o.Pattern = Pairwise
+		o.Pattern = pairs.Pairwise
 	}
 	if o.Port == 0 {
 		o.Port = oob.DefaultPort
@@ -211,7 +212,7 @@ func (o K8sOptions) Check() error {
 	if o.Namespace != "" && (!dnsLabel.MatchString(o.Namespace) || len(o.Namespace) > 63) {
 		return fmt.Errorf("--namespace %q: want lower-case letters, digits and '-', starting and ending with a letter or digit, at most 63 characters", o.Namespace)
 	}
-	if _, err := ParsePattern(o.Pattern, o.Members); err != nil {
+	if _, err := pairs.ParsePattern(o.Pattern, o.Members); err != nil {
 		return fmt.Errorf("--pattern: %w", err)
 	}
 	if o.RDMAResource != "" {

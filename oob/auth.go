@@ -5,10 +5,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"strconv"
-	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 )
 
 // Authentication is a challenge-response over HMAC-SHA256, so that the token never
@@ -51,34 +48,3 @@ func Verify(proof []byte, token, role string, serverNonce, clientNonce []byte) b
 // BeatInterval is how often a measuring client tells the server it is alive; a server
 // that hears nothing for max(its --timeout, 3 beats) takes the client for lost.
 const BeatInterval = time.Second
-
-// Quote makes a peer-supplied name safe for a log line: quoted, control characters
-// escaped, at most 80 bytes of it.
-func Quote(s string) string { return strconv.Quote(truncate(s, 80)) }
-
-// Clean makes a peer-supplied text safe to print: control characters escaped (so that
-// it cannot start a new line), at most n bytes of it.
-func Clean(s string, n int) string {
-	var b strings.Builder
-	for _, r := range truncate(s, n) {
-		if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || r == '\u2028' || r == '\u2029' {
-			q := strconv.QuoteRune(r)
-			b.WriteString(q[1 : len(q)-1])
-			continue
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
-}
-
-func truncate(s string, n int) string {
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "... (" + strconv.Itoa(len(s)-cut) + " more bytes)"
-}

@@ -16,7 +16,9 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/counters"
+	"github.com/rdmabench/rdmabench/internal/text"
 	"github.com/rdmabench/rdmabench/result"
+	"github.com/rdmabench/rdmabench/verbs"
 )
 
 // Version is the protocol version; peers must agree on it exactly. It changes with any
@@ -133,33 +135,17 @@ type TCPDone struct {
 	Error string `json:"error,omitempty"`
 }
 
-// Endpoint is what one side tells the other, in an endpoint message, to connect QPs and address its buffer.
-type Endpoint struct {
-	QPNs      []uint32 `json:"qpns"`
-	PSNs      []uint32 `json:"psns"`
-	LID       uint16   `json:"lid"`
-	GID       string   `json:"gid"`
-	GIDIndex  int      `json:"gid_index"`
-	GIDType   string   `json:"gid_type"`
-	LinkLayer string   `json:"link_layer"`
-	MTU       int      `json:"mtu_bytes"`
-	RdAtom    int      `json:"max_rd_atom"`
-	Addr      uint64   `json:"addr"`
-	RKey      uint32   `json:"rkey"`
-	Len       uint64   `json:"len"`
-}
-
 // Msg is one frame's body; Type says which field is set.
 type Msg struct {
-	Type      string         `json:"type"`
-	Hello     *Hello         `json:"hello,omitempty"`
-	Plan      *result.Config `json:"plan,omitempty"`
-	Endpoint  *Endpoint      `json:"endpoint,omitempty"`
-	Challenge *Challenge     `json:"challenge,omitempty"`
-	Auth      *Auth          `json:"auth,omitempty"`
-	Done      *Done          `json:"done,omitempty"`
-	Report    *Report        `json:"report,omitempty"`
-	Error     string         `json:"error,omitempty"`
+	Type      string          `json:"type"`
+	Hello     *Hello          `json:"hello,omitempty"`
+	Plan      *result.Config  `json:"plan,omitempty"`
+	Endpoint  *verbs.Endpoint `json:"endpoint,omitempty"` // what one side tells the other to connect QPs and address its buffer
+	Challenge *Challenge      `json:"challenge,omitempty"`
+	Auth      *Auth           `json:"auth,omitempty"`
+	Done      *Done           `json:"done,omitempty"`
+	Report    *Report         `json:"report,omitempty"`
+	Error     string          `json:"error,omitempty"`
 
 	TCPBaseline *TCPBaseline `json:"tcp_baseline,omitempty"`
 	TCPPort     *TCPPort     `json:"tcp_port,omitempty"`
@@ -201,7 +187,7 @@ type PeerError struct{ Msg string }
 
 // Error shows the peer's text with control characters escaped and at most 512 bytes of
 // it: a peer's words never forge a line of this side's output or log.
-func (e *PeerError) Error() string { return "peer: " + Clean(e.Msg, 512) }
+func (e *PeerError) Error() string { return "peer: " + text.Clean(e.Msg, 512) }
 
 // ProtocolError is a frame that is not what the protocol allows.
 type ProtocolError struct {
@@ -341,7 +327,7 @@ func (c *Conn) Recv(timeout time.Duration) (Msg, error) {
 	dec := json.NewDecoder(&body)
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&m); err != nil {
-		return m, &ProtocolError{Msg: "malformed message: " + Clean(err.Error(), 200)}
+		return m, &ProtocolError{Msg: "malformed message: " + text.Clean(err.Error(), 200)}
 	}
 	if dec.More() {
 		return m, &ProtocolError{Msg: "malformed message: data after the JSON value"}
@@ -362,7 +348,7 @@ func (c *Conn) ExpectWithin(t string, timeout time.Duration) (Msg, error) {
 		return m, err
 	}
 	if m.Type != t {
-		return m, &ProtocolError{Msg: fmt.Sprintf("expected a %q message, got %s", t, Quote(m.Type))}
+		return m, &ProtocolError{Msg: fmt.Sprintf("expected a %q message, got %s", t, text.Quote(m.Type))}
 	}
 	if !m.complete() {
 		return m, &ProtocolError{Msg: fmt.Sprintf("%q message without its body", t)}

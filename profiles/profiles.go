@@ -1,6 +1,10 @@
 // Package profiles holds NIC profiles: how to recognise a NIC, its nominal link rate,
-// the sweep grid and start point, and the article's reference values. Profiles are
+// the sweep grid and start point, and the tuning article's reference values. Profiles are
 // embedded YAML (cx5, cx6, rxe); users add their own with --profile FILE.
+//
+// The tuning article is the practitioner's write-up (in Chinese) that rdmabench's
+// defaults and claims C1-C8 come from; docs/claims.md identifies it, gives its claims
+// and its hand-made tuning table, and what rdmabench measured for each.
 package profiles
 
 import (

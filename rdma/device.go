@@ -6,8 +6,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/rdmabench/rdmabench/bench"
-	"github.com/rdmabench/rdmabench/oob"
 	"github.com/rdmabench/rdmabench/rdma/internal/provider"
 	"github.com/rdmabench/rdmabench/result"
 	"github.com/rdmabench/rdmabench/verbs"
@@ -24,6 +22,14 @@ var (
 	// ErrDeviceClosed is what Dial and NewPool wrap on a closed device.
 	ErrDeviceClosed = errors.New("rdma: the device is closed")
 )
+
+// DeviceInfo describes an RDMA device and the port in use: Name (e.g. "mlx5_0"),
+// Driver, Model (the NIC as its users know it, e.g. "Soft-RoCE (rxe)"), VendorID,
+// VendorPartID, FirmwareVer and NodeGUID; Port, LinkLayer ("InfiniBand" or "Ethernet"),
+// RateGbps and ActiveMTU (bytes); the GID in use, GIDIndex and GIDType ("IB",
+// "RoCE v1" or "RoCE v2"); and Host, the name of the machine it is in. It is the
+// same type as rdmabench's device records (package result), whose JSON it marshals to.
+type DeviceInfo = result.Device
 
 // Device is an opened RDMA device and port: it registers memory (Pool) and dials
 // servers (Dial). Pools and connections of one device share its protection domain,
@@ -42,7 +48,8 @@ type Device struct {
 }
 
 // Open opens the named device (or, with name "", the first one whose port is ACTIVE)
-// and its port, with GID index gidIndex (-1: the one rdmabench would pick).
+// and its port, with GID index gidIndex (-1: the one perftest would pick: on RoCE an
+// IPv4-mapped RoCE v2 GID when there is one, on InfiniBand the first).
 func Open(name string, port, gidIndex int) (*Device, error) {
 	d, err := verbs.Open(name, port, gidIndex)
 	if err != nil {
@@ -58,8 +65,9 @@ func newDevice(p provider.Provider) *Device {
 	return &Device{p: p, pools: map[*Pool]struct{}{}, conns: map[*Conn]struct{}{}}
 }
 
-// Identity describes the device as hellos and results name it.
-func (d *Device) Identity() result.Device { return d.p.Identity() }
+// Identity describes the device and its port: what a server it dials is told about
+// this client (Conn.Server is the server's).
+func (d *Device) Identity() DeviceInfo { return d.p.Identity() }
 
 // Close closes the device's connections (as Conn.Close does), then its pools, buffers
 // out or not (their memory becomes invalid), then the device. It waits for the Dials
@@ -103,7 +111,7 @@ func (d *Device) forget(c *Conn, p *Pool) {
 // verbsProvider is the provider over libibverbs (package verbs).
 type verbsProvider struct{ d *verbs.Device }
 
-func (v verbsProvider) Identity() result.Device { return bench.Identity(v.d) }
+func (v verbsProvider) Identity() result.Device { return v.d.Identity() }
 
 func (v verbsProvider) Register(size int, remoteWrite, remoteRead bool) (provider.Memory, error) {
 	m, err := v.d.RegisterMR(size, remoteWrite, remoteRead)
@@ -153,12 +161,12 @@ type verbsSession struct {
 	q *verbs.Queue
 }
 
-func (s *verbsSession) Connect(r oob.Endpoint) error { return s.Session.Connect(r, 0) }
-func (s *verbsSession) WRs() []verbs.WR              { return s.q.WRs() }
-func (s *verbsSession) WCs() []verbs.WC              { return s.q.WCs() }
-func (s *verbsSession) Post(qp, n int) (int, error)  { return s.q.Post(qp, n) }
-func (s *verbsSession) Poll() (int, error)           { return s.q.Poll() }
-func (s *verbsSession) Fail(qp int) error            { return s.q.Fail(qp) }
+func (s *verbsSession) Connect(r verbs.Endpoint) error { return s.Session.Connect(r, 0) }
+func (s *verbsSession) WRs() []verbs.WR                { return s.q.WRs() }
+func (s *verbsSession) WCs() []verbs.WC                { return s.q.WCs() }
+func (s *verbsSession) Post(qp, n int) (int, error)    { return s.q.Post(qp, n) }
+func (s *verbsSession) Poll() (int, error)             { return s.q.Poll() }
+func (s *verbsSession) Fail(qp int) error              { return s.q.Fail(qp) }
 func (s *verbsSession) Wait(d time.Duration) (int, error) {
 	return s.q.Wait(d)
 }

@@ -8,12 +8,14 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/rdmabench/rdmabench/bench"
 	"github.com/rdmabench/rdmabench/oob"
 	"github.com/rdmabench/rdmabench/result"
+	"github.com/rdmabench/rdmabench/verbs"
 )
 
 // pipeListener is a listener whose connections are net.Pipes made by its dial.
@@ -145,7 +147,7 @@ func TestDialPlan(t *testing.T) {
 		got = *plan
 		c.SendError(errors.New("too big for me"))
 	})})
-	want := result.Config{Op: "write", Test: "region", MsgSizeBytes: 12345, NumQPs: 2, SQDepth: 32}
+	want := result.Config{Op: "write", Test: result.Region, MsgSizeBytes: 12345, NumQPs: 2, SQDepth: 32}
 	if got != want {
 		t.Fatalf("plan %+v, want %+v", got, want)
 	}
@@ -159,7 +161,7 @@ func TestDialShortRegion(t *testing.T) {
 	dev := NewLoopback().Device()
 	defer dev.Close()
 	_, err := dev.Dial(bg, "h", Config{Size: 4096, Dial: fakeServer(t, func(c *oob.Conn, plan *result.Config) {
-		c.Send(oob.Msg{Type: oob.TEndpoint, Endpoint: &oob.Endpoint{QPNs: []uint32{1}, PSNs: []uint32{1}, Len: 100}})
+		c.Send(oob.Msg{Type: oob.TEndpoint, Endpoint: &verbs.Endpoint{QPNs: []uint32{1}, PSNs: []uint32{1}, Len: 100}})
 		c.Recv(time.Second)
 	})})
 	if err == nil || !strings.Contains(err.Error(), "not the 1 QPs and 4096 bytes") {
@@ -212,5 +214,253 @@ func TestOpen(t *testing.T) {
 	}
 	if !cgoVerbs && !errors.Is(err, ErrUnsupported) {
 		t.Fatalf("without cgo: %v, want ErrUnsupported", err)
+	}
+}
+
+// Close destroys the QPs before it resolves the ops in flight: until then the NIC may
+// still write into their buffers.
+func TestCloseDestroysQPsFirst(t *testing.T) {
+	r := newWrig(t)
+	c, err := r.dev.Dial(bg, r.addr, Config{Size: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var op *Op
+	var early atomic.Bool
+	r.ws.onClose = func() { early.Store(op.done.Load()) }
+	r.lo.f.Hold()
+	op = c.Read(bg, r.buf(t, 0), 0)
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if early.Load() {
+		t.Fatalf("the READ resolved (%v) while its QP lived", op.Err())
+	}
+	if err := op.Err(); !errors.Is(err, ErrClosed) {
+		t.Fatalf("the READ: %v, want ErrClosed", err)
+	}
+}
+
+// cancelAtReady cancels the dial's context as the server's ready arrives.
+type cancelAtReady struct {
+	net.Conn
+	cancel func()
+}
+
+func (c *cancelAtReady) Read(p []byte) (int, error) {
+	k, err := c.Conn.Read(p)
+	if k > 0 && strings.Contains(string(p[:k]), `"ready"`) {
+		c.cancel()
+		time.Sleep(20 * time.Millisecond) // the AfterFunc runs
+	}
+	return k, err
+}
+
+// A dial cancelled at the last moment returns an error and no connection, and tears
+// down what it made; it never returns both.
+func TestDialCancelAtReady(t *testing.T) {
+	r := newWrig(t)
+	ctx, cancel := context.WithCancel(bg)
+	defer cancel()
+	c, err := r.dev.Dial(ctx, r.addr, Config{Size: 64, Dial: func(ctx context.Context, a string) (net.Conn, error) {
+		nc, err := net.Dial("tcp", a)
+		if err != nil {
+			return nil, err
+		}
+		return &cancelAtReady{Conn: nc, cancel: cancel}, nil
+	}})
+	if c != nil || !errors.Is(err, context.Canceled) {
+		t.Fatalf("Dial: %v and %v, want only the cancellation", c != nil, err)
+	}
+	if !r.ws.closed.Load() || len(r.dev.conns) != 0 {
+		t.Fatalf("session closed %v, %d conns tracked", r.ws.closed.Load(), len(r.dev.conns))
+	}
+	// The server is free for the next client.
+	c, err = r.dev.Dial(bg, r.addr, Config{Size: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+}
+
+// Device.Close during a Dial waits for it, then closes what it made: the device never
+// closes under a live session, and a Dial after Close fails with ErrDeviceClosed
+// without making one.
+func TestDeviceCloseDuringDial(t *testing.T) {
+	lo := NewLoopback()
+	defer lo.Close()
+	addr, err := lo.Listen("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dev *Device
+	var closed sync.WaitGroup
+	p := newWprov(lo.f.Device("w"), func(*wsess) {
+		closed.Go(func() { dev.Close() })
+		time.Sleep(20 * time.Millisecond) // Close runs, or waits
+	})
+	dev = newDevice(p)
+	c, err := dev.Dial(bg, addr, Config{Size: 64})
+	closed.Wait()
+	switch {
+	case err == nil:
+		if !c.shut.Load() {
+			t.Fatal("Device.Close left the connection open")
+		}
+	case !errors.Is(err, ErrDeviceClosed):
+		t.Fatalf("Dial: %v", err)
+	}
+	if p.early.Load() {
+		t.Fatal("the device closed under a live session")
+	}
+	sessions := p.open.Load()
+	if _, err := dev.Dial(bg, addr, Config{Size: 64}); !errors.Is(err, ErrDeviceClosed) || p.open.Load() != sessions {
+		t.Fatalf("Dial on a closed device: %v", err)
+	}
+}
+
+// Dial and Device.Close at once, many times: no panic, no half-made connection.
+func TestDeviceCloseRacesDial(t *testing.T) {
+	lo := NewLoopback()
+	defer lo.Close()
+	addr, err := lo.Listen("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 20 {
+		p := newWprov(lo.f.Device("w"), nil)
+		dev := newDevice(p)
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			time.Sleep(time.Duration(time.Now().UnixNano()%2000) * time.Microsecond)
+			dev.Close()
+		})
+		c, err := dev.Dial(bg, addr, Config{Size: 64})
+		wg.Wait()
+		if err == nil {
+			c.Close()
+		}
+		if p.early.Load() || p.open.Load() != 0 {
+			t.Fatalf("the device closed under a live session (%d open)", p.open.Load())
+		}
+	}
+}
+
+// stallConn stops the control connection when told: reads and writes block until it
+// is closed (a server that stopped reading and answering, its socket buffer full).
+type stallConn struct {
+	net.Conn
+	stall  atomic.Bool
+	closed chan struct{}
+	once   sync.Once
+}
+
+func (c *stallConn) Read(p []byte) (int, error) {
+	if c.stall.Load() {
+		<-c.closed
+		return 0, net.ErrClosed
+	}
+	return c.Conn.Read(p)
+}
+
+func (c *stallConn) Write(p []byte) (int, error) {
+	if c.stall.Load() {
+		<-c.closed
+		return 0, net.ErrClosed
+	}
+	return c.Conn.Write(p)
+}
+
+func (c *stallConn) Close() error {
+	c.once.Do(func() { close(c.closed) })
+	return c.Conn.Close()
+}
+
+// Close takes about Config.Timeout at most, whatever the server does.
+func TestCloseBounded(t *testing.T) {
+	r := newWrig(t)
+	var sc *stallConn
+	const timeout = 300 * time.Millisecond
+	c, err := r.dev.Dial(bg, r.addr, Config{Size: 64, Timeout: timeout, Dial: func(ctx context.Context, a string) (net.Conn, error) {
+		nc, err := net.Dial("tcp", a)
+		if err != nil {
+			return nil, err
+		}
+		sc = &stallConn{Conn: nc, closed: make(chan struct{})}
+		return sc, nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1100 * time.Millisecond) // a beat goes out
+	sc.stall.Store(true)
+	start := time.Now()
+	closed := make(chan error, 1)
+	go func() { closed <- c.Close() }()
+	select {
+	case err := <-closed:
+		if err == nil {
+			t.Fatal("Close reported no error with a silent server")
+		}
+		if d := time.Since(start); d > timeout+200*time.Millisecond {
+			t.Fatalf("Close took %v, Timeout is %v", d, timeout)
+		}
+	case <-time.After(5 * timeout):
+		sc.Close()
+		t.Fatalf("Close still running after %v (Timeout %v)", 5*timeout, timeout)
+	}
+}
+
+// Close resolves what is in flight with ErrClosed, and posts that wait for room too.
+func TestCloseFlushes(t *testing.T) {
+	r := newRig(t, Config{SQDepth: 4})
+	src := r.buf(t, 8, 1)
+	done := r.c.Write(bg, src, 0)
+	if err := done.Wait(bg); err != nil {
+		t.Fatal(err)
+	}
+	r.f.Hold() // the peer stalls: nothing completes until Close
+	var ops []*Op
+	for range 4 {
+		ops = append(ops, r.c.Write(bg, src, 0))
+	}
+	waiting := make(chan *Op)
+	go func() { waiting <- r.c.Write(bg, src, 0) }()
+	time.Sleep(20 * time.Millisecond)
+	if err := r.c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ops = append(ops, <-waiting)
+	for i, o := range ops {
+		if err := o.Wait(bg); !errors.Is(err, ErrClosed) {
+			t.Fatalf("op %d: %v, want ErrClosed", i, err)
+		}
+	}
+	if done.Err() != nil {
+		t.Fatal("Close changed a resolved op")
+	}
+	if err := r.c.Write(bg, src, 0).Err(); !errors.Is(err, ErrClosed) {
+		t.Fatalf("a post after Close: %v", err)
+	}
+	if r.c.Digest() == "" {
+		t.Fatal("no digest after Close")
+	}
+	if err := r.c.Close(); err != nil {
+		t.Fatalf("a second Close: %v", err)
+	}
+}
+
+// The region is held past the server's silence limit (3 s) because the client beats.
+func TestBeatsHoldTheRegion(t *testing.T) {
+	if testing.Short() {
+		t.Skip("holds a region for 3.5 s")
+	}
+	r := newRig(t, Config{})
+	time.Sleep(3500 * time.Millisecond)
+	if err := r.c.Write(bg, r.buf(t, 8, 1), 0).Wait(bg); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.c.Close(); err != nil || r.c.Digest() == "" {
+		t.Fatalf("Close: %v, digest %q", err, r.c.Digest())
 	}
 }

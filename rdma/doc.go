@@ -52,7 +52,12 @@
 // at most about Config.Timeout; a connection dropped without it keeps beating, and
 // holds the server's region, until the server ends it, and keeps its QPs and poller.
 //
-// Errors of completions are *verbs.CompletionError (status, vendor error, QP number,
-// opcode, wr_id). Without cgo or off Linux, Open returns an error that wraps
-// ErrUnsupported; NewLoopback, an in-memory fabric, works in every build.
+// # Errors
+//
+// An op whose work completion failed, or was flushed, resolves with a *CompletionError
+// (status, vendor error, QP number, opcode, wr_id) or an error that wraps one: get it
+// with errors.As. The Err variables (ErrClosed, ErrRange, ...) are for errors.Is.
+// Without cgo or off Linux, Open returns an error that wraps ErrUnsupported;
+// NewLoopback, an in-memory fabric, works in every build. Device.Identity and
+// Conn.Server describe the two ends of a connection (DeviceInfo).
 package rdma

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"log"
 
@@ -124,4 +125,50 @@ func ExampleOp_Wait() {
 	// Output:
 	// <nil>
 	// rdma: the connection is closed: the operation was not known to complete
+}
+
+// Each end of a connection is described by a DeviceInfo: the client's device
+// (Identity) and the server's, as the server told Dial (Server).
+func ExampleConn_Server() {
+	lo := rdma.NewLoopback()
+	defer lo.Close()
+	addr, _ := lo.Listen("")
+	dev := lo.Device()
+	defer dev.Close()
+	c, err := dev.Dial(context.Background(), addr, rdma.Config{Size: 64})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+	var me, server rdma.DeviceInfo = dev.Identity(), c.Server()
+	fmt.Printf("%s to %s (%s, %s)\n", me.Name, server.Name, server.Model, server.LinkLayer)
+	// Output: loop1 to loop0 (in-memory fabric, Ethernet)
+}
+
+// An op that the NIC failed resolves with a CompletionError, or an error that wraps
+// one: errors.As finds what the NIC reported. (With a NIC and a server: not run here.)
+func ExampleCompletionError() {
+	dev, err := rdma.Open("", 1, -1)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer dev.Close()
+	ctx := context.Background()
+	pool, err := dev.NewPool(4096, 1)
+	if err != nil {
+		log.Fatal(err)
+	}
+	c, err := dev.Dial(ctx, "server:18600", rdma.Config{Size: 4096})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+	buf, _ := pool.Get()
+	if err := c.Write(ctx, buf, 0).Wait(ctx); err != nil {
+		var ce *rdma.CompletionError
+		if errors.As(err, &ce) {
+			log.Fatalf("the NIC failed the WRITE: %s, vendor error 0x%x on QP 0x%x", ce.Status, ce.VendorErr, ce.QPNum)
+		}
+		log.Fatal(err)
+	}
 }

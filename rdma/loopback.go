@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/bench"
-	"github.com/rdmabench/rdmabench/oob"
 	"github.com/rdmabench/rdmabench/rdma/internal/fake"
 	"github.com/rdmabench/rdmabench/rdma/internal/provider"
 	"github.com/rdmabench/rdmabench/result"
@@ -122,7 +121,7 @@ type loopSession struct{ provider.Session }
 
 var errLoopback = errors.New("the loopback fabric serves region plans only")
 
-func (s loopSession) ConnectPeers(rs []oob.Endpoint, mtu int) error {
+func (s loopSession) ConnectPeers(rs []verbs.Endpoint, mtu int) error {
 	if len(rs) != 1 {
 		return errLoopback
 	}

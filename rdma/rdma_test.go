@@ -8,12 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/rdmabench/rdmabench/rdma/internal/fake"
-	"github.com/rdmabench/rdmabench/verbs"
 )
 
 var bg = context.Background()
@@ -108,155 +106,6 @@ func TestWriteRead(t *testing.T) {
 	}
 }
 
-// A batch goes out as one post list; only every SignalEvery-th WR and the last are
-// signalled; WRs of one QP execute in order (a READ after a WRITE of the same bytes
-// in one batch sees them).
-func TestBatchIsOnePostList(t *testing.T) {
-	r := newRig(t, Config{SQDepth: 64, SignalEvery: 4})
-	before := r.f.Stats()
-	b := r.c.NewBatch()
-	var ops []*Op
-	for i := range 9 {
-		ops = append(ops, b.Write(r.buf(t, 64, byte(i+1)), uint64(i*64)))
-	}
-	dst := r.buf(t, 9*64, 0)
-	ops = append(ops, b.Read(dst, 0))
-	if b.Len() != 10 {
-		t.Fatalf("batch of %d", b.Len())
-	}
-	if err := b.Post(bg); err != nil {
-		t.Fatal(err)
-	}
-	if b.Len() != 0 {
-		t.Fatal("Post did not empty the batch")
-	}
-	if err := WaitAll(bg, ops...); err != nil {
-		t.Fatal(err)
-	}
-	got := r.f.Stats()
-	if lists, wrs, sig := got.Lists-before.Lists, got.WRs-before.WRs, got.Signalled-before.Signalled; lists != 1 || wrs != 10 || sig != 3 {
-		t.Fatalf("%d post lists, %d WRs, %d signalled; want 1, 10, 3 (WRs 4, 8 and 10)", lists, wrs, sig)
-	}
-	for i := range 9 {
-		if blk := dst.Bytes()[i*64 : i*64+64]; !bytes.Equal(blk, bytes.Repeat([]byte{byte(i + 1)}, 64)) {
-			t.Fatalf("the READ did not see WRITE %d of its batch", i)
-		}
-	}
-}
-
-// Ops of a QP resolve in the order they were posted.
-func TestOrder(t *testing.T) {
-	r := newRig(t, Config{SQDepth: 32, SignalEvery: 3})
-	r.f.Hold()
-	src := r.buf(t, 8, 1)
-	var ops []*Op
-	for n := range 6 {
-		b := r.c.NewBatch()
-		for range n + 1 {
-			ops = append(ops, b.Write(src, 0))
-		}
-		b.Post(bg)
-	}
-	for _, o := range ops {
-		select {
-		case <-o.Done():
-			t.Fatal("an op resolved on a stalled fabric")
-		default:
-		}
-	}
-	r.f.Release()
-	for i := len(ops) - 1; i >= 0; i-- {
-		<-ops[i].Done()
-		for j := range i {
-			if !ops[j].done.Load() {
-				t.Fatalf("op %d resolved before op %d", i, j)
-			}
-		}
-		if err := ops[i].Err(); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
-func completionError(t *testing.T, err error) *verbs.CompletionError {
-	t.Helper()
-	var ce *verbs.CompletionError
-	if !errors.As(err, &ce) {
-		t.Fatalf("want a completion error, got %v", err)
-	}
-	return ce
-}
-
-// A failed unsignalled WR fails its own op only: the ops before it ran (an RC QP
-// executes in order and stops at the first failure, which completes whether signalled
-// or not), so they succeed, and the server's region holds their bytes. The ops after
-// it are flushed, with the failure wrapped; the connection's one QP is gone, so the
-// connection fails.
-func TestModerationErrors(t *testing.T) {
-	r := newRig(t, Config{Size: 80, SQDepth: 64, SignalEvery: 4})
-	r.f.FailNth(6, verbs.WCRemAccessErr) // op 5: unsignalled, after the signalled op 3
-	b := r.c.NewBatch()
-	var ops []*Op
-	want := make([]byte, 80)
-	for i := range 10 {
-		src := r.buf(t, 8, byte(0x40+i))
-		ops = append(ops, b.Write(src, uint64(8*i)))
-		if i < 5 {
-			copy(want[8*i:], src.Bytes())
-		}
-	}
-	if err := b.Post(bg); err != nil {
-		t.Fatal(err)
-	}
-	WaitAll(bg, ops...)
-	for i := range 5 {
-		if err := ops[i].Err(); err != nil {
-			t.Fatalf("op %d (before the failed op 5; it ran): %v", i, err)
-		}
-	}
-	ce := completionError(t, ops[5].Err())
-	if ce.Status != "IBV_WC_REM_ACCESS_ERR" || ce.VendorErr != fake.VendorErr || ce.Opcode != "IBV_WC_RDMA_WRITE" ||
-		ce.QPNum != r.c.qps[0].num || ce.WRID&seqMask != 5 {
-		t.Fatalf("op 5: %+v", ce)
-	}
-	for i := 6; i < 10; i++ {
-		err := ops[i].Err()
-		if ce := completionError(t, err); ce.Status != "IBV_WC_WR_FLUSH_ERR" || !errors.Is(err, ops[5].Err()) {
-			t.Fatalf("op %d: %v, want a flush that wraps op 5's error", i, err)
-		}
-	}
-	err := r.c.Write(bg, r.buf(t, 8, 1), 0).Wait(bg)
-	if ce := completionError(t, err); ce.Status != "IBV_WC_REM_ACCESS_ERR" || !strings.Contains(err.Error(), "QP 0x") {
-		t.Fatalf("a post after the failure: %v", err)
-	}
-	r.c.Close()
-	if sum := sha256.Sum256(want); r.c.Digest() != hex.EncodeToString(sum[:]) {
-		t.Fatal("the region does not hold ops 0..4's bytes (and only theirs)")
-	}
-}
-
-// A failed signalled WR fails its own op; the unsignalled ops it covered ran before it.
-func TestSignalledErrorFailsItsOpOnly(t *testing.T) {
-	r := newRig(t, Config{SQDepth: 64, SignalEvery: 4})
-	src := r.buf(t, 8, 1)
-	r.f.FailNth(4, verbs.WCRetryExcErr)
-	b := r.c.NewBatch()
-	var ops []*Op
-	for range 4 {
-		ops = append(ops, b.Write(src, 0))
-	}
-	b.Post(bg)
-	WaitAll(bg, ops...)
-	for i := range 3 {
-		if err := ops[i].Err(); err != nil {
-			t.Fatalf("op %d: %v", i, err)
-		}
-	}
-	if ce := completionError(t, ops[3].Err()); ce.Status != "IBV_WC_RETRY_EXC_ERR" || ce.WRID&seqMask != 3 {
-		t.Fatalf("op 3: %v", ce)
-	}
-}
-
 // Wait gives up with the context, the op still resolves.
 func TestCancelWait(t *testing.T) {
 	r := newRig(t, Config{})
@@ -278,82 +127,6 @@ func TestCancelWait(t *testing.T) {
 	cancel()
 	if err := r.c.Write(ctx, r.buf(t, 8, 1), 0).Err(); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("a post with a done context: %v", err)
-	}
-}
-
-// A full send queue makes a post wait, as long as its context allows.
-func TestFullSendQueue(t *testing.T) {
-	r := newRig(t, Config{SQDepth: 4})
-	src := r.buf(t, 8, 1)
-	r.f.Hold()
-	var ops []*Op
-	for range 4 {
-		ops = append(ops, r.c.Write(bg, src, 0))
-	}
-	ctx, cancel := context.WithTimeout(bg, 30*time.Millisecond)
-	defer cancel()
-	start := time.Now()
-	op := r.c.Write(ctx, src, 0)
-	if err := op.Err(); !errors.Is(err, context.DeadlineExceeded) || time.Since(start) < 30*time.Millisecond {
-		t.Fatalf("a post into a full queue: %v after %v", err, time.Since(start))
-	}
-	// A batch larger than the room left waits for room, then goes out.
-	posted := make(chan error)
-	b := r.c.NewBatch()
-	for range 6 {
-		ops = append(ops, b.Write(src, 0))
-	}
-	go func() { posted <- b.Post(bg) }()
-	select {
-	case err := <-posted:
-		t.Fatalf("a post into a full queue returned: %v", err)
-	case <-time.After(20 * time.Millisecond):
-	}
-	r.f.Release()
-	if err := <-posted; err != nil {
-		t.Fatal(err)
-	}
-	if err := WaitAll(bg, ops...); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// Close resolves what is in flight with ErrClosed, and posts that wait for room too.
-func TestCloseFlushes(t *testing.T) {
-	r := newRig(t, Config{SQDepth: 4})
-	src := r.buf(t, 8, 1)
-	done := r.c.Write(bg, src, 0)
-	if err := done.Wait(bg); err != nil {
-		t.Fatal(err)
-	}
-	r.f.Hold() // the peer stalls: nothing completes until Close
-	var ops []*Op
-	for range 4 {
-		ops = append(ops, r.c.Write(bg, src, 0))
-	}
-	waiting := make(chan *Op)
-	go func() { waiting <- r.c.Write(bg, src, 0) }()
-	time.Sleep(20 * time.Millisecond)
-	if err := r.c.Close(); err != nil {
-		t.Fatal(err)
-	}
-	ops = append(ops, <-waiting)
-	for i, o := range ops {
-		if err := o.Wait(bg); !errors.Is(err, ErrClosed) {
-			t.Fatalf("op %d: %v, want ErrClosed", i, err)
-		}
-	}
-	if done.Err() != nil {
-		t.Fatal("Close changed a resolved op")
-	}
-	if err := r.c.Write(bg, src, 0).Err(); !errors.Is(err, ErrClosed) {
-		t.Fatalf("a post after Close: %v", err)
-	}
-	if r.c.Digest() == "" {
-		t.Fatal("no digest after Close")
-	}
-	if err := r.c.Close(); err != nil {
-		t.Fatalf("a second Close: %v", err)
 	}
 }
 
@@ -470,83 +243,6 @@ func TestPoolMax(t *testing.T) {
 	}
 }
 
-func TestRange(t *testing.T) {
-	r := newRig(t, Config{Size: 1000})
-	other := r.lo.Device()
-	defer other.Close()
-	op, _ := other.NewPool(64, 1)
-	foreign, _ := op.Get()
-	cases := map[string]*Op{
-		"past the end":    r.c.Write(bg, r.buf(t, 100, 0), 901),
-		"offset past end": r.c.Read(bg, r.buf(t, 1, 0), 1000),
-		"zero buffer":     r.c.Write(bg, Buffer{}, 0),
-		"empty":           r.c.Write(bg, r.buf(t, 0, 0), 0),
-		"other device":    r.c.Write(bg, foreign, 0),
-	}
-	for name, o := range cases {
-		if err := o.Err(); !errors.Is(err, ErrRange) {
-			t.Errorf("%s: %v, want ErrRange", name, err)
-		}
-	}
-	if err := r.c.Write(bg, r.buf(t, 100, 0), 900).Wait(bg); err != nil {
-		t.Fatalf("the last 100 bytes: %v", err)
-	}
-	b := r.c.NewBatch()
-	bad := b.Write(Buffer{}, 0)
-	good := b.Write(r.buf(t, 10, 0), 0)
-	if err := b.Post(bg); !errors.Is(err, ErrRange) || !errors.Is(bad.Err(), ErrRange) || good.Wait(bg) != nil {
-		t.Fatalf("a batch with a bad op: %v / %v / %v", err, bad.Err(), good.Err())
-	}
-}
-
-// Many goroutines post at once into a small send queue.
-func TestConcurrentPosts(t *testing.T) {
-	r := newRig(t, Config{QPs: 2, SQDepth: 8, SignalEvery: 3})
-	var wg sync.WaitGroup
-	errs := make(chan error, 8)
-	for g := range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			src, _ := r.pool.Get()
-			src = src.Slice(0, 128)
-			for i := range src.Bytes() {
-				src.Bytes()[i] = byte(g)
-			}
-			dst, _ := r.pool.Get()
-			dst = dst.Slice(0, 128)
-			for i := range 50 {
-				b := r.c.NewBatch()
-				var ops []*Op
-				for range i%5 + 1 {
-					ops = append(ops, b.Write(src, uint64(g*128)))
-				}
-				if err := b.Post(bg); err != nil {
-					errs <- err
-					return
-				}
-				if err := WaitAll(bg, ops...); err != nil {
-					errs <- err
-					return
-				}
-				if err := r.c.Read(bg, dst, uint64(g*128)).Wait(bg); err != nil {
-					errs <- err
-					return
-				}
-				if !bytes.Equal(dst.Bytes(), src.Bytes()) {
-					errs <- fmt.Errorf("goroutine %d read back other bytes", g)
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
-}
-
 // The server going away fails what is in flight with the server's word.
 func TestServerShutdown(t *testing.T) {
 	r := newRig(t, Config{})
@@ -578,20 +274,5 @@ func TestDeviceCloseClosesConns(t *testing.T) {
 	}
 	if _, err := r.dev.Dial(bg, r.addr, Config{Size: 8}); !errors.Is(err, ErrDeviceClosed) {
 		t.Fatalf("Dial on a closed device: %v", err)
-	}
-}
-
-// The region is held past the server's silence limit (3 s) because the client beats.
-func TestBeatsHoldTheRegion(t *testing.T) {
-	if testing.Short() {
-		t.Skip("holds a region for 3.5 s")
-	}
-	r := newRig(t, Config{})
-	time.Sleep(3500 * time.Millisecond)
-	if err := r.c.Write(bg, r.buf(t, 8, 1), 0).Wait(bg); err != nil {
-		t.Fatal(err)
-	}
-	if err := r.c.Close(); err != nil || r.c.Digest() == "" {
-		t.Fatalf("Close: %v, digest %q", err, r.c.Digest())
 	}
 }

@@ -10,8 +10,7 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/bench"
-	"github.com/rdmabench/rdmabench/bench/read"
-	"github.com/rdmabench/rdmabench/bench/write"
+	"github.com/rdmabench/rdmabench/bench/ops"
 	"github.com/rdmabench/rdmabench/verbs"
 )
 
@@ -47,7 +46,7 @@ func Serve(ctx context.Context, l net.Listener, cfg ServeConfig) error {
 	sv := &bench.Server{
 		Local: bench.Local{Device: cfg.Device, Port: cfg.Port, GIDIndex: cfg.GIDIndex}, Token: cfg.Token,
 		MaxBuffer: cfg.MaxBuffer, Timeout: cfg.Timeout, MaxTestTime: cfg.MaxTestTime, Log: cfg.Log,
-		Ops: map[string]bench.Op{"write": write.Op, "read": read.Op},
+		Ops: ops.All,
 	}
 	if err := sv.Open(); err != nil {
 		if errors.Is(err, verbs.ErrUnsupported) {

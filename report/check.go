@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rdmabench/rdmabench/oob"
+	"github.com/rdmabench/rdmabench/internal/text"
 	"github.com/rdmabench/rdmabench/result"
 )
 
@@ -52,7 +52,7 @@ func Check(rs []result.Result, th Thresholds) (fails, notes []string) {
 				fail(r, "data verification failed: %s", v.Detail)
 			}
 		}
-		if r.Config.Test == "bw" {
+		if r.Config.Test == result.BW {
 			if th.MinBWGbps > 0 && r.BWGbps < th.MinBWGbps {
 				fail(r, "bandwidth %.3f Gb/s below the minimum %.3f Gb/s", r.BWGbps, th.MinBWGbps)
 			}
@@ -75,7 +75,7 @@ func Check(rs []result.Result, th Thresholds) (fails, notes []string) {
 			}
 		}
 		if b, ok := base[ConfigKey(r.Config)]; ok {
-			if r.Config.Test == "bw" && r.BWGbps < b.BWGbps*(1-th.Tolerance) {
+			if r.Config.Test == result.BW && r.BWGbps < b.BWGbps*(1-th.Tolerance) {
 				fail(r, "bandwidth regressed %s against the baseline (%.3f -> %.3f Gb/s, tolerance %.1f%%)", delta(r.BWGbps, b.BWGbps), b.BWGbps, r.BWGbps, 100*th.Tolerance)
 			}
 			switch p, bp := r.Lat.P99, b.Lat.P99; {
@@ -99,7 +99,7 @@ func Check(rs []result.Result, th Thresholds) (fails, notes []string) {
 func flagList(r result.Result) string {
 	var s []string
 	for _, f := range r.CountersFlags {
-		s = append(s, oob.Clean(f.String(), 200)) // a result file is input
+		s = append(s, text.Clean(f.String(), 200)) // a result file is input
 	}
 	return strings.Join(s, ", ")
 }
@@ -107,7 +107,7 @@ func flagList(r result.Result) string {
 // unsupportedP99 says why a result has no p99 and what would give it one.
 func unsupportedP99(r result.Result) string {
 	s := fmt.Sprintf("p99 not supported by %d samples; run with at least %d samples", r.Lat.Samples, result.MinSamples(0.99))
-	if r.Config.Test == "bw" {
+	if r.Config.Test == result.BW {
 		s += " (bandwidth tests sample the signalled WRs: iterations x QPs / cq-mod)"
 	}
 	return s

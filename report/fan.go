@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/rdmabench/rdmabench/oob"
+	"github.com/rdmabench/rdmabench/internal/text"
 	"github.com/rdmabench/rdmabench/result"
 )
 
@@ -18,9 +18,9 @@ func fanTables(w io.Writer, rs []result.Result) error {
 			continue
 		}
 		c := r.Config
-		fmt.Fprintf(w, "%s to %d servers (sync %s", ConfigKey(c), max(c.Peers, len(f.Peers)), oob.Clean(c.Sync, 16))
+		fmt.Fprintf(w, "%s to %d servers (sync %s", ConfigKey(c), max(c.Peers, len(f.Peers)), text.Clean(c.Sync, 16))
 		if c.Landing != "" {
-			fmt.Fprintf(w, ", landing %s", oob.Clean(c.Landing, 16))
+			fmt.Fprintf(w, ", landing %s", text.Clean(c.Landing, 16))
 		}
 		fmt.Fprintln(w, "):")
 		if len(f.Peers) == 0 {
@@ -64,7 +64,7 @@ func peerTable(w io.Writer, peers []result.Peer) error {
 		if p.Verify != nil {
 			v = map[bool]string{true: "ok", false: "FAILED"}[p.Verify.OK]
 		}
-		t.Append(oob.Clean(p.Server, 80), oob.Clean(p.Device.Host, 64)+"/"+oob.Clean(p.Device.Name, 32), p.Messages,
+		t.Append(text.Clean(p.Server, 80), text.Clean(p.Device.Host, 64)+"/"+text.Clean(p.Device.Name, 32), p.Messages,
 			ifMeasured(ok, f3(p.BWGbps)), usp(p.Lat.P50), usp(p.Lat.P99), v)
 	}
 	return t.Render()

@@ -13,7 +13,7 @@ import (
 func TestFanTables(t *testing.T) {
 	spread := 128.0
 	peer := result.Peer{Server: "10.0.0.1:18801", Device: result.Device{Name: "rxe0", Host: "h"}, Messages: 512, Bytes: 512 << 16, DurationNS: 2e9, BWGbps: 0.134}
-	full := result.Result{Config: result.Config{Op: "write", Test: "bw", MsgSizeBytes: 65536, SQDepth: 128, CQMod: 1, PostList: 1, NumQPs: 1, Peers: 2, Sync: "stream", DurationS: 2},
+	full := result.Result{Config: result.Config{Op: "write", Test: result.BW, MsgSizeBytes: 65536, SQDepth: 128, CQMod: 1, PostList: 1, NumQPs: 1, Peers: 2, Sync: "stream", DurationS: 2},
 		BWGbps: 0.25, Fan: &result.Fan{Peers: []result.Peer{peer, peer}, JainFairness: 0.99, MinPeerGbps: 0.12,
 			Fairness: result.FairnessCannotTell, FairnessSpreadMessages: &spread, FairnessEdgeMessages: 257}}
 	fromCSV := full

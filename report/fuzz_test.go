@@ -36,7 +36,7 @@ func fuzzResults(tb testing.TB) []result.Result {
 		tb.Fatal(err)
 	}
 	lat := result.Result{SchemaVersion: result.SchemaVersion, ToolVersion: "v1.2.3", Time: at, Server: "10.0.0.1", Client: dev, ServerDevice: dev,
-		Config:  result.Config{Op: "read", Test: "lat", MsgSizeBytes: 2, Iterations: 100000, WarmupIterations: 10000, SQDepth: 1, PostList: 1, CQMod: 1, NumQPs: 1},
+		Config:  result.Config{Op: "read", Test: result.Lat, MsgSizeBytes: 2, Iterations: 100000, WarmupIterations: 10000, SQDepth: 1, PostList: 1, CQMod: 1, NumQPs: 1},
 		LatKind: "read_completion", Clock: "tsc", ClockBackwards: 3, Lat: l, Histogram: enc, Interrupted: true}
 	lat.SetThroughput(100000, 2, 3_700_000_000)
 

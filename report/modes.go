@@ -37,7 +37,7 @@ func verdictCell(v sweep.Relation, b, a string) string {
 	return "-"
 }
 
-// ModesTable writes sweep --mr comparisons (the article's C2): per size both modes'
+// ModesTable writes sweep --mr comparisons (the tuning article's C2): per size both modes'
 // Gb/s, B over A with its interval and verdict, TCP where measured, and the break-even.
 func ModesTable(w io.Writer, outs []sweep.ModeOutcome) error {
 	for _, o := range outs {

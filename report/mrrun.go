@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/rdmabench/rdmabench/oob"
+	"github.com/rdmabench/rdmabench/internal/text"
 	"github.com/rdmabench/rdmabench/result"
 )
 
@@ -32,6 +32,6 @@ func mrLines(w io.Writer, rs []result.Result) {
 			share = fmt.Sprintf("%.1f%% of the window registering", 100*m.WindowShare)
 		}
 		// A result file is input: its strings are cleaned.
-		fmt.Fprintf(w, "mr %s: %s: %s, %s\n", oob.Clean(m.Mode, 16), ConfigKey(r.Config), what, share)
+		fmt.Fprintf(w, "mr %s: %s: %s, %s\n", text.Clean(m.Mode, 16), ConfigKey(r.Config), what, share)
 	}
 }

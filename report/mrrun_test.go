@@ -11,7 +11,7 @@ import (
 // A run that registered in its loop says, under the bandwidth table, how many
 // registrations it made and what part of its window they took.
 func TestTableMRLines(t *testing.T) {
-	r := result.Result{Config: result.Config{Op: "write", Test: "bw", MsgSizeBytes: 65536, NumQPs: 1, SQDepth: 128, PostList: 1, CQMod: 1, MR: "per-io"},
+	r := result.Result{Config: result.Config{Op: "write", Test: result.BW, MsgSizeBytes: 65536, NumQPs: 1, SQDepth: 128, PostList: 1, CQMod: 1, MR: "per-io"},
 		Iterations: 5000, DurationNS: 1e9, BWGbps: 2.6}
 	r.MR = &result.MRRun{Mode: "per-io", Regs: 5000, Deregs: 5000, RegNSTotal: 3e8, DeregNSTotal: 7e7}
 	r.MR.SetShare(r.DurationNS)

@@ -15,7 +15,7 @@ func ptr(v int64) *int64 { return &v }
 
 // res is a bandwidth result with a supported p99.
 func res(op string, size int, bw float64, p99 int64) result.Result {
-	r := result.Result{SchemaVersion: result.SchemaVersion, Config: result.Config{Op: op, Test: "bw", MsgSizeBytes: size, SQDepth: 128, PostList: 1, CQMod: 100, NumQPs: 1}, Iterations: 100000}
+	r := result.Result{SchemaVersion: result.SchemaVersion, Config: result.Config{Op: op, Test: result.BW, MsgSizeBytes: size, SQDepth: 128, PostList: 1, CQMod: 100, NumQPs: 1}, Iterations: 100000}
 	r.BWGbps, r.Lat = bw, result.Latency{Samples: 1000, Min: 1000, Max: 2 * p99, Mean: 1500, P50: ptr(p99 / 2), P99: ptr(p99)}
 	r.Client.RateGbps = 100
 	return r
@@ -107,7 +107,7 @@ func TestCheckBaselineP99NeedsBothSides(t *testing.T) {
 func TestTableShowsUnsupportedPercentilesAndErrors(t *testing.T) {
 	failed := res("read", 4096, 0, 0)
 	failed.Iterations, failed.Lat, failed.Error = 0, result.Latency{}, "ibv_post_send: Cannot allocate memory\nand more"
-	lat := result.Result{SchemaVersion: result.SchemaVersion, Config: result.Config{Op: "write", Test: "lat", MsgSizeBytes: 2},
+	lat := result.Result{SchemaVersion: result.SchemaVersion, Config: result.Config{Op: "write", Test: result.Lat, MsgSizeBytes: 2},
 		Lat: result.Latency{Samples: 1000, Min: 1000, Max: 9000, Mean: 2000, Stdev: 10, P50: ptr(1900), P90: ptr(2500), P99: ptr(7000)}}
 	var out bytes.Buffer
 	if err := Table(&out, []result.Result{noP99("write", 65536, 90), failed, lat}); err != nil {

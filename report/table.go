@@ -10,7 +10,7 @@ import (
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
 	"github.com/rdmabench/rdmabench/counters"
-	"github.com/rdmabench/rdmabench/oob"
+	"github.com/rdmabench/rdmabench/internal/text"
 	"github.com/rdmabench/rdmabench/result"
 )
 
@@ -48,7 +48,7 @@ func NewTable(w io.Writer) *tablewriter.Table {
 func Table(w io.Writer, rs []result.Result) error {
 	var bw, lat []result.Result
 	for _, r := range rs {
-		if r.Config.Test == "lat" {
+		if r.Config.Test == result.Lat {
 			lat = append(lat, r)
 		} else {
 			bw = append(bw, r)
@@ -131,13 +131,13 @@ func counterLines(w io.Writer, rs []result.Result) {
 			var moved []string
 			for _, c := range d.Counters {
 				if c.Changed() && c.Delta != nil {
-					moved = append(moved, fmt.Sprintf("%s +%d", oob.Clean(c.Name, 64), *c.Delta))
+					moved = append(moved, fmt.Sprintf("%s +%d", text.Clean(c.Name, 64), *c.Delta))
 				} else if c.Changed() {
-					moved = append(moved, fmt.Sprintf("%s %s", oob.Clean(c.Name, 64), oob.Clean(string(c.Status), 16)))
+					moved = append(moved, fmt.Sprintf("%s %s", text.Clean(c.Name, 64), text.Clean(string(c.Status), 16)))
 				}
 			}
 			if len(moved) > 0 { // a result file is input: its strings are cleaned
-				fmt.Fprintf(w, "counters: %s: %s %s: %s\n", ConfigKey(r.Config), side, oob.Clean(d.Device, 64), strings.Join(moved, ", "))
+				fmt.Fprintf(w, "counters: %s: %s %s: %s\n", ConfigKey(r.Config), side, text.Clean(d.Device, 64), strings.Join(moved, ", "))
 			}
 		}
 	}

@@ -19,7 +19,7 @@ import (
 // what was not measured, queue-bound and failing points).
 const TunedSchemaVersion = 4
 
-// Tuned is the tuned-parameter report: the article's table, measured. It holds numbers
+// Tuned is the tuned-parameter report: the tuning article's table, measured. It holds numbers
 // and points only; TunedTable and TunedCSV format them.
 type Tuned struct {
 	SchemaVersion int                         `json:"schema_version"`
@@ -99,7 +99,7 @@ func FmtDim(d string, v int) string {
 	return fmt.Sprint(v)
 }
 
-// FmtRange renders the article's range [lo, hi] of dimension d.
+// FmtRange renders the tuning article's range [lo, hi] of dimension d.
 func FmtRange(d string, r []int) string {
 	switch {
 	case len(r) != 2:
@@ -179,7 +179,7 @@ var VerdictWords = map[string]string{sweep.Agrees: "agrees", sweep.Differs: "dif
 	sweep.ArticleBetter: "article's better", sweep.CannotTell: "cannot tell", sweep.NotApplicable: "n/a", sweep.NoArticle: "-", "": "-"}
 
 // FmtVerdict is a verdict in words at its resolution ("agrees, at +-8%"), and the grid
-// value it was measured at where the article's own is not on the grid.
+// value it was measured at where the tuning article's own is not on the grid.
 func FmtVerdict(d string, v sweep.Verdict, resolution float64) string {
 	w := VerdictWords[v.Verdict]
 	switch v.Verdict {

@@ -15,7 +15,7 @@ func fp(v float64) *float64 { return &v }
 func ip(v int) *int         { return &v }
 
 // tunedFixture is a WRITE and a READ outcome as a sweep writes them: WRITE decided
-// (differs from the article on size), READ left undecided on SQ depth by the budget.
+// (differs from the tuning article on size), READ left undecided on SQ depth by the budget.
 func tunedFixture(t *testing.T) Tuned {
 	p, err := profiles.Load("cx5")
 	if err != nil {

@@ -24,7 +24,7 @@ func TestSchemaAcceptsABaseline(t *testing.T) {
 		t.Fatalf("a failed baseline has no ratio: %+v", failed)
 	}
 	for _, b := range []result.Baseline{ok, failed} {
-		r := result.Result{SchemaVersion: result.SchemaVersion, Config: result.Config{Op: "write", Test: "bw", MsgSizeBytes: 65536, SQDepth: 128, PostList: 1, CQMod: 1, NumQPs: 1, Baseline: "tcp"},
+		r := result.Result{SchemaVersion: result.SchemaVersion, Config: result.Config{Op: "write", Test: result.BW, MsgSizeBytes: 65536, SQDepth: 128, PostList: 1, CQMod: 1, NumQPs: 1, Baseline: "tcp"},
 			Iterations: 5000, Bytes: 5000 * 65536, DurationNS: 1e8, BWGbps: 25, LatKind: "completion_under_load", Baseline: &b}
 		var buf bytes.Buffer
 		result.WriteJSON(&buf, r)

@@ -24,7 +24,7 @@ var csvColumns = []csvColumn{
 	intColumn("schema_version", func(r *Result) *int { return &r.SchemaVersion }),
 	{"time", func(r *Result) string { return r.Time.Format(time.RFC3339) }, setTime},
 	stringColumn("op", func(r *Result) *string { return &r.Config.Op }),
-	stringColumn("test", func(r *Result) *string { return &r.Config.Test }),
+	stringColumn("test", func(r *Result) *Test { return &r.Config.Test }),
 	intColumn("msg_size_bytes", func(r *Result) *int { return &r.Config.MsgSizeBytes }),
 	intColumn("num_qps", func(r *Result) *int { return &r.Config.NumQPs }),
 	intColumn("sq_depth", func(r *Result) *int { return &r.Config.SQDepth }),
@@ -403,10 +403,10 @@ func percentileColumn(name string, f func(*Result) **int64) csvColumn {
 		}}
 }
 
-func stringColumn(name string, f func(*Result) *string) csvColumn {
+func stringColumn[S ~string](name string, f func(*Result) *S) csvColumn {
 	return csvColumn{name,
-		func(r *Result) string { return *f(r) },
-		func(r *Result, s string) error { *f(r) = s; return nil }}
+		func(r *Result) string { return string(*f(r)) },
+		func(r *Result, s string) error { *f(r) = S(s); return nil }}
 }
 
 func boolColumn(name string, f func(*Result) *bool) csvColumn {

@@ -14,7 +14,7 @@ import (
 
 // csvBase is a result of what the base columns carry, as CSV gives it back.
 func csvBase(op string) result.Result {
-	return result.Result{SchemaVersion: result.SchemaVersion, Config: result.Config{Op: op, Test: "bw", MsgSizeBytes: 65536, NumQPs: 1, SQDepth: 128, PostList: 1, CQMod: 1},
+	return result.Result{SchemaVersion: result.SchemaVersion, Config: result.Config{Op: op, Test: result.BW, MsgSizeBytes: 65536, NumQPs: 1, SQDepth: 128, PostList: 1, CQMod: 1},
 		LatKind: "completion_under_load"}
 }
 

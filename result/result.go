@@ -9,13 +9,28 @@ import (
 	"github.com/rdmabench/rdmabench/counters"
 )
 
+// Version is rdmabench's version, set by cmd/rdmabench: results carry it, and so do the
+// hellos of a session.
+var Version = "dev"
+
 // SchemaVersion changes whenever a key changes meaning or disappears.
 const SchemaVersion = 3
+
+// Test is a plan's kind of test.
+type Test string
+
+// The kinds of test: bandwidth and message rate, a latency histogram, and a region of
+// the server's memory held for the Go API (package rdma), which is no measurement.
+const (
+	BW     Test = "bw"
+	Lat    Test = "lat"
+	Region Test = "region"
+)
 
 // Config is the test plan: everything the client sends the server and both sides use.
 type Config struct {
 	Op               string  `json:"op"`   // "write" or "read"
-	Test             string  `json:"test"` // "bw" or "lat"
+	Test             Test    `json:"test"` // BW or Lat
 	MsgSizeBytes     int     `json:"msg_size_bytes"`
 	Iterations       uint64  `json:"iterations"`        // per QP; ignored when DurationS > 0
 	DurationS        float64 `json:"duration_s"`        // bandwidth tests: run for this long
@@ -246,7 +261,7 @@ type Counters struct {
 // SetRampShare sets RampShare for a bandwidth run of c that moved r.Bytes, its READs
 // capped at rdAtom outstanding per QP (0: no cap known). Nothing moved: no share.
 func (r *Result) SetRampShare(c Config, rdAtom int) {
-	if c.Test != "bw" || r.Bytes == 0 {
+	if c.Test != BW || r.Bytes == 0 {
 		return
 	}
 	wrs := max(c.SQDepth, 1)

@@ -21,7 +21,7 @@ func ramp(n int) []int64 {
 func TestSchemaAcceptsAResultAndRefusesDrift(t *testing.T) {
 	for _, n := range []int{3, 1000} { // percentiles null, and p99 set
 		l, h, _ := result.NewLatency(result.FromSamples(ramp(n)))
-		r := result.Result{SchemaVersion: result.SchemaVersion, Config: result.Config{Op: "write", Test: "bw", MsgSizeBytes: 64, SQDepth: 1, PostList: 1, CQMod: 1, NumQPs: 1},
+		r := result.Result{SchemaVersion: result.SchemaVersion, Config: result.Config{Op: "write", Test: result.BW, MsgSizeBytes: 64, SQDepth: 1, PostList: 1, CQMod: 1, NumQPs: 1},
 			LatKind: "completion_under_load", Clock: "tsc", ClockNote: "TSC: constant and nonstop", ClockBackwards: 2, Lat: l, Histogram: h,
 			Verify: &result.Verify{Side: "server", Slots: 4, CheckedBytes: 256, OK: true, FirstBadOffset: -1}}
 		var buf bytes.Buffer

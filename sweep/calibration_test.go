@@ -281,12 +281,12 @@ func TestCalibration(t *testing.T) {
 }
 
 // verdictTruth grades one parameter's verdict against the truth tr:
-//   - "agrees" with the chosen value in the article's range claims that this value is
+//   - "agrees" with the chosen value in the tuning article's range claims that this value is
 //     as good as any other: wrong if another value of the parameter (the rest as
 //     chosen) is truly better by more than the tolerance;
-//   - "agrees" with another value claims the article's value is within the tolerance
+//   - "agrees" with another value claims the tuning article's value is within the tolerance
 //     of ours: wrong if the true ratio is outside it;
-//   - "differs" claims ours is better than the article's value, "article_better" the
+//   - "differs" claims ours is better than the tuning article's value, "article_better" the
 //     opposite: wrong if it is not.
 func verdictTruth(pl Plan, o Outcome, tr func(profiles.Point) float64, c profiles.Point, d string, v Verdict) string {
 	tol := o.Resolution

@@ -6,10 +6,11 @@ import (
 	"math"
 	"time"
 
+	"github.com/rdmabench/rdmabench/profiles"
 	"github.com/rdmabench/rdmabench/result"
 )
 
-// Modes compares two ways of running the same transfer size by size (the article's
+// Modes compares two ways of running the same transfer size by size (the tuning article's
 // C2: a registration per IO against a pre-registered pool): at every size both are
 // measured in interleaved rounds (A B, B A, ...), and B's throughput over A's is
 // judged on the paired runs as the sweep judges points. The break-even size is the
@@ -26,6 +27,69 @@ type Modes struct {
 	// TCP asks for a --baseline tcp after each run of A: the same transfer over TCP,
 	// measured in the same round, so B can be judged against TCP too.
 	TCP bool
+}
+
+// ModesOptions are a registration-mode comparison's settings as rdmabench sweep --mr's
+// flags give them; Modes makes one operation's comparison of them.
+type ModesOptions struct {
+	Profile    profiles.Profile
+	A, B       string // the modes: pool, per-io or cache
+	Sizes      []int  // nil: the profile's message sizes
+	TCP        bool   // also over TCP (--baseline tcp)
+	Repeat     int
+	Resolution float64 // the equality band; 0: 2%
+	Budget     time.Duration
+	// PointDurationS: seconds per run (0: the profile's).
+	PointDurationS float64
+	Counters       string
+	QPTimeout      int
+	// Defaults fills in what a config of its operation leaves unset the way perftest
+	// does (the bench's Defaults: package sweep imports no bench package); nil: the
+	// config is left as it is.
+	Defaults func(*result.Config)
+}
+
+// Config is what every run of a comparison of op in mode shares: one QP, one
+// signalled WR at a time in the queue's window (cq-mod 1, post list 1: per-io needs
+// them, and the pool is measured the same way so that registration is the only
+// difference).
+func (o ModesOptions) Config(op, mode string) result.Config {
+	c := result.Config{Op: op, Test: result.BW, MsgSizeBytes: 4096, PostList: 1, CQMod: 1, NumQPs: 1, Counters: o.Counters, QPTimeout: o.QPTimeout}
+	c.MR = modeMR(mode)
+	if o.Defaults != nil {
+		o.Defaults(&c)
+	}
+	return c
+}
+
+// Modes is op's comparison: every size (the profile's for op without Sizes), each run
+// as long as a point of the profile (without PointDurationS).
+func (o ModesOptions) Modes(op string) Modes {
+	sizes := o.Sizes
+	if len(sizes) == 0 {
+		sizes = o.Profile.Grid[op]["msg_size_bytes"]
+	}
+	base := o.Config(op, "pool")
+	base.DurationS, base.WarmupIterations = pointDuration(o.PointDurationS, o.Profile), o.Profile.WarmupIterations
+	return Modes{Op: op, Base: base, Sizes: sizes, A: modeMR(o.A), B: modeMR(o.B), Repeat: o.Repeat,
+		Tolerance: modeTolerance(o.Resolution), Budget: o.Budget, TCP: o.TCP}
+}
+
+// modeMR is a mode as a config's MR: the pool is "".
+func modeMR(mode string) string {
+	if mode == "pool" {
+		return ""
+	}
+	return mode
+}
+
+// modeTolerance is the equality band of a registration-mode comparison: the asked
+// resolution, or 2%.
+func modeTolerance(r float64) float64 {
+	if r > 0 {
+		return r
+	}
+	return 0.02
 }
 
 // ModeRow is one size's comparison.
@@ -68,62 +132,12 @@ func CompareModes(ctx context.Context, m Measurer, record func(Recorded) error, 
 	out := ModeOutcome{Op: p.Op, A: modeName(p.A), B: modeName(p.B), Tolerance: p.Tolerance}
 	start := time.Now()
 	for _, size := range p.Sizes {
-		row := ModeRow{Size: size}
-		var a, b, tcp, dAB, dBT []float64
-		for round := 0; round < max(p.Repeat, 2); round++ {
-			if ctx.Err() != nil || (p.Budget > 0 && time.Since(start) >= p.Budget) {
-				break
+		row, lost, err := compareSize(ctx, m, record, p, size, start)
+		if err != nil {
+			if lost {
+				out.Rows = append(out.Rows, row)
 			}
-			got := map[string]result.Result{}
-			order := []string{p.A, p.B}
-			if round%2 == 1 {
-				order[0], order[1] = p.B, p.A
-			}
-			for _, mode := range order {
-				cfg := p.Base
-				cfg.Op, cfg.MsgSizeBytes, cfg.MR = p.Op, size, mode
-				if mode == p.A && p.TCP {
-					cfg.Baseline = "tcp"
-				}
-				t0 := time.Now()
-				r, err := m.Measure(ctx, cfg)
-				if rerr := record(Recorded{Result: r, WallNS: time.Since(t0).Nanoseconds()}); rerr != nil {
-					return out, rerr
-				}
-				if err != nil || r.Interrupted {
-					if err != nil && ctx.Err() == nil {
-						row.Failed = append(row.Failed, fmt.Sprintf("%s: %v", modeName(mode), err))
-					}
-					if stopsSweep(err) {
-						out.Rows = append(out.Rows, row)
-						return out, &SessionLostError{err}
-					}
-					continue
-				}
-				got[mode] = r
-			}
-			ra, okA := got[p.A]
-			rb, okB := got[p.B]
-			if !okA || !okB || ra.BWGbps <= 0 || rb.BWGbps <= 0 {
-				continue
-			}
-			a, b = append(a, ra.BWGbps), append(b, rb.BWGbps)
-			dAB = append(dAB, math.Log(rb.BWGbps)-math.Log(ra.BWGbps))
-			switch bl := ra.Baseline; {
-			case bl != nil && bl.Error == "" && bl.BWGbps > 0:
-				tcp = append(tcp, bl.BWGbps)
-				dBT = append(dBT, math.Log(rb.BWGbps)-math.Log(bl.BWGbps))
-			case bl != nil && bl.Error != "":
-				row.Failed = append(row.Failed, "tcp: "+bl.Error)
-			}
-		}
-		row.Pairs = len(dAB)
-		row.A, row.B = median(a), median(b)
-		row.BOverA = pairRatio(dAB)
-		row.Verdict = row.BOverA.Judge(p.Tolerance)
-		if len(dBT) > 0 {
-			t, r := median(tcp), pairRatio(dBT)
-			row.TCP, row.BOverTCP, row.TCPVerdict = &t, &r, r.Judge(p.Tolerance)
+			return out, err
 		}
 		out.Rows = append(out.Rows, row)
 		if ctx.Err() != nil {
@@ -147,6 +161,70 @@ func CompareModes(ctx context.Context, m Measurer, record func(Recorded) error, 
 		}
 	}
 	return out, nil
+}
+
+// compareSize measures one size of p in interleaved rounds (A B, B A, ...) while the
+// comparison's budget, counted from start, lasts, and judges B over A (and over TCP)
+// on the rounds where both ran. An error recording a run ends it (the row is
+// dropped), and so does a lost session (lost: the row keeps what was measured).
+func compareSize(ctx context.Context, m Measurer, record func(Recorded) error, p Modes, size int, start time.Time) (row ModeRow, lost bool, err error) {
+	row = ModeRow{Size: size}
+	var a, b, tcp, dAB, dBT []float64
+	for round := 0; round < max(p.Repeat, 2); round++ {
+		if ctx.Err() != nil || (p.Budget > 0 && time.Since(start) >= p.Budget) {
+			break
+		}
+		got := map[string]result.Result{}
+		order := []string{p.A, p.B}
+		if round%2 == 1 {
+			order[0], order[1] = p.B, p.A
+		}
+		for _, mode := range order {
+			cfg := p.Base
+			cfg.Op, cfg.MsgSizeBytes, cfg.MR = p.Op, size, mode
+			if mode == p.A && p.TCP {
+				cfg.Baseline = "tcp"
+			}
+			t0 := time.Now()
+			r, err := m.Measure(ctx, cfg)
+			if rerr := record(Recorded{Result: r, WallNS: time.Since(t0).Nanoseconds()}); rerr != nil {
+				return row, false, rerr
+			}
+			if err != nil || r.Interrupted {
+				if err != nil && ctx.Err() == nil {
+					row.Failed = append(row.Failed, fmt.Sprintf("%s: %v", modeName(mode), err))
+				}
+				if stopsSweep(err) {
+					return row, true, &SessionLostError{err}
+				}
+				continue
+			}
+			got[mode] = r
+		}
+		ra, okA := got[p.A]
+		rb, okB := got[p.B]
+		if !okA || !okB || ra.BWGbps <= 0 || rb.BWGbps <= 0 {
+			continue
+		}
+		a, b = append(a, ra.BWGbps), append(b, rb.BWGbps)
+		dAB = append(dAB, math.Log(rb.BWGbps)-math.Log(ra.BWGbps))
+		switch bl := ra.Baseline; {
+		case bl != nil && bl.Error == "" && bl.BWGbps > 0:
+			tcp = append(tcp, bl.BWGbps)
+			dBT = append(dBT, math.Log(rb.BWGbps)-math.Log(bl.BWGbps))
+		case bl != nil && bl.Error != "":
+			row.Failed = append(row.Failed, "tcp: "+bl.Error)
+		}
+	}
+	row.Pairs = len(dAB)
+	row.A, row.B = median(a), median(b)
+	row.BOverA = pairRatio(dAB)
+	row.Verdict = row.BOverA.Judge(p.Tolerance)
+	if len(dBT) > 0 {
+		t, r := median(tcp), pairRatio(dBT)
+		row.TCP, row.BOverTCP, row.TCPVerdict = &t, &r, r.Judge(p.Tolerance)
+	}
+	return row, false, nil
 }
 
 func modeName(m string) string {

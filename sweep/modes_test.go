@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/rdmabench/rdmabench/profiles"
 	"github.com/rdmabench/rdmabench/result"
 )
 
@@ -156,4 +159,30 @@ func (l *tcpFails) Measure(ctx context.Context, c result.Config) (result.Result,
 		r.Baseline = &result.Baseline{Transport: "tcp", Error: "TCP baseline: connection refused"}
 	}
 	return r, nil
+}
+
+// ModesOptions.Modes assembles a --mr comparison: the profile's sizes and point
+// duration unless given, the pool as no MR, the equality band 2% unless asked.
+func TestModesOptions(t *testing.T) {
+	p, err := profiles.Load("rxe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := ModesOptions{Profile: p, A: "pool", B: "per-io", Repeat: 3, Budget: time.Minute, Counters: "all", QPTimeout: 20,
+		Defaults: func(c *result.Config) { c.Iterations = 5000 }}
+	m := o.Modes("write")
+	base := result.Config{Op: "write", Test: result.BW, MsgSizeBytes: 4096, PostList: 1, CQMod: 1, NumQPs: 1, Counters: "all", QPTimeout: 20,
+		Iterations: 5000, DurationS: 0.4, WarmupIterations: 16}
+	if m.Op != "write" || m.Base != base || m.A != "" || m.B != "per-io" || m.Tolerance != 0.02 || m.Repeat != 3 ||
+		m.Budget != time.Minute || m.TCP || !slices.Equal(m.Sizes, p.Grid["write"]["msg_size_bytes"]) {
+		t.Fatalf("modes %+v", m)
+	}
+	o.Sizes, o.Resolution, o.PointDurationS, o.TCP, o.A = []int{4096, 65536}, 0.05, 1.5, true, "cache"
+	m = o.Modes("read")
+	if m.A != "cache" || m.Tolerance != 0.05 || m.Base.DurationS != 1.5 || !m.TCP || !slices.Equal(m.Sizes, o.Sizes) {
+		t.Fatalf("modes %+v", m)
+	}
+	if c := o.Config("read", "per-io"); c.MR != "per-io" || c.Op != "read" || c.Iterations != 5000 {
+		t.Fatalf("per-io config %+v", c)
+	}
 }

@@ -6,13 +6,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rdmabench/rdmabench/oob"
+	"github.com/rdmabench/rdmabench/profiles"
 	"github.com/rdmabench/rdmabench/result"
 )
 
@@ -96,10 +99,10 @@ func TestSessionMeasurer(t *testing.T) {
 		{nil, false},
 		{&oob.PeerError{Msg: "--size too large"}, false},
 		{errors.New("ibv_post_send: no memory"), false},
-		{io.EOF, true},
-		{fmt.Errorf("receiving: %w", io.ErrUnexpectedEOF), true},
-		{&net.OpError{Op: "read", Err: errors.New("connection reset by peer")}, true},
-		{&oob.ProtocolError{Msg: "bad frame"}, true},
+		{&oob.LostError{Err: io.EOF}, true},
+		{fmt.Errorf("receiving: %w", &oob.LostError{Err: io.ErrUnexpectedEOF}), true},
+		{errors.Join(errors.New("measured nothing"), &oob.LostError{Err: &net.OpError{Op: "read", Err: errors.New("connection reset by peer")}}), true},
+		{&oob.LostError{Err: &oob.ProtocolError{Msg: "bad frame"}}, true},
 	} {
 		m := SessionMeasurer(func(_ context.Context, c result.Config) (result.Result, error) {
 			return result.Result{Config: c, Error: fmt.Sprint(tc.err)}, tc.err
@@ -114,7 +117,7 @@ func TestSessionMeasurer(t *testing.T) {
 	n := 0
 	m := SessionMeasurer(func(ctx context.Context, c result.Config) (result.Result, error) {
 		if n++; n > 2 {
-			return result.Result{Config: c}, io.EOF
+			return result.Result{Config: c}, &oob.LostError{Err: io.EOF}
 		}
 		return (&fake{}).Measure(ctx, c)
 	})
@@ -139,5 +142,70 @@ func TestBareFailureResumes(t *testing.T) {
 	f := &fake{}
 	if out, err := NewRunner(f, nil, prior).Run(context.Background(), pl); errors.Is(err, ErrStreamMismatch) || f.calls != 0 || out.Reused != len(prior) {
 		t.Fatalf("resumed: %d measured, %d reused of %d: %v", f.calls, out.Reused, len(prior), err)
+	}
+}
+func TestResumeDoesNotRemeasure(t *testing.T) {
+	p := rxe(t)
+	var stream []Recorded
+	record := func(r Recorded) error { stream = append(stream, r); return nil }
+	ctx, cancel := context.WithCancel(context.Background())
+	f := &fake{stopAfter: 10, cancel: cancel}
+	pl := plan(p, "grid")
+	pl.References = map[string]profiles.Point{"perftest_defaults": pt(65536, 128, 0, 100, 1)}
+	first, err := NewRunner(f, record, nil).Run(ctx, pl)
+	if err != nil || !first.Interrupted || len(stream) != 9 {
+		t.Fatalf("interrupted run: err %v, interrupted %v, %d recorded", err, first.Interrupted, len(stream))
+	}
+	f2 := &fake{}
+	second, err := NewRunner(f2, record, stream).Run(context.Background(), pl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if second.Reused != 9 || second.Points != 160 || f2.calls != second.Runs {
+		t.Fatalf("resume measured %d, reused %d, points %d", f2.calls, second.Reused, second.Points)
+	}
+	// A finished sweep resumed from its own stream measures nothing, and decides the same.
+	f3 := &fake{}
+	third, err := NewRunner(f3, nil, stream).Run(context.Background(), pl)
+	if err != nil || f3.calls != 0 || third.Chosen.Point != second.Chosen.Point {
+		t.Fatalf("resuming a finished sweep: %d measured, chosen %v vs %v, %v", f3.calls, third.Chosen.Point, second.Chosen.Point, err)
+	}
+}
+
+// A sweep under a budget, resumed from its own finished stream, charges the recorded
+// runs their time, so it takes the same decisions and measures nothing.
+func TestResumeUnderABudgetIsDeterministic(t *testing.T) {
+	p := rxe(t)
+	for seed := range 4 {
+		f := &noisy{rng: rand.New(rand.NewPCG(uint64(seed), 7)), sigma: 0.15, phase: float64(seed)}
+		var stream []Recorded
+		r := NewRunner(f, func(x Recorded) error { stream = append(stream, x); return nil }, nil)
+		r.Now = func() time.Time { return f.clock }
+		pl := calibrationPlan(p)
+		pl.Budget = 2 * time.Minute
+		o1, err := r.Run(context.Background(), pl)
+		if err != nil || !o1.BudgetExhausted {
+			t.Fatalf("first: %v, exhausted %v", err, o1.BudgetExhausted)
+		}
+		f2 := &noisy{rng: rand.New(rand.NewPCG(uint64(seed), 99)), sigma: 0.15, phase: float64(seed)}
+		r2 := NewRunner(f2, nil, stream)
+		r2.Now = func() time.Time { return f2.clock }
+		o2, err := r2.Run(context.Background(), pl)
+		if err != nil || o2.Runs != 0 || o2.Chosen.Point != o1.Chosen.Point || o2.Decided != o1.Decided || o2.BudgetSpentS != o1.BudgetSpentS {
+			t.Fatalf("seed %d: resumed %d new runs, chosen %v vs %v, spent %v vs %v: %v", seed, o2.Runs, o2.Chosen.Point, o1.Chosen.Point, o2.BudgetSpentS, o1.BudgetSpentS, err)
+		}
+	}
+}
+
+func TestResumeFromAnotherSweepFails(t *testing.T) {
+	p := rxe(t)
+	var stream []Recorded
+	pl := plan(p, "descent")
+	if _, err := NewRunner(&fake{}, func(x Recorded) error { stream = append(stream, x); return nil }, nil).Run(context.Background(), pl); err != nil {
+		t.Fatal(err)
+	}
+	pl.Start = pl.Start.With("sq_depth", 1024)
+	if _, err := NewRunner(&fake{}, nil, stream).Run(context.Background(), pl); !errors.Is(err, ErrStreamMismatch) {
+		t.Fatalf("a stream of another sweep must be refused: %v", err)
 	}
 }

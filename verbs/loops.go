@@ -74,15 +74,12 @@ func (s *Session) xfer(x *C.rb_xfer, size int, laddr uintptr, roff int, inline b
 // registers in its window (rb_bw_mr, one QP: see bandwidthMR).
 func (s *Session) Bandwidth(p BWParams) (BWResult, error) {
 	l := p.Layout
-	if p.Size < 1 || l.Stride < p.Size || l.LSlots < 1 || l.RSlots < 1 {
-		return BWResult{}, fmt.Errorf("bandwidth loop: message size %d, slots %d/%d of %d bytes: not a layout", p.Size, l.LSlots, l.RSlots, l.Stride)
-	}
 	nqp := len(s.qps)
 	if len(s.remotes) != nqp {
 		return BWResult{}, fmt.Errorf("bandwidth loop: the session is not connected")
 	}
-	if need := p.LocalOffset + l.LocalRegions(nqp)*l.LSlots*l.Stride; p.LocalOffset < 0 || p.RemoteOffset < 0 || need > s.spec.BufSize {
-		return BWResult{}, fmt.Errorf("bandwidth loop: %d regions x %d slots x %d bytes from offset %d exceed the %d-byte buffer", l.LocalRegions(nqp), l.LSlots, l.Stride, p.LocalOffset, s.spec.BufSize)
+	if err := p.Check(nqp, s.spec.BufSize, s.spec.SQDepth); err != nil {
+		return BWResult{}, err
 	}
 	for q, r := range s.remotes { // refused here rather than failing mid-run with REM_ACCESS_ERR
 		end := uint64(p.RemoteOffset) + uint64(l.RSlots*l.Stride)
@@ -92,12 +89,6 @@ func (s *Session) Bandwidth(p BWParams) (BWResult, error) {
 		if end > r.len {
 			return BWResult{}, fmt.Errorf("bandwidth loop: QP %d's remote region ends at byte %d of the peer's %d-byte buffer", q, end, r.len)
 		}
-	}
-	if !p.Rounds && (p.CQMod < 1 || p.CQMod > p.SQDepth || p.PostList < 1 || p.PostList > p.SQDepth || p.SQDepth > s.spec.SQDepth) {
-		return BWResult{}, fmt.Errorf("need 1 <= cq-mod (%d) <= sq-depth (%d) and 1 <= post-list (%d) <= sq-depth, sq-depth <= %d", p.CQMod, p.SQDepth, p.PostList, s.spec.SQDepth)
-	}
-	if err := p.CheckMR(nqp); err != nil {
-		return BWResult{}, err
 	}
 	// The remote regions: QP q's at q*rstride of the one peer's buffer, or at the
 	// start of its own peer's.

@@ -2,8 +2,6 @@
 
 package verbs
 
-import "github.com/rdmabench/rdmabench/oob"
-
 // Without cgo every entry point fails with ErrUnsupported; the types exist so that
 // the rest of rdmabench builds (and its pure-Go tests run) with CGO_ENABLED=0.
 
@@ -26,9 +24,9 @@ func (d *Device) NewSession(Spec) (*Session, error) { return nil, ErrUnsupported
 
 type Session struct{}
 
-func (s *Session) Local() oob.Endpoint                          { return oob.Endpoint{} }
-func (s *Session) Connect(oob.Endpoint, int) error              { return ErrUnsupported }
-func (s *Session) ConnectPeers([]oob.Endpoint, int) error       { return ErrUnsupported }
+func (s *Session) Local() Endpoint                              { return Endpoint{} }
+func (s *Session) Connect(Endpoint, int) error                  { return ErrUnsupported }
+func (s *Session) ConnectPeers([]Endpoint, int) error           { return ErrUnsupported }
 func (s *Session) PathMTU() int                                 { return 0 }
 func (s *Session) RdAtom() int                                  { return 0 }
 func (s *Session) MaxInline() int                               { return 0 }

@@ -216,6 +216,24 @@ type BWParams struct {
 	MRCache int
 }
 
+// Check says whether p can run on a session of nqp QPs, bufSize bytes of buffer and
+// send queues of maxSQDepth WRs: a layout whose slots hold the message and fit the
+// buffer, moderation and post lists within the send queue, and MR modes the loop
+// supports (CheckMR). The real loops and the test engine both refuse with it.
+func (p BWParams) Check(nqp, bufSize, maxSQDepth int) error {
+	l := p.Layout
+	if p.Size < 1 || l.Stride < p.Size || l.LSlots < 1 || l.RSlots < 1 {
+		return fmt.Errorf("bandwidth loop: message size %d, slots %d/%d of %d bytes: not a layout", p.Size, l.LSlots, l.RSlots, l.Stride)
+	}
+	if need := p.LocalOffset + l.LocalRegions(nqp)*l.LSlots*l.Stride; p.LocalOffset < 0 || p.RemoteOffset < 0 || need > bufSize {
+		return fmt.Errorf("bandwidth loop: %d regions x %d slots x %d bytes from offset %d exceed the %d-byte buffer", l.LocalRegions(nqp), l.LSlots, l.Stride, p.LocalOffset, bufSize)
+	}
+	if !p.Rounds && (p.CQMod < 1 || p.CQMod > p.SQDepth || p.PostList < 1 || p.PostList > p.SQDepth || p.SQDepth > maxSQDepth) {
+		return fmt.Errorf("need 1 <= cq-mod (%d) <= sq-depth (%d) and 1 <= post-list (%d) <= sq-depth, sq-depth <= %d", p.CQMod, p.SQDepth, p.PostList, maxSQDepth)
+	}
+	return p.CheckMR(nqp)
+}
+
 // Samples is every latency sample of one loop: the histogram (ns) and exact moments.
 type Samples struct {
 	Hist    *hdrhistogram.Histogram

@@ -15,13 +15,13 @@ import (
 var Op = bench.Op{
 	Name: verbs.Read,
 	ServerSpec: func(c result.Config) verbs.Spec {
-		if c.Test == "lat" {
+		if c.Test == result.Lat {
 			return bench.Spec(c, c.MsgSizeBytes, false, true, 1)
 		}
 		return bench.Spec(c, bench.SourceBytes(c), false, true, 1)
 	},
 	ClientSpec: func(c result.Config) verbs.Spec {
-		if c.Test == "lat" {
+		if c.Test == result.Lat {
 			return bench.Spec(c, c.MsgSizeBytes, false, false, c.SQDepth)
 		}
 		return bench.Spec(c, bench.DestBytes(c), false, false, c.SQDepth)
@@ -30,4 +30,9 @@ var Op = bench.Op{
 		return s.ReadLatency(verbs.ReadLatParams{Size: c.MsgSizeBytes, Iters: n, Timeout: timeout})
 	},
 	LatKind: "read_completion",
+	// A fan-in lands each server's data in a region of its own unless told to share.
+	Landings: []string{"per-peer", "shared"},
+	// ib_read_bw's DEF_ITERS; a READ request carries no payload to inline.
+	BWIterations: 1000,
+	Requests:     "rx_read_requests",
 }

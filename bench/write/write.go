@@ -20,19 +20,24 @@ var Op = bench.Op{
 	ServerLatency: serverLatency,
 	LatKind:       "one_way",
 	ToServer:      true,
+	Payload:       true,
+	// ib_write_bw's DEF_ITERS_WB; ib_write_lat inlines (DEF_INLINE_WRITE).
+	BWIterations: 5000,
+	LatInline:    true,
+	Requests:     "rx_write_requests",
 }
 
 // Bandwidth: the server's buffer is only written to. Latency: both sides hold a receive
 // region and a send region and write into each other's.
 func serverSpec(c result.Config) verbs.Spec {
-	if c.Test == "lat" {
+	if c.Test == result.Lat {
 		return bench.Spec(c, 2*c.MsgSizeBytes, true, false, c.SQDepth)
 	}
 	return bench.Spec(c, bench.DestBytes(c), true, false, 1)
 }
 
 func clientSpec(c result.Config) verbs.Spec {
-	if c.Test == "lat" {
+	if c.Test == result.Lat {
 		return bench.Spec(c, 2*c.MsgSizeBytes, true, false, c.SQDepth)
 	}
 	return bench.Spec(c, bench.SourceBytes(c), false, false, c.SQDepth)

@@ -11,7 +11,8 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/bench"
-	"github.com/rdmabench/rdmabench/bench/fake"
+	"github.com/rdmabench/rdmabench/bench/benchtest"
+	"github.com/rdmabench/rdmabench/bench/ops"
 	"github.com/rdmabench/rdmabench/internal/schemacheck"
 	"github.com/rdmabench/rdmabench/result"
 )
@@ -54,13 +55,13 @@ func TestBaselineFlag(t *testing.T) {
 // a failed baseline keeps the RDMA numbers, says why and fails the command (exit 1).
 func TestBaselineAfterTheRun(t *testing.T) {
 	ctx := context.Background()
-	r := fake.NewRig(t, ops, nil)
+	r := benchtest.NewRig(t, ops.All, nil)
 	c, err := r.Dial("")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	res, err := c.Run(ctx, ops["write"], result.Config{Op: "write", Test: "bw", Baseline: "tcp", Iterations: 100, MsgSizeBytes: 4096, NumQPs: 2})
+	res, err := c.Run(ctx, ops.All["write"], result.Config{Op: "write", Test: result.BW, Baseline: "tcp", Iterations: 100, MsgSizeBytes: 4096, NumQPs: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,13 +85,13 @@ func TestBaselineAfterTheRun(t *testing.T) {
 		t.Errorf("the JSON result with its baseline: %v\n%s", err, js)
 	}
 
-	short := fake.NewRig(t, ops, func(s *bench.Server) { s.MaxTestTime = 50 * time.Millisecond })
+	short := benchtest.NewRig(t, ops.All, func(s *bench.Server) { s.MaxTestTime = 50 * time.Millisecond })
 	c2, err := short.Dial("")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c2.Close()
-	res, err = c2.Run(ctx, ops["read"], result.Config{Op: "read", Test: "bw", Baseline: "tcp", Iterations: 3000, MsgSizeBytes: 1 << 20, SQDepth: 4})
+	res, err = c2.Run(ctx, ops.All["read"], result.Config{Op: "read", Test: result.BW, Baseline: "tcp", Iterations: 3000, MsgSizeBytes: 1 << 20, SQDepth: 4})
 	if err != nil {
 		t.Fatal(err)
 	}

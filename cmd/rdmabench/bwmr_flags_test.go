@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/bench"
+	"github.com/rdmabench/rdmabench/bench/ops"
 	"github.com/rdmabench/rdmabench/oob"
 	"github.com/rdmabench/rdmabench/result"
 	"github.com/spf13/cobra"
@@ -17,11 +18,11 @@ func TestBWMRFlags(t *testing.T) {
 	clean := func(o *testOptions) { o.Op, o.Out.Stdout, o.Out.Stderr = bench.Op{}, nil, nil }
 	for _, op := range []string{"write", "read"} {
 		plan := func(mod func(*result.Config)) result.Config {
-			c := result.Config{Op: op, Test: "bw", InlineBytes: bench.InlineAuto, NumQPs: 1, PostList: 1}
+			c := result.Config{Op: op, Test: result.BW, InlineBytes: bench.InlineAuto, NumQPs: 1, PostList: 1}
 			if mod != nil {
 				mod(&c)
 			}
-			bench.Defaults(&c)
+			ops.Defaults(&c)
 			c.WarmupIterations = bench.DefaultWarmup(c)
 			return c
 		}

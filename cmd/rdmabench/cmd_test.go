@@ -74,7 +74,7 @@ func TestDevicesJSONFields(t *testing.T) {
 func TestReportCheckExitCodes(t *testing.T) {
 	dir := t.TempDir()
 	file := dir + "/r.json"
-	r := result.Result{SchemaVersion: result.SchemaVersion, Config: result.Config{Op: "write", Test: "bw", MsgSizeBytes: 65536, SQDepth: 128, PostList: 1, CQMod: 100, NumQPs: 1}, Iterations: 10, BWGbps: 42}
+	r := result.Result{SchemaVersion: result.SchemaVersion, Config: result.Config{Op: "write", Test: result.BW, MsgSizeBytes: 65536, SQDepth: 128, PostList: 1, CQMod: 100, NumQPs: 1}, Iterations: 10, BWGbps: 42}
 	var buf bytes.Buffer
 	result.WriteJSON(&buf, r)
 	os.WriteFile(file, buf.Bytes(), 0o644)

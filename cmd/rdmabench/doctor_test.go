@@ -13,7 +13,8 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/bench"
-	"github.com/rdmabench/rdmabench/bench/fake"
+	"github.com/rdmabench/rdmabench/bench/benchtest"
+	"github.com/rdmabench/rdmabench/bench/ops"
 	"github.com/rdmabench/rdmabench/oob"
 	"github.com/rdmabench/rdmabench/verbs"
 )
@@ -130,7 +131,7 @@ func TestDoctorJSON(t *testing.T) {
 // With SERVER, the checks reach the server the command dials, with its token.
 func TestDoctorServer(t *testing.T) {
 	t.Setenv("RDMABENCH_TOKEN", "")
-	r := fake.NewRig(t, ops, func(s *bench.Server) { s.Token = "s3cret" })
+	r := benchtest.NewRig(t, ops.All, func(s *bench.Server) { s.Token = "s3cret" })
 	tokenFile := filepath.Join(t.TempDir(), "token")
 	os.WriteFile(tokenFile, []byte("s3cret\n"), 0o600)
 	var dialed []string

@@ -11,7 +11,8 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/bench"
-	"github.com/rdmabench/rdmabench/fleet"
+	"github.com/rdmabench/rdmabench/bench/ops"
+	"github.com/rdmabench/rdmabench/fleet/pairs"
 	"github.com/rdmabench/rdmabench/oob"
 	"github.com/rdmabench/rdmabench/report"
 	"github.com/rdmabench/rdmabench/result"
@@ -129,7 +130,7 @@ func TestReportCheckFlags(t *testing.T) {
 	checkFlags(t, "report check", newCmdReportCheck,
 		func() reportCheckOptions {
 			return reportCheckOptions{Thresholds: report.Thresholds{Tolerance: 0.05},
-				Outliers: fleet.OutlierOpts{MinBWFraction: fleet.DefaultMinBWFraction, MaxLatFactor: fleet.DefaultMaxLatFactor}}
+				Outliers: pairs.OutlierOpts{MinBWFraction: pairs.DefaultMinBWFraction, MaxLatFactor: pairs.DefaultMaxLatFactor}}
 		},
 		func(o *reportCheckOptions) { o.Out = nil },
 		[]flagCase[reportCheckOptions]{
@@ -183,10 +184,10 @@ func TestServerFlags(t *testing.T) {
 func TestTestCommandFlags(t *testing.T) {
 	client := clientOptions{Server: "host", TCPPort: oob.DefaultPort, Local: bench.Local{Port: 1, GIDIndex: -1}, Timeout: 30 * time.Second, Clock: "auto"}
 	for _, op := range []string{"write", "read"} {
-		// What newCmdTest's defaults resolve to, as bench.Defaults resolves them.
+		// What newCmdTest's defaults resolve to, as ops.Defaults resolves them.
 		plan := func(test string) result.Config {
-			c := result.Config{Op: op, Test: test, InlineBytes: bench.InlineAuto, NumQPs: 1, PostList: 1}
-			bench.Defaults(&c)
+			c := result.Config{Op: op, Test: result.Test(test), InlineBytes: bench.InlineAuto, NumQPs: 1, PostList: 1}
+			ops.Defaults(&c)
 			c.WarmupIterations = bench.DefaultWarmup(c)
 			return c
 		}
@@ -201,14 +202,14 @@ func TestTestCommandFlags(t *testing.T) {
 					want: func(o *testOptions) {
 						o.Server, o.Local.Device, o.TCPPort, o.Clock, o.Timeout = "10.0.0.2", "mlx5_0", 9000, "monotonic", 5*time.Second
 						o.Out.JSON, o.Out.CSV, o.warmup = "r.json", "-", 0
-						o.Config = result.Config{Op: op, Test: "bw", MsgSizeBytes: 4096, Iterations: 100, NumQPs: 2, SQDepth: 64, CQMod: 8, PostList: 4,
+						o.Config = result.Config{Op: op, Test: result.BW, MsgSizeBytes: 4096, Iterations: 100, NumQPs: 2, SQDepth: 64, CQMod: 8, PostList: 4,
 							BufOffsetBytes: 64, Hugepages: true, MTUBytes: 1024, InlineBytes: bench.InlineAuto, Verify: true,
 							CompletionEvents: true, CQModerationCount: 16, CQModerationUS: 20}
-						bench.Defaults(&o.Config)
+						ops.Defaults(&o.Config)
 					}},
 				{args: []string{"host", "-D", "2"}, want: func(o *testOptions) {
-					o.Config = result.Config{Op: op, Test: "bw", DurationS: 2, InlineBytes: bench.InlineAuto, NumQPs: 1, PostList: 1}
-					bench.Defaults(&o.Config)
+					o.Config = result.Config{Op: op, Test: result.BW, DurationS: 2, InlineBytes: bench.InlineAuto, NumQPs: 1, PostList: 1}
+					ops.Defaults(&o.Config)
 					o.Config.WarmupIterations = bench.DefaultWarmup(o.Config)
 				}},
 				{args: nil, wantErr: "accepts 1 arg(s), received 0"},
@@ -218,8 +219,8 @@ func TestTestCommandFlags(t *testing.T) {
 				{args: []string{"host", "-t", "8", "-Q", "9"}, wantErr: "--cq-mod"},
 				{args: []string{"a,b:9", "--sync", "rounds"}, want: func(o *testOptions) {
 					o.Server = "a,b:9"
-					o.Config = result.Config{Op: op, Test: "bw", InlineBytes: bench.InlineAuto, NumQPs: 1, PostList: 1, Peers: 2, Sync: "rounds"}
-					bench.Defaults(&o.Config)
+					o.Config = result.Config{Op: op, Test: result.BW, InlineBytes: bench.InlineAuto, NumQPs: 1, PostList: 1, Peers: 2, Sync: "rounds"}
+					ops.Defaults(&o.Config)
 					o.Config.WarmupIterations = bench.DefaultWarmup(o.Config)
 				}},
 				{args: []string{"host", "--sync", "rounds"}, wantErr: "several servers"},
@@ -349,7 +350,7 @@ func TestReportShowTunedVersion(t *testing.T) {
 func TestReportShowConverts(t *testing.T) {
 	dir := t.TempDir()
 	in, csvFile, back := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.csv"), filepath.Join(dir, "back.json")
-	r := result.Result{SchemaVersion: result.SchemaVersion, Config: result.Config{Op: "write", Test: "bw", MsgSizeBytes: 65536, SQDepth: 128, PostList: 1, CQMod: 100, NumQPs: 1},
+	r := result.Result{SchemaVersion: result.SchemaVersion, Config: result.Config{Op: "write", Test: result.BW, MsgSizeBytes: 65536, SQDepth: 128, PostList: 1, CQMod: 100, NumQPs: 1},
 		Iterations: 10, BWGbps: 42}
 	var buf bytes.Buffer
 	result.WriteJSON(&buf, r)

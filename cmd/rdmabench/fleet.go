@@ -11,7 +11,9 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/bench"
+	"github.com/rdmabench/rdmabench/bench/ops"
 	"github.com/rdmabench/rdmabench/fleet"
+	"github.com/rdmabench/rdmabench/fleet/pairs"
 	"github.com/rdmabench/rdmabench/oob"
 	"github.com/rdmabench/rdmabench/result"
 	"github.com/spf13/cobra"
@@ -96,13 +98,13 @@ bad. A token is required (all members share it).`,
 				return flagErrorf("a fleet needs a token that every member shares: --token-file, --token or RDMABENCH_TOKEN")
 			}
 			op, test, ok := strings.Cut(o.Test, "-")
-			if _, known := ops[op]; !ok || !known || (test != "bw" && test != "lat") {
+			if _, known := ops.All[op]; !ok || !known || (test != "bw" && test != "lat") {
 				return flagErrorf("--test %q: want write-bw, read-bw, write-lat or read-lat", o.Test)
 			}
-			o.Config.Op, o.Config.Test = op, test
-			bench.Defaults(&o.Config)
+			o.Config.Op, o.Config.Test = op, result.Test(test)
+			ops.Defaults(&o.Config)
 			o.Config.WarmupIterations = bench.DefaultWarmup(o.Config)
-			if err := bench.Validate(o.Config); err != nil {
+			if err := ops.Validate(o.Config); err != nil {
 				return &flagError{err}
 			}
 			if o.Coordinator == "" {
@@ -126,15 +128,15 @@ bad. A token is required (all members share it).`,
 	f.StringVar(&o.Advertise, "advertise", "", "the host other members reach this member's agent at (default: --bind if it is an address, else the address its registration came from)")
 	f.IntVar(&o.Rank, "rank", fleet.Unset, "this member's rank (default: from the launcher's environment)")
 	f.IntVar(&o.World, "world", fleet.Unset, "the number of members (default: from the launcher's environment)")
-	f.StringVar(&o.Pattern, "pattern", fleet.Pairwise, "pairwise (every pair once), ring, fanout:R or incast:R")
+	f.StringVar(&o.Pattern, "pattern", pairs.Pairwise, "pairwise (every pair once), ring, fanout:R or incast:R")
 	f.StringVar(&o.Test, "test", "write-bw", "the test every pair runs: write-bw, read-bw, write-lat or read-lat")
 	f.VarP(sizeValue{&o.Config.MsgSizeBytes}, "size", "s", "message size (default as the test's)")
 	f.Uint64VarP(&o.Config.Iterations, "iters", "n", 0, "iterations (default as the test's)")
 	f.Float64VarP(&o.Config.DurationS, "duration", "D", 0, "bandwidth tests: seconds per pair instead of --iters")
 	f.IntVarP(&o.Config.NumQPs, "qps", "q", 1, "bandwidth tests: QPs per pair")
 	f.IntVar(&o.Retest, "retest", 2, "run each bad pair again, alone, this many times")
-	f.Float64Var(&o.MinBW, "min-bw-fraction", fleet.DefaultMinBWFraction, "a pair below this fraction of the fleet's median bandwidth is bad")
-	f.Float64Var(&o.MaxLat, "max-lat-factor", fleet.DefaultMaxLatFactor, "a pair above this multiple of the fleet's median p50 latency is bad")
+	f.Float64Var(&o.MinBW, "min-bw-fraction", pairs.DefaultMinBWFraction, "a pair below this fraction of the fleet's median bandwidth is bad")
+	f.Float64Var(&o.MaxLat, "max-lat-factor", pairs.DefaultMaxLatFactor, "a pair above this multiple of the fleet's median p50 latency is bad")
 	f.StringVar(&o.Results, "results", "", "results stream, NDJSON (rank 0; default fleet-<time>.ndjson)")
 	f.DurationVar(&o.Join, "join-timeout", 2*time.Minute, "how long members wait for the coordinator and the coordinator for the members")
 	f.DurationVar(&o.Wait, "fleet-timeout", 6*time.Hour, "members give up on a fleet that has not ended after this long")
@@ -147,7 +149,7 @@ func fleetRun(o *fleetOptions) error {
 	if err != nil {
 		return &flagError{err}
 	}
-	pat, err := fleet.ParsePattern(o.Pattern, rk.World)
+	pat, err := pairs.ParsePattern(o.Pattern, rk.World)
 	if err != nil {
 		return &flagError{err}
 	}
@@ -252,7 +254,7 @@ func (o *fleetOptions) member(ctx context.Context, sv *bench.Server, rk fleet.Ra
 
 // coordinate waits for the members, runs the fleet, writes the stream and the matrix,
 // and ends the fleet; a bad pair makes it exit 1.
-func (o *fleetOptions) coordinate(ctx context.Context, sv *bench.Server, pat fleet.Pattern, members *fleet.Members) error {
+func (o *fleetOptions) coordinate(ctx context.Context, sv *bench.Server, pat pairs.Pattern, members *fleet.Members) error {
 	hosts, err := members.Wait(ctx, o.Join)
 	if err != nil {
 		return err
@@ -268,18 +270,18 @@ func (o *fleetOptions) coordinate(ctx context.Context, sv *bench.Server, pat fle
 	defer stream.Close()
 	enc := result.NewNDJSONEncoder(stream)
 	c := &fleet.Coordinator{Pattern: pat, Plan: o.Config, Retest: o.Retest,
-		Outliers: fleet.OutlierOpts{MinBWFraction: o.MinBW, MaxLatFactor: o.MaxLat},
+		Outliers: pairs.OutlierOpts{MinBWFraction: o.MinBW, MaxLatFactor: o.MaxLat},
 		Token:    o.Token, Timeout: o.Timeout, MaxTest: o.MaxTest, Me: sv.Device(),
 		Record: func(r result.Result) error { return enc.Encode(r) }, Log: sv.Log.Printf}
 	sv.Log.Printf("fleet: %d members: %s; pattern %s, %s %s, results -> %s", len(hosts), strings.Join(hosts, " "), pat, o.Config.Op, o.Config.Test, path)
 	out, err := c.Run(ctx, hosts)
 	errs := []error{err, c.End(context.Background(), hosts)}
-	metric := fleet.MetricBW
-	if o.Config.Test == "lat" {
-		metric = fleet.MetricLat
+	metric := pairs.MetricBW
+	if o.Config.Test == result.Lat {
+		metric = pairs.MetricLat
 	}
 	if len(out.Verdicts) > 0 {
-		errs = append(errs, fleet.WriteMatrix(os.Stdout, hosts, fleet.Matrix(len(hosts), out.Results, out.Verdicts, metric), metric))
+		errs = append(errs, pairs.WriteMatrix(os.Stdout, hosts, pairs.Matrix(len(hosts), out.Results, out.Verdicts, metric), metric))
 	}
 	if n := out.Bad(); n > 0 {
 		errs = append(errs, fmt.Errorf("%d pairs bad after %d retests each (see the matrix and %s)", n, o.Retest, path))

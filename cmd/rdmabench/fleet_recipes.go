@@ -4,6 +4,7 @@ import (
 	"io"
 
 	"github.com/rdmabench/rdmabench/fleet"
+	"github.com/rdmabench/rdmabench/fleet/pairs"
 	"github.com/rdmabench/rdmabench/oob"
 	"github.com/spf13/cobra"
 )
@@ -59,7 +60,7 @@ after -- go to every member's 'rdmabench fleet' as they are. A comment in the sc
 gives the mpirun line for the same fleet without Slurm (Open MPI: OMPI_COMM_WORLD_RANK
 and OMPI_COMM_WORLD_SIZE).
 
-Patterns: ` + fleet.Patterns + `.`,
+Patterns: ` + pairs.Patterns + `.`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var err error
@@ -81,7 +82,7 @@ Patterns: ` + fleet.Patterns + `.`,
 	}
 	f := cmd.Flags()
 	f.IntVarP(&o.Nodes, "nodes", "N", 0, "nodes in the fleet, one member each (at least 2)")
-	f.StringVar(&o.Pattern, "pattern", fleet.Pairwise, "test pattern: "+fleet.Patterns)
+	f.StringVar(&o.Pattern, "pattern", pairs.Pairwise, "test pattern: "+pairs.Patterns)
 	f.StringVar(&o.Time, "time", fleet.DefaultSlurmTime, "the job's time limit, in Slurm's format")
 	f.StringVar(&o.Partition, "partition", "", "the partition to run in (default: the cluster's)")
 	return cmd
@@ -118,7 +119,7 @@ the node's network with --host-network (then dnsPolicy ClusterFirstWithHostNet).
 Nothing restarts: restartPolicy Never, backoffLimit 0. Arguments after -- go to every
 member's 'rdmabench fleet' as they are. The image must have rdmabench on its PATH.
 
-Patterns: ` + fleet.Patterns + `.`,
+Patterns: ` + pairs.Patterns + `.`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var err error
@@ -149,7 +150,7 @@ Patterns: ` + fleet.Patterns + `.`,
 	f.BoolVar(&o.HostNetwork, "host-network", false, "run the pods in their nodes' network namespace")
 	f.StringVar(&o.Name, "name", fleet.DefaultName, "name of the Job and the headless Service")
 	f.StringVar(&o.Namespace, "namespace", "", "namespace (default: the one kubectl applies to)")
-	f.StringVar(&o.Pattern, "pattern", fleet.Pairwise, "test pattern: "+fleet.Patterns)
+	f.StringVar(&o.Pattern, "pattern", pairs.Pairwise, "test pattern: "+pairs.Patterns)
 	f.IntVar(&o.Port, "port", oob.DefaultPort, "the coordinator's control port")
 	return cmd
 }

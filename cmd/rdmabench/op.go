@@ -13,15 +13,12 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/bench"
-	"github.com/rdmabench/rdmabench/bench/read"
-	"github.com/rdmabench/rdmabench/bench/write"
+	"github.com/rdmabench/rdmabench/bench/ops"
 	"github.com/rdmabench/rdmabench/oob"
 	"github.com/rdmabench/rdmabench/result"
 	"github.com/rdmabench/rdmabench/verbs"
 	"github.com/spf13/cobra"
 )
-
-var ops = map[string]bench.Op{"write": write.Op, "read": read.Op}
 
 // clientOptions are what every client command shares: where the server is, which
 // local device, and where results go.
@@ -121,7 +118,7 @@ func newCmdOp(name string) *cobra.Command {
 }
 
 func newCmdTest(op, test string, runF func(*testOptions) error) *cobra.Command {
-	o := &testOptions{Op: ops[op], Config: result.Config{Op: op, Test: test, InlineBytes: bench.InlineAuto}}
+	o := &testOptions{Op: ops.All[op], Config: result.Config{Op: op, Test: result.Test(test), InlineBytes: bench.InlineAuto}}
 	what := map[string]string{"bw": "bandwidth and message rate (with completion latency under load)", "lat": "latency histogram"}[test]
 	cmd := &cobra.Command{
 		Use:   test + " SERVER",
@@ -137,7 +134,7 @@ func newCmdTest(op, test string, runF func(*testOptions) error) *cobra.Command {
 			if err := checkQPTimeout(cmd, o.Config.QPTimeout); err != nil {
 				return err
 			}
-			bench.Defaults(&o.Config)
+			ops.Defaults(&o.Config)
 			o.Config.WarmupIterations = bench.DefaultWarmup(o.Config)
 			if cmd.Flags().Changed("warmup") {
 				if o.warmup < 0 {
@@ -145,7 +142,7 @@ func newCmdTest(op, test string, runF func(*testOptions) error) *cobra.Command {
 				}
 				o.Config.WarmupIterations = uint64(o.warmup)
 			}
-			if err := bench.Validate(o.Config); err != nil {
+			if err := ops.Validate(o.Config); err != nil {
 				return &flagError{err}
 			}
 			if err := o.Out.check(); err != nil {

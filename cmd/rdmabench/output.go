@@ -7,7 +7,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/rdmabench/rdmabench/oob"
+	"github.com/rdmabench/rdmabench/internal/text"
 	"github.com/rdmabench/rdmabench/report"
 	"github.com/rdmabench/rdmabench/result"
 )
@@ -28,14 +28,14 @@ func baselineLines(w io.Writer, rs []result.Result) {
 		if b == nil {
 			continue
 		}
-		what := fmt.Sprintf("baseline: %s: %s", report.ConfigKey(r.Config), oob.Clean(b.Transport, 16))
+		what := fmt.Sprintf("baseline: %s: %s", report.ConfigKey(r.Config), text.Clean(b.Transport, 16))
 		if b.Error != "" {
-			fmt.Fprintf(w, "%s FAILED: %s\n", what, oob.Clean(strings.ReplaceAll(b.Error, "\n", "; "), 500))
+			fmt.Fprintf(w, "%s FAILED: %s\n", what, text.Clean(strings.ReplaceAll(b.Error, "\n", "; "), 500))
 			continue
 		}
 		line := fmt.Sprintf("%s %.3f Gb/s, %.4f Mpps (%d messages in %.3f ms)", what, b.BWGbps, b.MsgRateMpps, b.Messages, float64(b.DurationNS)/1e6)
 		if b.RDMAOverTCP > 0 {
-			line += fmt.Sprintf("; RDMA %.3f Gb/s = %.2fx %s", r.BWGbps, b.RDMAOverTCP, oob.Clean(b.Transport, 16))
+			line += fmt.Sprintf("; RDMA %.3f Gb/s = %.2fx %s", r.BWGbps, b.RDMAOverTCP, text.Clean(b.Transport, 16))
 		}
 		fmt.Fprintln(w, line)
 	}

@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/rdmabench/rdmabench/fleet"
+	"github.com/rdmabench/rdmabench/fleet/pairs"
 	"github.com/rdmabench/rdmabench/report"
 	htmlreport "github.com/rdmabench/rdmabench/report/html"
 	"github.com/rdmabench/rdmabench/result"
@@ -137,7 +137,7 @@ type reportCheckOptions struct {
 	Baseline   string // results file; loaded into Thresholds.Baseline by the run
 	Thresholds report.Thresholds
 	NoBadPair  bool // fleet results: fail the bad pairs
-	Outliers   fleet.OutlierOpts
+	Outliers   pairs.OutlierOpts
 	Out        io.Writer
 }
 
@@ -206,7 +206,7 @@ func reportCheckRun(o *reportCheckOptions) error {
 	}
 	fails, notes := report.Check(all, th)
 	if o.NoBadPair {
-		out, err := fleet.FromResults(all, o.Outliers)
+		out, err := pairs.FromResults(all, o.Outliers)
 		if err != nil {
 			return err
 		}

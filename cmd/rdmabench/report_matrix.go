@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/rdmabench/rdmabench/fleet"
+	"github.com/rdmabench/rdmabench/fleet/pairs"
 	"github.com/rdmabench/rdmabench/result"
 	"github.com/spf13/cobra"
 )
@@ -12,7 +12,7 @@ import (
 type reportMatrixOptions struct {
 	Files    []string
 	Metric   string
-	Outliers fleet.OutlierOpts
+	Outliers pairs.OutlierOpts
 	Out      io.Writer
 }
 
@@ -28,7 +28,7 @@ coordinator judged it (with the retests the stream holds): '!' bad, '~' flaky (b
 good in a retest), '?' cannot tell (fewer than 3 pairs measured), '-' not run.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if o.Metric != "" && !fleet.ValidMetric(o.Metric) {
+			if o.Metric != "" && !pairs.ValidMetric(o.Metric) {
 				return flagErrorf("--metric %q: want bw or lat", o.Metric)
 			}
 			if o.Outliers.MinBWFraction <= 0 || o.Outliers.MinBWFraction >= 1 || o.Outliers.MaxLatFactor <= 1 {
@@ -47,23 +47,23 @@ good in a retest), '?' cannot tell (fewer than 3 pairs measured), '-' not run.`,
 	return cmd
 }
 
-func addOutlierFlags(cmd *cobra.Command, o *fleet.OutlierOpts) {
+func addOutlierFlags(cmd *cobra.Command, o *pairs.OutlierOpts) {
 	f := cmd.Flags()
-	f.Float64Var(&o.MinBWFraction, "min-bw-fraction", fleet.DefaultMinBWFraction, "a pair below this fraction of the fleet's median bandwidth is bad")
-	f.Float64Var(&o.MaxLatFactor, "max-lat-factor", fleet.DefaultMaxLatFactor, "a pair above this multiple of the fleet's median p50 latency is bad")
+	f.Float64Var(&o.MinBWFraction, "min-bw-fraction", pairs.DefaultMinBWFraction, "a pair below this fraction of the fleet's median bandwidth is bad")
+	f.Float64Var(&o.MaxLatFactor, "max-lat-factor", pairs.DefaultMaxLatFactor, "a pair above this multiple of the fleet's median p50 latency is bad")
 }
 
 // fleetOutcome reads results files and rebuilds the fleet run they hold.
-func fleetOutcome(files []string, opts fleet.OutlierOpts) (fleet.Outcome, []result.Result, error) {
+func fleetOutcome(files []string, opts pairs.OutlierOpts) (pairs.Outcome, []result.Result, error) {
 	var all []result.Result
 	for _, path := range files {
 		rs, err := readResults(path)
 		if err != nil {
-			return fleet.Outcome{}, nil, err
+			return pairs.Outcome{}, nil, err
 		}
 		all = append(all, rs...)
 	}
-	out, err := fleet.FromResults(all, opts)
+	out, err := pairs.FromResults(all, opts)
 	return out, all, err
 }
 
@@ -74,14 +74,14 @@ func reportMatrixRun(o *reportMatrixOptions) error {
 	}
 	metric := o.Metric
 	if metric == "" {
-		metric = fleet.MetricBW
+		metric = pairs.MetricBW
 		for _, r := range all {
-			if r.Fleet != nil && r.Config.Test == "lat" {
-				metric = fleet.MetricLat
+			if r.Fleet != nil && r.Config.Test == result.Lat {
+				metric = pairs.MetricLat
 			}
 		}
 	}
-	if err := fleet.WriteMatrix(o.Out, out.Hosts, fleet.Matrix(len(out.Hosts), out.Results, out.Verdicts, metric), metric); err != nil {
+	if err := pairs.WriteMatrix(o.Out, out.Hosts, pairs.Matrix(len(out.Hosts), out.Results, out.Verdicts, metric), metric); err != nil {
 		return err
 	}
 	for _, v := range out.Verdicts {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/rdmabench/rdmabench/bench"
 	"github.com/rdmabench/rdmabench/result"
 	"github.com/spf13/cobra"
 )
@@ -19,7 +18,7 @@ func (e *flagError) Unwrap() error { return e.err }
 func flagErrorf(format string, a ...any) error { return &flagError{fmt.Errorf(format, a...)} }
 
 func newRootCmd() *cobra.Command {
-	bench.Version = version
+	result.Version = version
 	root := &cobra.Command{
 		Use:           "rdmabench",
 		Short:         "Measure RDMA WRITE and READ: bandwidth, message rate, latency histograms, tuned parameters",

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/bench"
+	"github.com/rdmabench/rdmabench/bench/ops"
 	"github.com/rdmabench/rdmabench/oob"
 	"github.com/spf13/cobra"
 )
@@ -124,7 +125,7 @@ func (o *serverOptions) start(configure func(*bench.Server)) (*bench.Server, net
 	sv := &bench.Server{
 		Local: o.Local, Token: o.Token, MaxBuffer: int64(o.MaxBuffer), MaxTestTime: o.MaxTest, Timeout: o.Timeout, Idle: o.Idle,
 		Concurrent: o.Concurrent,
-		Ops:        ops,
+		Ops:        ops.All,
 		Log:        log.New(o.Log, "rdmabench server: ", log.LstdFlags),
 	}
 	if configure != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mattn/go-isatty"
 	"github.com/rdmabench/rdmabench/bench"
+	"github.com/rdmabench/rdmabench/bench/ops"
 	"github.com/rdmabench/rdmabench/profiles"
 	"github.com/rdmabench/rdmabench/report"
 	htmlreport "github.com/rdmabench/rdmabench/report/html"
@@ -51,9 +52,9 @@ func newCmdSweep(runF func(*sweepOptions) error) *cobra.Command {
 		Short: "Sweep message size, SQ depth, alignment, moderation and post list; report the tuned parameters",
 		Long: `Sweep the parameters that decide RDMA performance against a running 'rdmabench server',
 for WRITE and for READ, and print the tuned-parameter table: the optimum of each
-operation next to the article's hand-made values, with a verdict per parameter, and
-the gain over the article's configuration and over perftest's defaults, each with its
-95% interval.
+operation next to the tuning article's hand-made values (docs/claims.md), with a
+verdict per parameter, and the gain over the article's configuration and over
+perftest's defaults, each with its 95% interval.
 
 Every measured point is appended to the results stream (NDJSON, one result per line)
 as soon as it is measured; --resume FILE continues an interrupted sweep without
@@ -84,43 +85,7 @@ decisions; a stream that does not match the sweep is an error.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Server = args[0]
-			for _, op := range o.Ops {
-				if _, ok := ops[op]; !ok {
-					return flagErrorf("--ops: unknown operation %q (want write, read)", op)
-				}
-			}
-			if _, err := sweep.ParseObjective(o.Objective, o.MaxP99); err != nil {
-				return &flagError{err}
-			}
-			if o.Search != "descent" && o.Search != "grid" {
-				return flagErrorf("--search %q: want descent or grid", o.Search)
-			}
-			switch {
-			case o.Repeat < 2:
-				return flagErrorf("--repeat %d: want 2 or more (an interval needs two runs)", o.Repeat)
-			case !(o.Resolution >= 0 && o.Resolution < 1):
-				return flagErrorf("--resolution %g: want a fraction in (0, 1), e.g. 0.05 for +-5%%, or 0 for what the budget buys", o.Resolution)
-			case o.Budget < 0:
-				return flagErrorf("--budget %v: want a duration, or 0 for no limit", o.Budget)
-			case !(o.PointDuration >= 0) || !(o.MaxDuration >= 0):
-				return flagErrorf("--point-duration and --point-duration-max: want seconds, not negative")
-			}
-			if err := bench.ValidateCounters(o.Counters); err != nil {
-				return &flagError{err}
-			}
-			if err := checkQPTimeout(cmd, o.QPTimeout); err != nil {
-				return err
-			}
-			if o.QPTimeout < 0 || o.QPTimeout > 31 {
-				return flagErrorf("--qp-timeout %d: want 1 to 31", o.QPTimeout)
-			}
-			if err := o.checkModes(cmd); err != nil {
-				return err
-			}
-			if o.Resume != "" && o.Results != "" && o.Resume != o.Results {
-				return flagErrorf("--resume appends to the file it resumes: drop --results")
-			}
-			if err := o.Out.check(); err != nil {
+			if err := o.check(cmd); err != nil {
 				return err
 			}
 			o.Out.Stdout, o.Out.Stderr = cmd.OutOrStdout(), cmd.ErrOrStderr()
@@ -157,6 +122,47 @@ decisions; a stream that does not match the sweep is an error.`,
 	f.Var(sizeListValue{&o.Sizes}, "sizes", "with --mr: message sizes (default: the profile's)")
 	f.StringVar(&o.Baseline, "baseline", "", "with --mr: tcp also measures each size over TCP, in the same rounds, and judges B against it")
 	return cmd
+}
+
+// check checks the flags of rdmabench sweep.
+func (o *sweepOptions) check(cmd *cobra.Command) error {
+	for _, op := range o.Ops {
+		if _, ok := ops.All[op]; !ok {
+			return flagErrorf("--ops: unknown operation %q (want write, read)", op)
+		}
+	}
+	if _, err := sweep.ParseObjective(o.Objective, o.MaxP99); err != nil {
+		return &flagError{err}
+	}
+	if o.Search != "descent" && o.Search != "grid" {
+		return flagErrorf("--search %q: want descent or grid", o.Search)
+	}
+	switch {
+	case o.Repeat < 2:
+		return flagErrorf("--repeat %d: want 2 or more (an interval needs two runs)", o.Repeat)
+	case !(o.Resolution >= 0 && o.Resolution < 1):
+		return flagErrorf("--resolution %g: want a fraction in (0, 1), e.g. 0.05 for +-5%%, or 0 for what the budget buys", o.Resolution)
+	case o.Budget < 0:
+		return flagErrorf("--budget %v: want a duration, or 0 for no limit", o.Budget)
+	case !(o.PointDuration >= 0) || !(o.MaxDuration >= 0):
+		return flagErrorf("--point-duration and --point-duration-max: want seconds, not negative")
+	}
+	if err := bench.ValidateCounters(o.Counters); err != nil {
+		return &flagError{err}
+	}
+	if err := checkQPTimeout(cmd, o.QPTimeout); err != nil {
+		return err
+	}
+	if o.QPTimeout < 0 || o.QPTimeout > 31 {
+		return flagErrorf("--qp-timeout %d: want 1 to 31", o.QPTimeout)
+	}
+	if err := o.checkModes(cmd); err != nil {
+		return err
+	}
+	if o.Resume != "" && o.Results != "" && o.Resume != o.Results {
+		return flagErrorf("--resume appends to the file it resumes: drop --results")
+	}
+	return o.Out.check()
 }
 
 func sweepRun(o *sweepOptions) error {
@@ -206,15 +212,8 @@ func (o *sweepOptions) sweep(ctx context.Context, c *bench.Client) error {
 	}
 	defer stream.Close()
 	obj, _ := sweep.ParseObjective(o.Objective, o.MaxP99)
-	dur := o.PointDuration
-	if dur <= 0 {
-		dur = prof.PointDurationS
-	}
-	maxDur := o.MaxDuration
-	if maxDur <= 0 {
-		maxDur = 4 * dur
-	}
-	maxDur = max(maxDur, dur)
+	opts := o.planOptions(prof, obj)
+	dur, maxDur := opts.Durations()
 	fmt.Fprintf(o.Out.Stderr, "sweep: profile %s (%s), %s search, objective %s, %.2g s per point (up to %.2g s for a deep queue), results -> %s",
 		prof.Name, prof.Source, o.Search, obj.Describe(), dur, maxDur, path)
 	if len(prior) > 0 {
@@ -228,7 +227,7 @@ func (o *sweepOptions) sweep(ctx context.Context, c *bench.Client) error {
 			obj, result.MinSamples(0.99), dur)
 	}
 	measure := sweep.SessionMeasurer(func(ctx context.Context, cfg result.Config) (result.Result, error) {
-		return c.Run(ctx, ops[cfg.Op], cfg)
+		return c.Run(ctx, ops.All[cfg.Op], cfg)
 	})
 	runner := sweep.NewRunner(measure, sweep.StreamRecorder(stream), prior)
 	prog := newProgress(o.Out.Stderr)
@@ -237,27 +236,7 @@ func (o *sweepOptions) sweep(ctx context.Context, c *bench.Client) error {
 	outcomes := map[string]sweep.Outcome{}
 	var errs []error
 	for _, op := range o.Ops {
-		// perftest's defaults come from one place (bench.Defaults), as the tests use them.
-		pt := result.Config{Op: op, Test: "bw", CompletionEvents: o.Events.CompletionEvents}
-		bench.Defaults(&pt)
-		base := result.Config{Op: op, Test: "bw", DurationS: dur, WarmupIterations: prof.WarmupIterations, NumQPs: o.QPs,
-			CompletionEvents: o.Events.CompletionEvents, CQModerationCount: o.Events.CQModerationCount, CQModerationUS: o.Events.CQModerationUS,
-			Counters: o.Counters, QPTimeout: o.QPTimeout}
-		var others []sweep.Objective
-		for _, ob := range sweep.Objectives(o.MaxP99) {
-			if ob.String() != obj.String() {
-				others = append(others, ob)
-			}
-		}
-		// The QP timeout is swept where the profile's grid has it, unless -u fixes it.
-		grid, start := profiles.Complete(prof.Grid[op], prof.Start[op], map[string]int{"qp_timeout": o.QPTimeout})
-		p := sweep.Plan{Op: op, Base: base, Grid: grid, Start: start, Search: o.Search,
-			Objective: obj, Others: others, Repeat: o.Repeat, Resolution: o.Resolution, Budget: o.Budget, MaxDurationS: maxDur,
-			Article: prof.Reference[op],
-			References: map[string]profiles.Point{
-				sweep.RefArticle:  sweep.ArticlePoint(grid, prof.Reference[op], start),
-				sweep.RefPerftest: perftestRef(pt, o.QPTimeout),
-			}}
+		p := opts.Plan(op)
 		prog.start(op)
 		out, err := runner.Run(ctx, p)
 		prog.done()
@@ -389,12 +368,11 @@ func pointString(pt profiles.Point) string {
 		pt.SQDepth, pt.BufOffsetBytes, pt.CQMod, pt.PostList, pt.QPTimeout)
 }
 
-// perftestRef is perftest's defaults as a sweep point: its QP timeout is the default's,
-// or -u's where -u fixes every point's (references included).
-func perftestRef(c result.Config, qpTimeout int) profiles.Point {
-	p := sweep.PointOf(c)
-	if qpTimeout != 0 {
-		p.QPTimeout = qpTimeout
-	}
-	return p
+// planOptions are the flags as a sweep's options, on the profile prof with the
+// objective obj (--objective, --max-p99).
+func (o *sweepOptions) planOptions(prof profiles.Profile, obj sweep.Objective) sweep.Options {
+	return sweep.Options{Profile: prof, Search: o.Search, Objective: obj, MaxP99: o.MaxP99, Resolution: o.Resolution,
+		Repeat: o.Repeat, Budget: o.Budget, PointDurationS: o.PointDuration, MaxDurationS: o.MaxDuration,
+		QPs: o.QPs, QPTimeout: o.QPTimeout, Counters: o.Counters, Events: o.Events,
+		Defaults: ops.Defaults} // perftest's defaults come from one place, as the tests use them
 }

@@ -8,7 +8,9 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/bench"
+	"github.com/rdmabench/rdmabench/bench/ops"
 	"github.com/rdmabench/rdmabench/oob"
+	"github.com/rdmabench/rdmabench/profiles"
 	"github.com/rdmabench/rdmabench/report"
 	"github.com/rdmabench/rdmabench/result"
 	"github.com/rdmabench/rdmabench/sweep"
@@ -33,25 +35,21 @@ func (o *sweepOptions) checkModes(cmd *cobra.Command) error {
 	case o.Baseline != "" && o.Baseline != "tcp":
 		return flagErrorf("--baseline %q: want tcp", o.Baseline)
 	}
+	mo := o.modesOptions(profiles.Profile{})
 	for _, m := range o.MR {
-		c := o.modeConfig("write", m)
-		if err := bench.Validate(c); err != nil {
+		c := mo.Config("write", m)
+		if err := ops.Validate(c); err != nil {
 			return &flagError{fmt.Errorf("--mr %s: %w", m, err)}
 		}
 	}
 	return nil
 }
 
-// modeConfig is what every run of a --mr comparison shares: one QP, one signalled WR
-// at a time in the queue's window (cq-mod 1, post list 1: per-io needs them, and the
-// pool is measured the same way so that registration is the only difference).
-func (o *sweepOptions) modeConfig(op, mode string) result.Config {
-	c := result.Config{Op: op, Test: "bw", MsgSizeBytes: 4096, PostList: 1, CQMod: 1, NumQPs: 1, Counters: o.Counters, QPTimeout: o.QPTimeout}
-	if mode != "pool" {
-		c.MR = mode
-	}
-	bench.Defaults(&c)
-	return c
+// modesOptions are the flags as a --mr comparison's options, on the profile prof.
+func (o *sweepOptions) modesOptions(prof profiles.Profile) sweep.ModesOptions {
+	return sweep.ModesOptions{Profile: prof, A: o.MR[0], B: o.MR[1], Sizes: o.Sizes, TCP: o.Baseline == "tcp",
+		Repeat: o.Repeat, Resolution: o.Resolution, Budget: o.Budget, PointDurationS: o.PointDuration,
+		Counters: o.Counters, QPTimeout: o.QPTimeout, Defaults: ops.Defaults}
 }
 
 // compareModes runs sweep --mr A,B: per operation, every size measured in both modes
@@ -70,18 +68,8 @@ func (o *sweepOptions) compareModes(ctx context.Context, c *bench.Client) error 
 		return err
 	}
 	defer stream.Close()
-	dur := o.PointDuration
-	if dur <= 0 {
-		dur = prof.PointDurationS
-	}
-	mode := func(m string) string {
-		if m == "pool" {
-			return ""
-		}
-		return m
-	}
 	measure := sweep.SessionMeasurer(func(ctx context.Context, cfg result.Config) (result.Result, error) {
-		r, err := c.Run(ctx, ops[cfg.Op], cfg)
+		r, err := c.Run(ctx, ops.All[cfg.Op], cfg)
 		if err == nil && cfg.Baseline == "tcp" && !r.Interrupted {
 			// A failed baseline stays in r.Baseline.Error: the RDMA run is still a
 			// measurement of its mode. Only a lost session ends the comparison.
@@ -92,19 +80,14 @@ func (o *sweepOptions) compareModes(ctx context.Context, c *bench.Client) error 
 		return r, err
 	})
 	record := sweep.StreamRecorder(stream)
+	opts := o.modesOptions(prof)
 	var outs []sweep.ModeOutcome
 	var errs []error
 	for _, op := range o.Ops {
-		sizes := o.Sizes
-		if len(sizes) == 0 {
-			sizes = prof.Grid[op]["msg_size_bytes"]
-		}
-		base := o.modeConfig(op, "pool")
-		base.DurationS, base.WarmupIterations = dur, prof.WarmupIterations
+		m := opts.Modes(op)
 		fmt.Fprintf(o.Out.Stderr, "sweep --mr: %s, %s against %s at %d sizes, %d rounds each, %.2g s per run, results -> %s\n",
-			op, o.MR[1], o.MR[0], len(sizes), o.Repeat, dur, path)
-		out, err := sweep.CompareModes(ctx, measure, record, sweep.Modes{Op: op, Base: base, Sizes: sizes,
-			A: mode(o.MR[0]), B: mode(o.MR[1]), Repeat: o.Repeat, Tolerance: modeTolerance(o.Resolution), Budget: o.Budget, TCP: o.Baseline == "tcp"})
+			op, o.MR[1], o.MR[0], len(m.Sizes), o.Repeat, m.Base.DurationS, path)
+		out, err := sweep.CompareModes(ctx, measure, record, m)
 		outs = append(outs, out)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", op, err))
@@ -121,13 +104,4 @@ func (o *sweepOptions) compareModes(ctx context.Context, c *bench.Client) error 
 		errs = append(errs, errors.New("interrupted"))
 	}
 	return errors.Join(errs...)
-}
-
-// modeTolerance is the equality band of a registration-mode comparison: the asked
-// --resolution, or 2%.
-func modeTolerance(r float64) float64 {
-	if r > 0 {
-		return r
-	}
-	return 0.02
 }

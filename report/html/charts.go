@@ -11,7 +11,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/rdmabench/rdmabench/oob"
+	safe "github.com/rdmabench/rdmabench/internal/text"
 	"github.com/rdmabench/rdmabench/result"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
@@ -59,10 +59,10 @@ var (
 )
 
 // svgText makes a string from a result file safe to draw: control and format
-// characters written as escapes (oob.Clean), at most n bytes, and no character XML
+// characters written as escapes (text.Clean), at most n bytes, and no character XML
 // forbids. vgsvg escapes the markup characters.
 func svgText(s string, n int) string {
-	s = oob.Clean(s, n)
+	s = safe.Clean(s, n)
 	return strings.Map(func(r rune) rune {
 		if r == 0xFFFE || r == 0xFFFF || r == utf8.RuneError {
 			return '?'

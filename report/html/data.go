@@ -58,7 +58,7 @@ func (s *Series) cells(test string) []*cell {
 				if ps.Error != "" || ps.Runs == 0 {
 					continue
 				}
-				out = append(out, &cell{Key: op + " " + pointName(ps.Point), Cfg: sweep.Apply(result.Config{Op: op, Test: "bw"}, ps.Point),
+				out = append(out, &cell{Key: op + " " + pointName(ps.Point), Cfg: sweep.Apply(result.Config{Op: op, Test: result.BW}, ps.Point),
 					Point: ps.Point, Runs: ps.Runs, BWMed: ps.BWGbps, RateMed: ps.MsgRateMpps, Summary: true})
 			}
 		}
@@ -67,7 +67,7 @@ func (s *Series) cells(test string) []*cell {
 	}
 	byKey := map[string]*cell{}
 	for _, r := range s.Results {
-		if !measured(r) || (r.Config.Test == "lat") != (test == "lat") {
+		if !measured(r) || (r.Config.Test == result.Lat) != (test == "lat") {
 			continue
 		}
 		k := report.ConfigKey(r.Config)
@@ -275,7 +275,7 @@ func (s *Series) heatOf(cells []*cell, op string) *heat {
 	return h
 }
 
-// articleFromProfile finds the article's point on the built-in profile that matches
+// articleFromProfile finds the tuning article's point on the built-in profile that matches
 // the series' client device.
 func (s *Series) articleFromProfile(op string) (*profiles.Point, string) {
 	if len(s.Results) == 0 {

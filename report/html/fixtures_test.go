@@ -189,7 +189,7 @@ func synthGen(gen int) []result.Result {
 	t0 := time.Date(2026, 3, gen, 9, 0, 0, 0, time.UTC)
 	var out []result.Result
 	add := func(op, test string, size, depth, mod int, tainted bool, bw float64, lat []int64) {
-		cfg := result.Config{Op: op, Test: test, MsgSizeBytes: size, Iterations: 5000, DurationS: 2, WarmupIterations: 100, SQDepth: depth,
+		cfg := result.Config{Op: op, Test: result.Test(test), MsgSizeBytes: size, Iterations: 5000, DurationS: 2, WarmupIterations: 100, SQDepth: depth,
 			PostList: 1, CQMod: mod, NumQPs: 1, Counters: "auto"}
 		r := result.Result{SchemaVersion: result.SchemaVersion, ToolVersion: "synthetic", Time: t0.Add(time.Duration(len(out)) * 3 * time.Second),
 			Server: "192.0.2.1:18515", Client: client, ServerDevice: server, Config: cfg, PathMTU: 4096, MaxRdAtom: 16,

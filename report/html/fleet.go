@@ -3,7 +3,8 @@ package htmlreport
 import (
 	"fmt"
 
-	"github.com/rdmabench/rdmabench/fleet"
+	"github.com/rdmabench/rdmabench/fleet/pairs"
+	"github.com/rdmabench/rdmabench/result"
 )
 
 // fleetSection draws each input that holds a fleet's results (rdmabench fleet) as its
@@ -13,16 +14,16 @@ import (
 func fleetSection(series []*Series) (section, bool) {
 	sec := section{ID: "fleet", Title: "Fleet: host x host",
 		Intro: []string{fmt.Sprintf("Row: the client, column: the server. A pair is bad below %.2f of the fleet's median bandwidth, above %.1f times its median p50 latency, or when it failed; bad in every retest stays bad (red, !), good in one is flaky (yellow, ~); with fewer than %d pairs measured nothing can be judged (grey, ?). '-': not run.",
-			fleet.DefaultMinBWFraction, fleet.DefaultMaxLatFactor, fleet.MinMeasured)}}
+			pairs.DefaultMinBWFraction, pairs.DefaultMaxLatFactor, pairs.MinMeasured)}}
 	for _, s := range series {
-		out, err := fleet.FromResults(s.Results, fleet.OutlierOpts{})
+		out, err := pairs.FromResults(s.Results, pairs.OutlierOpts{})
 		if err != nil {
 			continue // no fleet results in this input
 		}
-		metric := fleet.MetricBW
+		metric := pairs.MetricBW
 		for _, r := range s.Results {
-			if r.Fleet != nil && r.Config.Test == "lat" {
-				metric = fleet.MetricLat
+			if r.Fleet != nil && r.Config.Test == result.Lat {
+				metric = pairs.MetricLat
 			}
 		}
 		sec.Tables = append(sec.Tables, matrixTable(s.Label, out, metric))
@@ -30,14 +31,14 @@ func fleetSection(series []*Series) (section, bool) {
 	return sec, len(sec.Tables) > 0
 }
 
-func matrixTable(label string, out fleet.Outcome, metric string) table {
-	unit := map[string]string{fleet.MetricBW: "Gb/s", fleet.MetricLat: "p50 us"}[metric]
+func matrixTable(label string, out pairs.Outcome, metric string) table {
+	unit := map[string]string{pairs.MetricBW: "Gb/s", pairs.MetricLat: "p50 us"}[metric]
 	t := table{Caption: fmt.Sprintf("%s: %s, %d pairs (%d retests), %d bad", clean(label, 128), unit, len(out.Results), out.Retests, out.Bad()),
 		Head: []string{"client \\ server"}}
 	for _, h := range out.Hosts {
 		t.Head = append(t.Head, clean(h, 80))
 	}
-	m := fleet.Matrix(len(out.Hosts), out.Results, out.Verdicts, metric)
+	m := pairs.Matrix(len(out.Hosts), out.Results, out.Verdicts, metric)
 	for a, row := range m {
 		r := []tcell{txt(clean(out.Hosts[a], 80))}
 		for _, c := range row {

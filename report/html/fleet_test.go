@@ -14,7 +14,7 @@ func TestFleetMatrixSection(t *testing.T) {
 	hosts := []string{"a:1", "b:1", "c:1", `<b>d</b>:1`}
 	var rs []result.Result
 	add := func(a, b, retest int, gbps float64) {
-		rs = append(rs, result.Result{SchemaVersion: result.SchemaVersion, Config: result.Config{Op: "write", Test: "bw", MsgSizeBytes: 65536},
+		rs = append(rs, result.Result{SchemaVersion: result.SchemaVersion, Config: result.Config{Op: "write", Test: result.BW, MsgSizeBytes: 65536},
 			Iterations: 100, Bytes: 100 * 65536, DurationNS: 1e6, BWGbps: gbps, Client: result.Device{Name: "mlx5_0"},
 			Fleet: &result.FleetPair{Pattern: "pairwise", Round: map[bool]int{true: -1, false: 0}[retest > 0], Retest: retest, A: a, B: b, HostA: hosts[a], HostB: hosts[b]}})
 	}

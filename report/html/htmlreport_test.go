@@ -395,7 +395,7 @@ func TestWelchRatio(t *testing.T) {
 // that measured no bandwidth, a latency test too short for any percentile, a tuned
 // report with nothing in it.
 func TestOddInputsStillMakeAPage(t *testing.T) {
-	base := result.Result{SchemaVersion: result.SchemaVersion, Config: result.Config{Op: "write", Test: "bw", MsgSizeBytes: 4096, SQDepth: 16, CQMod: 1, PostList: 1, NumQPs: 1}}
+	base := result.Result{SchemaVersion: result.SchemaVersion, Config: result.Config{Op: "write", Test: result.BW, MsgSizeBytes: 4096, SQDepth: 16, CQMod: 1, PostList: 1, NumQPs: 1}}
 	failed := base
 	failed.Error = "no progress"
 	zero := base
@@ -438,7 +438,7 @@ func TestOddInputsStillMakeAPage(t *testing.T) {
 // 10 Gb/s against 6 Gb/s bidirectional compared as "-40.0%").
 func TestComparisonSaysWhatIsNotComparable(t *testing.T) {
 	run := func(size int, gbps float64, set func(*result.Config)) result.Result {
-		r := result.Result{SchemaVersion: result.SchemaVersion, Config: result.Config{Op: "write", Test: "bw", MsgSizeBytes: size, DurationS: 2,
+		r := result.Result{SchemaVersion: result.SchemaVersion, Config: result.Config{Op: "write", Test: result.BW, MsgSizeBytes: size, DurationS: 2,
 			SQDepth: 128, CQMod: 100, PostList: 1, NumQPs: 1}}
 		if set != nil {
 			set(&r.Config)

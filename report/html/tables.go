@@ -261,7 +261,7 @@ func countersTable(s *Series, cells []*cell) *countersSection {
 			taintedPts++
 			tc.Class = "num warn"
 		}
-		what := c.Cfg.Test + " " + configName(c.Cfg)
+		what := string(c.Cfg.Test) + " " + configName(c.Cfg)
 		t.Rows = append(t.Rows, []tcell{txt(c.Cfg.Op), txt(what), num(fmt.Sprint(c.Runs)), num(fmt.Sprint(c.Counted)), tc, txt(orDash(strings.Join(flags, ", ")))})
 	}
 	if counted == 0 {
@@ -274,7 +274,7 @@ func countersTable(s *Series, cells []*cell) *countersSection {
 	return sec
 }
 
-func indexOf2(v []string, x string) int {
+func indexOf2[S comparable](v []S, x S) int {
 	for i, y := range v {
 		if y == x {
 			return i
@@ -286,8 +286,8 @@ func indexOf2(v []string, x string) int {
 // cellLess orders configurations as a person reads them: WRITE before READ, bandwidth
 // tests before latency tests, then by size, depth, moderation, offset, post list.
 func cellLess(a, b *cell) bool {
-	ka := []int{indexOf2(ops, a.Cfg.Op), indexOf2([]string{"bw", "lat"}, a.Cfg.Test), a.Cfg.MsgSizeBytes, a.Cfg.SQDepth, a.Cfg.CQMod, a.Cfg.BufOffsetBytes, a.Cfg.PostList, a.Cfg.NumQPs}
-	kb := []int{indexOf2(ops, b.Cfg.Op), indexOf2([]string{"bw", "lat"}, b.Cfg.Test), b.Cfg.MsgSizeBytes, b.Cfg.SQDepth, b.Cfg.CQMod, b.Cfg.BufOffsetBytes, b.Cfg.PostList, b.Cfg.NumQPs}
+	ka := []int{indexOf2(ops, a.Cfg.Op), indexOf2([]result.Test{result.BW, result.Lat}, a.Cfg.Test), a.Cfg.MsgSizeBytes, a.Cfg.SQDepth, a.Cfg.CQMod, a.Cfg.BufOffsetBytes, a.Cfg.PostList, a.Cfg.NumQPs}
+	kb := []int{indexOf2(ops, b.Cfg.Op), indexOf2([]result.Test{result.BW, result.Lat}, b.Cfg.Test), b.Cfg.MsgSizeBytes, b.Cfg.SQDepth, b.Cfg.CQMod, b.Cfg.BufOffsetBytes, b.Cfg.PostList, b.Cfg.NumQPs}
 	for i := range ka {
 		if ka[i] != kb[i] {
 			return ka[i] < kb[i]

@@ -28,7 +28,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/rdmabench/rdmabench/oob"
 	"github.com/rdmabench/rdmabench/rdma/internal/provider"
 	"github.com/rdmabench/rdmabench/result"
 	"github.com/rdmabench/rdmabench/verbs"
@@ -271,8 +270,8 @@ func (s *Session) Bytes() []byte   { return s.buf.buf }
 func (s *Session) WRs() []verbs.WR { return s.wrs }
 func (s *Session) WCs() []verbs.WC { return s.wcs }
 
-func (s *Session) Local() oob.Endpoint {
-	e := oob.Endpoint{
+func (s *Session) Local() verbs.Endpoint {
+	e := verbs.Endpoint{
 		LID: 0, GID: "fe80::1", GIDIndex: 1, GIDType: "RoCE v2", LinkLayer: "Ethernet", MTU: 4096, RdAtom: 16,
 		Addr: s.buf.addr, RKey: s.buf.key, Len: uint64(len(s.buf.buf)),
 	}
@@ -283,7 +282,7 @@ func (s *Session) Local() oob.Endpoint {
 	return e
 }
 
-func (s *Session) Connect(r oob.Endpoint) error {
+func (s *Session) Connect(r verbs.Endpoint) error {
 	if len(r.QPNs) != len(s.qps) || len(r.PSNs) != len(s.qps) {
 		return fmt.Errorf("peer offers %d QPs, this side has %d", len(r.QPNs), len(s.qps))
 	}

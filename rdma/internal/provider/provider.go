@@ -6,7 +6,6 @@ package provider
 import (
 	"time"
 
-	"github.com/rdmabench/rdmabench/oob"
 	"github.com/rdmabench/rdmabench/result"
 	"github.com/rdmabench/rdmabench/verbs"
 )
@@ -36,9 +35,9 @@ type Memory interface {
 // Session is one connection's queues: QPs, their CQ and the session's own buffer.
 type Session interface {
 	// Local is what the peer needs to connect: QPNs, PSNs, GID and the buffer.
-	Local() oob.Endpoint
+	Local() verbs.Endpoint
 	// Connect takes the QPs to RTS against the peer's endpoint.
-	Connect(remote oob.Endpoint) error
+	Connect(remote verbs.Endpoint) error
 	// Bytes is the session's buffer.
 	Bytes() []byte
 	// WRs is the post list: fill WRs()[:n], then Post(qp, n) posts them to QP qp as one

@@ -1,4 +1,4 @@
-package fleet
+package pairs
 
 import (
 	"fmt"
@@ -6,36 +6,6 @@ import (
 	"strconv"
 	"strings"
 )
-
-// Pair is one test between two members, by rank: A is the client, B the server.
-type Pair struct {
-	A, B int
-}
-
-// Round is the tests that run at the same time. Outside incast no member is in two
-// tests of one round.
-type Round []Pair
-
-// Idle is the members of a fleet of n that have no test in the round, ascending: the
-// bye of a pairwise round for odd n, the other end of the ring's rounds.
-func (r Round) Idle(n int) []int {
-	busy := make([]bool, n)
-	for _, p := range r {
-		if p.A >= 0 && p.A < n {
-			busy[p.A] = true
-		}
-		if p.B >= 0 && p.B < n {
-			busy[p.B] = true
-		}
-	}
-	var idle []int
-	for i, b := range busy {
-		if !b {
-			idle = append(idle, i)
-		}
-	}
-	return idle
-}
 
 // The patterns' names.
 const (

@@ -1,10 +1,11 @@
-// Package fake is an RDMA engine for tests: sessions whose QPs "connect" through an
-// in-process fabric and whose loops move real bytes between Go buffers, so that the
-// client, the server and the protocol between them (bench) run without a NIC or cgo.
+// Package benchtest is an RDMA engine for tests, as httptest is a server for them:
+// sessions whose QPs "connect" through an in-process fabric and whose loops move real
+// bytes between Go buffers, so that the client, the server and the protocol between
+// them (bench) run without a NIC or cgo.
 //
 // Nothing it returns is a measurement: every duration and latency is synthetic (a
 // fixed cost per WR), and results carry the clock "fake".
-package fake
+package benchtest
 
 import (
 	"crypto/sha256"
@@ -17,7 +18,6 @@ import (
 
 	"github.com/rdmabench/rdmabench/bench"
 	"github.com/rdmabench/rdmabench/counters"
-	"github.com/rdmabench/rdmabench/oob"
 	"github.com/rdmabench/rdmabench/result"
 	"github.com/rdmabench/rdmabench/verbs"
 )
@@ -190,15 +190,15 @@ type Session struct {
 // Bytes is the session's buffer.
 func (s *Session) Bytes() []byte { return s.buf }
 
-func (s *Session) Local() oob.Endpoint {
-	return oob.Endpoint{QPNs: append([]uint32(nil), s.qpns...), PSNs: make([]uint32, len(s.qpns)),
+func (s *Session) Local() verbs.Endpoint {
+	return verbs.Endpoint{QPNs: append([]uint32(nil), s.qpns...), PSNs: make([]uint32, len(s.qpns)),
 		GID: "fe80::1", GIDType: "RoCE v2", LinkLayer: "Ethernet", MTU: 1024, RdAtom: 16,
 		Addr: uint64(s.qpns[0]) << 32, RKey: s.qpns[0], Len: uint64(len(s.buf))}
 }
 
 // ConnectPeers connects every QP to one peer session (one endpoint offering as many
 // QPs), or QP i to the session behind endpoint i (one QP each).
-func (s *Session) ConnectPeers(rs []oob.Endpoint, mtu int) error {
+func (s *Session) ConnectPeers(rs []verbs.Endpoint, mtu int) error {
 	if s.e.FailConnect != nil {
 		return s.e.FailConnect
 	}
@@ -380,13 +380,7 @@ func (s *Session) Bandwidth(p verbs.BWParams) (verbs.BWResult, error) {
 	s.Loops.Add(1)
 	l := p.Layout
 	nqp := len(s.qpns)
-	if p.Size < 1 || l.Stride < p.Size || l.LSlots < 1 || l.RSlots < 1 || p.LocalOffset+l.LocalRegions(nqp)*l.LSlots*l.Stride > len(s.buf) {
-		return verbs.BWResult{}, fmt.Errorf("bandwidth loop: message size %d, slots %d/%d of %d bytes: not a layout", p.Size, l.LSlots, l.RSlots, l.Stride)
-	}
-	if !p.Rounds && (p.CQMod < 1 || p.CQMod > p.SQDepth || p.PostList < 1 || p.PostList > p.SQDepth || p.SQDepth > s.Spec.SQDepth) {
-		return verbs.BWResult{}, fmt.Errorf("need 1 <= cq-mod (%d) <= sq-depth (%d) and 1 <= post-list (%d) <= sq-depth, sq-depth <= %d", p.CQMod, p.SQDepth, p.PostList, s.Spec.SQDepth)
-	}
-	if err := p.CheckMR(nqp); err != nil {
+	if err := p.Check(nqp, len(s.buf), s.Spec.SQDepth); err != nil {
 		return verbs.BWResult{}, err
 	}
 	s.mu.Lock()

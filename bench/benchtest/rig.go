@@ -1,4 +1,4 @@
-package fake
+package benchtest
 
 import (
 	"bytes"
@@ -210,9 +210,9 @@ func TestOp(t *testing.T, op bench.Op) {
 	}
 	defer c.Close()
 	for _, cfg := range []result.Config{
-		{Test: "bw", Verify: true, Iterations: 200, MsgSizeBytes: 64, NumQPs: 2},
-		{Test: "bw", DurationS: 0.05},
-		{Test: "lat", Iterations: 100, MsgSizeBytes: 8},
+		{Test: result.BW, Verify: true, Iterations: 200, MsgSizeBytes: 64, NumQPs: 2},
+		{Test: result.BW, DurationS: 0.05},
+		{Test: result.Lat, Iterations: 100, MsgSizeBytes: 8},
 	} {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		res, err := c.Run(ctx, op, cfg)
@@ -223,7 +223,7 @@ func TestOp(t *testing.T, op bench.Op) {
 		if res.Config.Op != name || res.Iterations == 0 || (cfg.Verify && !res.Verify.OK) {
 			t.Errorf("%s %s: op %q, %d iterations, verify %+v", name, cfg.Test, res.Config.Op, res.Iterations, res.Verify)
 		}
-		if cfg.Test == "lat" && res.LatKind != op.LatKind {
+		if cfg.Test == result.Lat && res.LatKind != op.LatKind {
 			t.Errorf("%s latency kind %q, want %q", name, res.LatKind, op.LatKind)
 		}
 	}

@@ -1,4 +1,4 @@
-package fake
+package benchtest
 
 import "github.com/rdmabench/rdmabench/verbs"
 

@@ -1,0 +1,111 @@
+package pairs
+
+import (
+	"fmt"
+
+	"github.com/rdmabench/rdmabench/result"
+)
+
+// Pair is one test between two members, by rank: A is the client, B the server.
+type Pair struct {
+	A, B int
+}
+
+// Round is the tests that run at the same time. Outside incast no member is in two
+// tests of one round.
+type Round []Pair
+
+// Idle is the members of a fleet of n that have no test in the round, ascending: the
+// bye of a pairwise round for odd n, the other end of the ring's rounds.
+func (r Round) Idle(n int) []int {
+	busy := make([]bool, n)
+	for _, p := range r {
+		if p.A >= 0 && p.A < n {
+			busy[p.A] = true
+		}
+		if p.B >= 0 && p.B < n {
+			busy[p.B] = true
+		}
+	}
+	var idle []int
+	for i, b := range busy {
+		if !b {
+			idle = append(idle, i)
+		}
+	}
+	return idle
+}
+
+// Outcome is a fleet run: every pair's first result, and the verdicts after the retests.
+type Outcome struct {
+	Hosts    []string
+	Results  []PairResult // first pass, in schedule order
+	Verdicts []Verdict
+	Retests  int // retest runs made
+}
+
+// Bad is how many pairs were bad in the first pass and in every retest.
+func (o Outcome) Bad() int {
+	n := 0
+	for _, v := range o.Verdicts {
+		if v.Bad {
+			n++
+		}
+	}
+	return n
+}
+
+// PairOf is what the outlier rules judge of a result: Gb/s for a bandwidth test,
+// the p50 for a latency test (0 when unsupported: then the pair measured nothing).
+func PairOf(p Pair, r result.Result) PairResult {
+	pr := PairResult{A: p.A, B: p.B, Err: r.Error}
+	if r.Config.Test == result.Lat {
+		if r.Lat.P50 != nil {
+			pr.LatP50NS = *r.Lat.P50
+		} else if pr.Err == "" {
+			pr.Err = "no supported p50"
+		}
+		return pr
+	}
+	pr.Gbps = r.BWGbps
+	return pr
+}
+
+// FromResults rebuilds a fleet run from its results stream (report matrix): the hosts
+// by rank, the first pass, and the verdicts with the recorded retests applied.
+func FromResults(rs []result.Result, opts OutlierOpts) (Outcome, error) {
+	var out Outcome
+	var first []PairResult
+	var retests []PairResult
+	maxRetest := 0
+	for _, r := range rs {
+		f := r.Fleet
+		if f == nil {
+			continue
+		}
+		for len(out.Hosts) <= max(f.A, f.B) {
+			out.Hosts = append(out.Hosts, "")
+		}
+		out.Hosts[f.A], out.Hosts[f.B] = f.HostA, f.HostB
+		pr := PairOf(Pair{A: f.A, B: f.B}, r)
+		if f.Retest > 0 {
+			retests = append(retests, pr)
+			maxRetest = max(maxRetest, f.Retest)
+			continue
+		}
+		first = append(first, pr)
+	}
+	if len(first) == 0 {
+		return out, fmt.Errorf("no fleet results (results with a \"fleet\" field) to judge")
+	}
+	out.Results = first
+	rt := NewRetests(first, opts, maxRetest)
+	for _, pr := range retests {
+		if _, err := rt.Record(pr); err != nil {
+			return out, err
+		}
+		out.Retests++
+	}
+	out.Verdicts = rt.Final()
+	return out, nil
+}

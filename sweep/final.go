@@ -1,0 +1,393 @@
+package sweep
+
+import (
+	"context"
+	"math"
+	"slices"
+	"sort"
+
+	"github.com/rdmabench/rdmabench/profiles"
+)
+
+// member is a point in the final rounds.
+type member struct {
+	pt      profiles.Point
+	compete bool // a contender for the chosen point (not only a reference)
+}
+
+// final holds the final rounds and what they decided.
+type final struct {
+	obj     Objective // what these final rounds decide
+	rounds  int       // final rounds measured
+	members []*member
+	first   int  // the first final round
+	cut     int  // contenders of the search's point left out (maxRivals, lean): not decided
+	lean    bool // measures only what the verdicts and gains need (planFinal)
+	lvl     float64
+	dec     decision
+	// The gains' rounds: the chosen points (per objective) and the references,
+	// measured afresh once the choice is made.
+	gains  int              // the first of them (0: none)
+	others []profiles.Point // per further objective, its chosen point (confirmed, or best measured)
+	// otherFinals: per further objective, its own final rounds (nil: the budget did not
+	// reach them, or nothing qualified), see confirmOthers.
+	otherFinals []*final
+}
+
+// other is the final rounds of further objective i (0-based), or nil.
+func (f *final) other(i int) *final {
+	if f == nil || i >= len(f.otherFinals) {
+		return nil
+	}
+	return f.otherFinals[i]
+}
+
+// decision is the search objective's state in the final rounds.
+type decision struct {
+	leader, chosen profiles.Point
+	rel            map[profiles.Point]Ratio    // each contender over the leader (95% interval)
+	judged         map[profiles.Point]Relation // what the look decided (Holm, at the look's level)
+	contenders     int
+	decided, ok    bool
+}
+
+func (f *final) add(pt profiles.Point, compete bool) {
+	for _, m := range f.members {
+		if m.pt == pt {
+			m.compete = m.compete || compete
+			return
+		}
+	}
+	f.members = append(f.members, &member{pt: pt, compete: compete})
+}
+
+// final measures the contenders of the search's point in interleaved rounds, judged
+// at finalLooks rounds (each look at alpha / len(finalLooks), Holm across the
+// contenders), until the choice is decided or the budget or the looks are spent. The
+// contenders: the search's point and the best points measured that came within reach
+// of it, the chosen point's neighbours (one parameter one grid step away: a decided
+// choice is at least a local optimum) and its variants with the tuning article's values,
+// and the references on the grid.
+func (s *state) final(ctx context.Context, inc profiles.Point) (*final, error) {
+	return s.finalFor(ctx, inc, s.objs[0])
+}
+
+// finalFor runs final rounds that decide objective main, from its point inc.
+func (s *state) finalFor(ctx context.Context, inc profiles.Point, main Objective) (*final, error) {
+	looks := s.looks
+	if len(looks) == 0 {
+		looks = finalLooks
+	}
+	f := &final{obj: main, first: s.round + 1, lvl: alpha / float64(len(looks))}
+	if _, ok := s.mean(inc, main); !ok {
+		var found bool
+		if inc, found = s.best(main, s.measured()); !found {
+			return f, nil // nothing feasible: conclude says so
+		}
+	}
+	s.enter(f, inc)
+	if main == s.objs[0] { // the search's final rounds fix the resolution and the looks
+		if !s.expand(f) {
+			return f, nil
+		}
+		s.planFinal(f)
+		looks = s.looks
+		f.lvl = alpha / float64(len(looks))
+	}
+	for look := 0; ; look++ {
+		if !s.expand(f) {
+			return f, nil
+		}
+		if look == len(looks)-1 || s.settled(f) || !s.fits(len(s.active(f))) || ctx.Err() != nil {
+			return f, nil
+		}
+		if err := s.finalRounds(ctx, f, looks[look+1]); err != nil {
+			return f, err
+		}
+	}
+}
+
+// enter makes f's first contenders: inc, its rivals (those left out counted as cut)
+// and the references on the grid.
+func (s *state) enter(f *final, inc profiles.Point) {
+	f.add(inc, true)
+	rivals, cut := s.rivals(inc, f.obj)
+	f.cut = cut
+	for _, pt := range rivals {
+		f.add(pt, true)
+	}
+	for _, name := range sortedKeys(s.p.References) {
+		pt := s.p.References[name]
+		if s.onGrid(pt) && pt.Valid() {
+			f.add(pt, true)
+		}
+	}
+}
+
+// expand decides f and makes the chosen point's variants with the tuning article's values
+// contenders, and its neighbours too unless f is lean: a new chosen point brings new
+// neighbours, judged in the same look. It is false where no contender qualifies.
+func (s *state) expand(f *final) bool {
+	for {
+		f.dec = s.decide(f)
+		if !f.dec.ok {
+			return false
+		}
+		n := len(f.members)
+		add := s.variants(f.dec.chosen)
+		if !f.lean {
+			add = append(add, s.neighbours(f.dec.chosen)...)
+		}
+		for _, v := range add {
+			f.add(v, true)
+		}
+		if len(f.members) == n {
+			return true
+		}
+	}
+}
+
+// finalRounds measures f's active members in interleaved rounds until f has upTo
+// rounds (the next look), or the budget's share affords no further round.
+func (s *state) finalRounds(ctx context.Context, f *final, upTo int) error {
+	pts := s.active(f)
+	for f.rounds < upTo && s.fits(len(pts)) {
+		if s.round%2 == 1 {
+			slices.Reverse(pts)
+		}
+		if err := s.measureRound(ctx, pts, "final"); err != nil {
+			return err
+		}
+		f.rounds++
+		s.o.FinalRounds++
+	}
+	return nil
+}
+
+// FinalPlan is how the final rounds were planned when the resolution was fixed: the
+// points a round measured then, the rounds the budget's final share affords (the last
+// look), and the noise of one run pooled from the probe and the descent's duels.
+type FinalPlan struct {
+	Points  int     `json:"points"`
+	Rounds  int     `json:"rounds"`
+	Noise   float64 `json:"noise"`
+	NoiseDF int     `json:"noise_df"`
+}
+
+// planFinal fixes the resolution of the final rounds (and of everything after them)
+// once their contenders are known: with the noise pooled so far, the points a round
+// measures and the rounds the final share of the budget affords, the resolution that
+// decides every comparison at the last look; asked for one, the rounds it takes. The
+// looks are fixed with it.
+//
+// A final share that buys fewer than LeanRounds rounds of every contender goes lean: it
+// measures only the chosen point, the leader, the chosen point's variants with the
+// article's values and the references, for the verdicts and the gains; the rivals and
+// neighbours it leaves out are counted as cut, so the choice itself is not decided.
+func (s *state) planFinal(f *final) {
+	most := finalLooks[len(finalLooks)-1]
+	sd, df := s.pairedNoise()
+	rounds := func() (m, n int) {
+		m = max(len(s.active(f)), 2)
+		n = most
+		if runs := s.o.Runs + s.o.Reused; s.p.Budget > 0 && runs > 0 && s.spent > 0 {
+			roundS := float64(m) * s.spent.Seconds() / float64(runs)
+			n = min(most, max(minPairs, int((s.phaseEnd-s.spent).Seconds()/roundS)))
+		}
+		return m, n
+	}
+	m, n := rounds()
+	if s.p.Budget > 0 && n < LeanRounds {
+		s.goLean(f)
+		m, n = rounds()
+	}
+	s.o.FinalPlan = &FinalPlan{Points: m, Rounds: n, NoiseDF: df, Noise: math.Expm1(sd / math.Sqrt2)}
+	switch {
+	case s.p.Resolution > 0:
+		if s.p.Budget <= 0 && df > 0 { // no noise measured: the looks run to the last
+			n, _ = planRounds(sd, s.p.Resolution, m, most)
+		}
+		s.tol = s.p.Resolution
+	case df > 0:
+		s.tol = min(max(planResolution(sd, n, m), minResolution), 1)
+		s.o.ResolutionBasis = "budget"
+	}
+	s.o.FinalPlan.Rounds = n
+	s.looks = looksUpTo(n)
+	s.o.Resolution = s.tol
+	s.notice("final rounds: %d points, up to %d rounds, %.1f%% noise per run (%d degrees of freedom): deciding at %s", m, n, 100*s.o.FinalPlan.Noise, df, FmtResolution(s.tol))
+}
+
+// goLean keeps of f's members only the leader, the chosen point, its variants with the
+// article's values and the references (planFinal), counts those left out as cut, and
+// decides f again.
+func (s *state) goLean(f *final) {
+	keep := map[profiles.Point]bool{f.dec.leader: true, f.dec.chosen: true}
+	for _, v := range s.variants(f.dec.chosen) {
+		keep[v] = true
+	}
+	for _, pt := range s.p.References {
+		keep[pt] = true
+	}
+	var kept []*member
+	for _, mb := range f.members {
+		if keep[mb.pt] {
+			kept = append(kept, mb)
+		} else {
+			f.cut++
+		}
+	}
+	f.members, f.lean, s.o.FinalLean = kept, true, true
+	f.dec = s.decide(f)
+}
+
+// rivals are the search point's contenders: the best points measured that looked
+// within reach of it (three standard deviations of a single-run difference), best
+// first, at most maxRivals; cut is how many within reach were left out.
+func (s *state) rivals(inc profiles.Point, o Objective) (rivals []profiles.Point, cut int) {
+	iv, _ := s.mean(inc, o)
+	margin := s.reach(o, 3)
+	var cands []profiles.Point
+	for _, pt := range s.measured() {
+		if v, ok := s.mean(pt, o); ok && pt != inc && v >= iv-margin {
+			cands = append(cands, pt)
+		}
+	}
+	sort.SliceStable(cands, func(i, j int) bool {
+		a, _ := s.mean(cands[i], o)
+		b, _ := s.mean(cands[j], o)
+		return a > b
+	})
+	n := min(len(cands), maxRivals)
+	return cands[:n], len(cands) - n
+}
+
+// decide finds the best contender (the highest mean difference to a common anchor,
+// over paired rounds), judges every contender against it (Holm at the look's level),
+// and chooses the cheapest of those equal to it. It is decided when every contender
+// is equal or worse, every contender has been measured, and none was left out.
+func (s *state) decide(f *final) decision {
+	o := f.obj
+	var comp []profiles.Point
+	measuredAll := true
+	for _, m := range f.members {
+		if !m.compete || s.failed[m.pt] != "" {
+			continue
+		}
+		if _, ok := s.mean(m.pt, o); ok {
+			comp = append(comp, m.pt)
+		} else if len(s.runs[m.pt]) == 0 {
+			measuredAll = false
+		}
+	}
+	if len(comp) == 0 {
+		return decision{}
+	}
+	anchor := comp[0]
+	for _, pt := range comp {
+		if s.count(pt, o) > s.count(anchor, o) {
+			anchor = pt
+		}
+	}
+	d := decision{leader: anchor, rel: map[profiles.Point]Ratio{}, judged: map[profiles.Point]Relation{}, ok: true, contenders: len(comp)}
+	bestV := 0.0
+	for _, pt := range comp {
+		if diff := s.diffs(pt, anchor, o, 0); len(diff) > 0 && pt != anchor {
+			if m, _ := meanSD(diff); m > bestV {
+				d.leader, bestV = pt, m
+			}
+		}
+	}
+	d.chosen = d.leader
+	var rs []Ratio
+	var others []profiles.Point
+	for _, pt := range comp {
+		if pt != d.leader {
+			others = append(others, pt)
+			rs = append(rs, s.pair(pt, d.leader, o))
+		}
+	}
+	d.decided = measuredAll && f.cut == 0 && (len(comp) > 1 || s.count(comp[0], o) >= 2)
+	for i, rel := range holm(rs, s.tol, f.lvl) {
+		pt := others[i]
+		d.rel[pt], d.judged[pt] = rs[i], rel
+		switch rel {
+		case Equal:
+			if cheaper(pt, d.chosen) < 0 {
+				d.chosen = pt
+			}
+		case Worse:
+		default:
+			d.decided = false
+		}
+	}
+	return d
+}
+
+// settled: the choice is decided and so is every comparison with the tuning article's values.
+func (s *state) settled(f *final) bool {
+	if !f.dec.decided {
+		return false
+	}
+	for _, v := range s.variants(f.dec.chosen) {
+		if s.failed[v] == "" && s.pair(f.dec.chosen, v, f.obj).JudgeAt(s.tol, f.lvl) == Undecided {
+			return false
+		}
+	}
+	return true
+}
+
+// active are the members that the next rounds measure: the leader and the chosen
+// point, contenders not yet decided or not measured, and the tuning article's values not yet
+// decided against the chosen point.
+func (s *state) active(f *final) []profiles.Point {
+	var out []profiles.Point
+	d, o := f.dec, f.obj
+	vars := s.variants(d.chosen)
+	for _, m := range f.members {
+		if s.failed[m.pt] != "" {
+			continue
+		}
+		on := m.pt == d.leader || m.pt == d.chosen || len(s.runs[m.pt]) == 0
+		if _, ok := s.mean(m.pt, o); ok && m.compete {
+			if j := d.judged[m.pt]; m.pt != d.leader && j != Equal && j != Worse {
+				on = true
+			}
+		}
+		if slices.Contains(vars, m.pt) && s.pair(d.chosen, m.pt, o).JudgeAt(s.tol, f.lvl) == Undecided {
+			on = true
+		}
+		if on {
+			out = append(out, m.pt)
+		}
+	}
+	return out
+}
+
+// confirmOthers gives each further objective final rounds of its own, as the searched
+// one had: its best measured point and the points within reach of it (by that
+// objective's own noise), interleaved and judged the same way, while the budget lasts.
+// An objective the budget did not reach stays the best of the points measured.
+func (s *state) confirmOthers(ctx context.Context, f *final) error {
+	if f == nil || !f.dec.ok {
+		return nil
+	}
+	f.otherFinals = make([]*final, len(s.objs)-1)
+	for i, o := range s.objs[1:] {
+		if s.exhausted() || ctx.Err() != nil {
+			return nil
+		}
+		b, ok := s.best(o, s.measured())
+		if !ok {
+			continue
+		}
+		fo, err := s.finalFor(ctx, b, o)
+		if err != nil {
+			return err
+		}
+		if fo.dec.ok {
+			f.otherFinals[i] = fo
+		}
+	}
+	return nil
+}

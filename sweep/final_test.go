@@ -1,0 +1,127 @@
+package sweep
+
+import (
+	"context"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/rdmabench/rdmabench/profiles"
+	"github.com/rdmabench/rdmabench/result"
+)
+
+func TestChoosesTheCheapestStatisticallyEqual(t *testing.T) {
+	// A plateau: depth 128 and 512 give the same bandwidth; 512 must not win.
+	p := rxe(t)
+	g := p.Grid["write"]
+	f := measurerFunc(func(ctx context.Context, c result.Config) (result.Result, error) {
+		bw := 10.0
+		if c.SQDepth < 128 {
+			bw = 5
+		}
+		return result.Result{Config: c, Iterations: 1000, BWGbps: bw, MsgRateMpps: 1, Lat: result.Latency{Samples: 1000}}, nil
+	})
+	pl := plan(p, "grid")
+	pl.Grid = map[string][]int{"msg_size_bytes": {65536}, "sq_depth": g["sq_depth"], "buf_offset_bytes": {0}, "cq_mod": {8}, "post_list": {1}}
+	pl.Start = pt(65536, 512, 0, 8, 1)
+	pl.Repeat = 3
+	o, err := NewRunner(f, nil, nil).Run(context.Background(), pl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Chosen.Point.SQDepth != 128 || !o.Decided || o.Chosen.Runs < 3 {
+		t.Fatalf("want depth 128, decided, 3 runs: %+v", o.Chosen)
+	}
+}
+
+func TestTopCandidatesAreAllConfirmed(t *testing.T) {
+	p := rxe(t)
+	// Lucky single runs: the first run of every point is 20% high, later runs are not.
+	seen := map[profiles.Point]int{}
+	f := &fake{}
+	m := measurerFunc(func(ctx context.Context, c result.Config) (result.Result, error) {
+		r, err := f.Measure(ctx, c)
+		if seen[PointOf(c)] == 0 {
+			r.BWGbps *= 1.2
+		}
+		seen[PointOf(c)]++
+		return r, err
+	})
+	pl := plan(p, "grid")
+	pl.Repeat = 3
+	o, err := NewRunner(m, nil, nil).Run(context.Background(), pl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Best.Runs < 3 || o.Chosen.Runs < 3 {
+		t.Fatalf("best measured %d times, chosen %d; lucky single runs must not win unconfirmed", o.Best.Runs, o.Chosen.Runs)
+	}
+}
+
+// Every objective's optimum is confirmed in final rounds of its own when the budget
+// allows (issue 8: the same rules for all); with the budget spent by the searched
+// objective, the others stay "best of N measured".
+func TestOtherObjectivesConfirmed(t *testing.T) {
+	p := rxe(t)
+	pl := plan(p, "descent")
+	pl.Others = []Objective{{Name: "rate"}}
+	pl.Repeat = 2
+	o, err := NewRunner(&fake{}, nil, nil).Run(context.Background(), pl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	op := o.Optima["rate"]
+	if op.Basis != Searched || op.Contenders < 2 || !op.Decided || op.MsgRateMpps <= 0 {
+		t.Fatalf("rate optimum without a budget: %+v", op)
+	}
+	// The fake's rate is highest at the smallest messages.
+	if op.Point.MsgSizeBytes != p.Grid["write"]["msg_size_bytes"][0] {
+		t.Errorf("rate optimum at %d B", op.Point.MsgSizeBytes)
+	}
+	pl.Budget = time.Nanosecond // spent at once: no final rounds for anyone
+	o, err = NewRunner(&fake{}, nil, nil).Run(context.Background(), pl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if op := o.Optima["rate"]; op.Basis != BestMeasured {
+		t.Errorf("rate optimum with the budget spent: basis %q", op.Basis)
+	}
+}
+
+// A budget that buys too few final rounds of every contender goes lean: the final
+// rounds measure the chosen point, its variants with the tuning article's values and the
+// references, so that the verdicts get rounds; the choice is then not decided, and what
+// was left out is counted.
+func TestLeanFinalRounds(t *testing.T) {
+	p := rxe(t)
+	lean, decidedVerdicts := 0, 0
+	for seed := range 10 {
+		f := &noisy{rng: rand.New(rand.NewPCG(uint64(seed), 5)), sigma: 0.15, phase: float64(seed)}
+		r := NewRunner(f, nil, nil)
+		r.Now = func() time.Time { return f.clock }
+		pl := calibrationPlan(p)
+		pl.Budget = 3 * time.Minute
+		o, err := r.Run(context.Background(), pl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !o.FinalLean {
+			continue
+		}
+		lean++
+		if o.Decided || o.FinalPlan == nil || o.FinalPlan.Points > 2+len(pl.Article)+len(pl.References) || o.Optima["bw"].ContendersCut == 0 {
+			t.Errorf("seed %d: lean, yet decided %v, plan %+v, cut %d", seed, o.Decided, o.FinalPlan, o.Optima["bw"].ContendersCut)
+		}
+		for d, v := range o.Verdicts {
+			switch verdictTruth(pl, o, truth, o.Chosen.Point, d, v) {
+			case "wrong":
+				t.Errorf("seed %d: %s verdict %s is wrong at %.0f%%", seed, d, v.Verdict, 100*o.Resolution)
+			case "right":
+				decidedVerdicts++
+			}
+		}
+	}
+	if lean < 5 || decidedVerdicts == 0 {
+		t.Fatalf("%d of 10 sweeps lean, %d verdicts decided: want most lean, some decided", lean, decidedVerdicts)
+	}
+}

@@ -1,0 +1,253 @@
+package sweep
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/rdmabench/rdmabench/profiles"
+	"github.com/rdmabench/rdmabench/result"
+)
+
+// WithP99Samples raises a run of fixed iterations to enough samples to support a p99
+// (result.Supported): a bandwidth run samples its signalled WRs, at least
+// iterations x QPs / cq-mod of them (each QP also signals its last WR), so the
+// iterations grow with cq-mod; a latency run samples every iteration. A timed run
+// (DurationS > 0) is left alone: how many WRs complete in the time is not known in
+// advance, so such a point's p99 may be nil, and the point is then simply no p99
+// candidate (a longer --point-duration gives it one).
+//
+// A sweep raises its points only when its own objective needs the p99. The report
+// shows a p99 optimum for every sweep, but for a bw or rate search that optimum comes
+// from the points measured anyway; buying it with up to 1000 x cq-mod WRs a point
+// would make the search itself many times longer.
+func WithP99Samples(c result.Config) result.Config {
+	if c.DurationS > 0 {
+		return c
+	}
+	need := result.MinSamples(0.99)
+	if c.Test == result.BW {
+		// floor(iters x qps / mod) >= need  <=>  iters x qps >= need x mod
+		mod, qps := uint64(max(c.CQMod, 1)), uint64(max(c.NumQPs, 1))
+		need = (need*mod + qps - 1) / qps
+	}
+	c.Iterations = max(c.Iterations, need)
+	return c
+}
+
+// errBudgetSpent ends a plan whose budget is spent: no run starts after that.
+var errBudgetSpent = errors.New("the budget is spent")
+
+// exhausted: the current phase's share of the budget is spent.
+func (s *state) exhausted() bool {
+	if s.p.Budget > 0 && s.spent >= s.phaseEnd {
+		s.cut = true
+		return true
+	}
+	return false
+}
+
+// fits: n more runs, at the mean wall time of the runs so far, end within the current
+// phase's share (a round is not started that would eat into the next phase's).
+func (s *state) fits(n int) bool {
+	if s.p.Budget <= 0 {
+		return true
+	}
+	runs := s.o.Runs + s.o.Reused
+	if runs == 0 {
+		return !s.exhausted()
+	}
+	if s.spent+time.Duration(n)*s.spent/time.Duration(runs) > s.phaseEnd {
+		s.cut = true
+		return false
+	}
+	return true
+}
+
+// stopsSweep says whether a Measurer's error ends the sweep.
+func stopsSweep(err error) bool {
+	var f interface{ StopsSweep() bool }
+	return errors.As(err, &f) && f.StopsSweep()
+}
+
+// once measures pt once more, as part of round, or takes it from the resumed stream.
+// A failed point is never measured again. A run is counted as measured, tainted or
+// not. A timed bandwidth run whose ramp share is above a quarter of the resolution is
+// measured again, longer (see lengthen), and only the longer run counts.
+func (s *state) once(ctx context.Context, pt profiles.Point, round int, phase string) error {
+	if _, bad := s.failed[pt]; bad {
+		return nil
+	}
+	for {
+		res, reused, merr, err := s.acquire(ctx, pt)
+		if err != nil {
+			return err
+		}
+		again := s.lengthen(pt, res)
+		if !again {
+			s.record(pt, round, res)
+		}
+		s.progress(pt, phase, res, reused)
+		if merr != nil && stopsSweep(merr) {
+			return merr
+		}
+		if !again {
+			return nil
+		}
+	}
+}
+
+// length is how long pt's runs are: the plan's duration, or longer for its queue.
+func (s *state) length(pt profiles.Point) float64 {
+	if d, ok := s.dur[pt]; ok {
+		return d
+	}
+	return s.p.Base.DurationS
+}
+
+// lengthen says whether pt's run res is too short for its queue and is to be measured
+// again: its ramp share (result.Result.RampShare) is above a quarter of the resolution
+// and the run was shorter than the plan's cap. The next run is as long as the share
+// says it needs, at most the cap: a run of D seconds moves the queue's bytes Q and
+// r x D more (r the link's rate), so its share is s = Q / (Q + rD), and a share t needs
+// D' = D (1-t) s / (t (1-s)); each lengthening at least doubles the length, so a point
+// is lengthened a few times at most.
+func (s *state) lengthen(pt profiles.Point, res result.Result) bool {
+	if res.Error != "" || res.RampShare == nil {
+		return false
+	}
+	sh := *res.RampShare
+	s.share[pt] = max(s.share[pt], sh)
+	target, cur, most := s.tol/4, s.length(pt), s.p.MaxDurationS
+	if cur <= 0 || most <= cur || sh <= target {
+		return false
+	}
+	need := math.Inf(1)
+	if sh < 1 {
+		need = cur * (1 - target) * sh / (target * (1 - sh))
+	}
+	s.dur[pt] = min(most, max(2*cur, need))
+	s.share[pt] = 0 // the longer runs' share is what counts
+	s.o.Lengthened++
+	// Runs of pt measured shorter (before a finer resolution asked for more) are no
+	// longer compared with the longer ones: a comparison pairs runs of one length.
+	if rs, seen := s.runs[pt]; seen && len(rs) > 0 {
+		for _, r := range rs {
+			if r.res.Tainted {
+				s.o.Tainted--
+			}
+			s.o.Lengthened++
+		}
+		s.runs[pt] = rs[:0]
+	}
+	return true
+}
+
+func (s *state) progress(pt profiles.Point, phase string, res result.Result, reused bool) {
+	if s.r.Progress != nil {
+		s.r.Progress(Event{Op: s.p.Op, Phase: phase, Point: pt, Result: res, Measured: s.o.Runs + s.o.Reused, Expected: s.expected, Reused: reused})
+	}
+}
+
+// acquire measures pt once, or takes its next run from the resumed stream; err is
+// set when the sweep cannot go on (interrupted, a stream that does not match).
+func (s *state) acquire(ctx context.Context, pt profiles.Point) (res result.Result, reused bool, merr, err error) {
+	if ctx.Err() != nil {
+		return res, false, nil, ctx.Err()
+	}
+	if s.p.Budget > 0 && s.spent >= s.p.Budget {
+		s.cut = true
+		return res, false, nil, errBudgetSpent
+	}
+	if len(s.r.prior[s.p.Op]) > 0 {
+		res, err = s.reuse(pt)
+		return res, true, nil, err
+	}
+	res, merr, err = s.measure(ctx, pt)
+	return res, false, merr, err
+}
+
+// reuse takes the operation's next run of the resumed stream, which must be of pt, and
+// charges the budget its recorded wall time.
+func (s *state) reuse(pt profiles.Point) (result.Result, error) {
+	queue := s.r.prior[s.p.Op]
+	if got := PointOf(queue[0].Config); got != pt {
+		return result.Result{}, fmt.Errorf("%w: its next %s run is of %v, this sweep asks for %v (%d runs in)", ErrStreamMismatch, s.p.Op, got, pt, s.o.Reused)
+	}
+	res := queue[0].Result
+	s.r.prior[s.p.Op] = queue[1:]
+	s.spent += queue[0].charge()
+	s.o.Reused++
+	return res, nil
+}
+
+// measure runs pt with the Measurer (as long as its queue needs, with the samples a p99
+// objective needs), charges the budget its wall time and records it; merr is the
+// Measurer's error (the run's Error too), err one that ends the sweep.
+func (s *state) measure(ctx context.Context, pt profiles.Point) (res result.Result, merr, err error) {
+	cfg := Apply(s.p.Base, pt)
+	cfg.Op = s.p.Op
+	if s.p.Base.DurationS > 0 {
+		cfg.DurationS = s.length(pt)
+	}
+	if s.p.Objective.NeedsP99() {
+		cfg = WithP99Samples(cfg)
+	}
+	t0 := s.r.now()
+	res, merr = s.r.M.Measure(ctx, cfg)
+	wall := s.r.now().Sub(t0)
+	s.spent += wall
+	if ctx.Err() != nil {
+		return res, nil, ctx.Err() // an interrupted point is no data point
+	}
+	if merr != nil && res.Error == "" {
+		res.Error = merr.Error()
+	}
+	if res.Config.Op == "" {
+		res.Config = cfg
+	}
+	if res.SchemaVersion == 0 { // a bare failure: its line must still resume
+		res.SchemaVersion = result.SchemaVersion
+	}
+	if s.r.Record != nil {
+		if rerr := s.r.Record(Recorded{Result: res, WallNS: wall.Nanoseconds()}); rerr != nil {
+			return res, nil, fmt.Errorf("recording a result: %w", rerr)
+		}
+	}
+	s.o.Runs++
+	return res, merr, nil
+}
+
+// record adds a run of pt (or its failure) to the state.
+func (s *state) record(pt profiles.Point, round int, res result.Result) {
+	if _, seen := s.runs[pt]; !seen {
+		s.order = append(s.order, pt)
+		s.runs[pt] = nil
+	}
+	if res.Error != "" {
+		s.failed[pt] = res.Error
+	} else {
+		rn := run{round: round, res: res}
+		if res.Tainted {
+			s.o.Tainted++
+		}
+		for _, o := range s.objs {
+			g, ok := o.goodness(res)
+			rn.good, rn.ok = append(rn.good, g), append(rn.ok, ok)
+		}
+		s.runs[pt] = append(s.runs[pt], rn)
+	}
+}
+
+// round measures pts once each as one round, in the given order.
+func (s *state) measureRound(ctx context.Context, pts []profiles.Point, phase string) error {
+	id := s.next()
+	for _, pt := range pts {
+		if err := s.once(ctx, pt, id, phase); err != nil {
+			return err
+		}
+	}
+	return nil
+}

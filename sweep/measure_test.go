@@ -1,0 +1,226 @@
+package sweep
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/rdmabench/rdmabench/profiles"
+	"github.com/rdmabench/rdmabench/result"
+)
+
+func TestWithP99Samples(t *testing.T) {
+	bw := result.Config{Test: result.BW, CQMod: 8, NumQPs: 3}
+	got := WithP99Samples(bw).Iterations
+	if got*3/8 < 1000 || (got-1)*3/8 >= 1000 {
+		t.Fatalf("cq-mod 8, 3 QPs: %d iterations, want the fewest with 1000 signalled WRs", got)
+	}
+	bw.Iterations = 50000
+	if got := WithP99Samples(bw).Iterations; got != 50000 {
+		t.Fatalf("more iterations than needed are kept: %d", got)
+	}
+	if got := WithP99Samples(result.Config{Test: result.Lat, CQMod: 100, NumQPs: 1}).Iterations; got != 1000 {
+		t.Fatalf("latency runs sample every iteration: %d", got)
+	}
+	if got := WithP99Samples(result.Config{Test: result.BW, CQMod: 64, NumQPs: 1, DurationS: 1}).Iterations; got != 0 {
+		t.Fatalf("a timed run is left alone: %d", got)
+	}
+}
+
+func TestP99SearchMeasuresEnoughSamples(t *testing.T) {
+	p := rxe(t)
+	pl := plan(p, "grid")
+	pl.Base.DurationS, pl.Base.Iterations = 0, 100 // 100 WRs: no point has 1000 signalled
+	f := &fake{}
+	if _, err := NewRunner(f, nil, nil).Run(context.Background(), pl); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range f.configs {
+		if c.Iterations != 100 {
+			t.Fatalf("a bw search leaves the iterations alone: %+v", c)
+		}
+	}
+	pl.Objective = Objective{Name: "p99"}
+	f = &fake{}
+	o, err := NewRunner(f, nil, nil).Run(context.Background(), pl)
+	if err != nil {
+		t.Fatalf("a p99 search must measure points with a supported p99: %v", err)
+	}
+	for _, c := range f.configs {
+		if c.Iterations*uint64(c.NumQPs)/uint64(c.CQMod) < 1000 {
+			t.Fatalf("a p99 search point with too few signalled WRs: %+v", c)
+		}
+	}
+	if o.Best.P99NS == nil {
+		t.Fatalf("best without a p99: %+v", o.Best)
+	}
+}
+
+func TestFailedPointsStayFailed(t *testing.T) {
+	p := rxe(t)
+	calls := map[profiles.Point]int{}
+	m := measurerFunc(func(ctx context.Context, c result.Config) (result.Result, error) {
+		pt := PointOf(c)
+		calls[pt]++
+		if pt.SQDepth == 512 {
+			return result.Result{Config: c}, errors.New("ibv_create_qp: cannot allocate memory")
+		}
+		return (&fake{}).Measure(ctx, c)
+	})
+	o, err := NewRunner(m, nil, nil).Run(context.Background(), plan(p, "descent"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	failed := 0
+	for pt, n := range calls {
+		if pt.SQDepth == 512 && n != 1 {
+			t.Fatalf("failed point %v measured %d times", pt, n)
+		}
+	}
+	for _, ps := range o.All {
+		if ps.Error != "" {
+			failed++
+		}
+	}
+	if failed == 0 || o.Chosen.Point.SQDepth == 512 {
+		t.Fatalf("failed points: %d, chosen %v", failed, o.Chosen.Point)
+	}
+}
+
+// A tainted run counts as measured: never measured again, its point's taint counted in
+// the outcome and the estimates; the stream holds every run, and a resumed sweep takes
+// the same decisions.
+func TestTaintedRunsCountAsMeasured(t *testing.T) {
+	p := rxe(t)
+	pl := plan(p, "descent")
+	calls := map[profiles.Point]int{}
+	m := measurerFunc(func(ctx context.Context, c result.Config) (result.Result, error) {
+		pt := PointOf(c)
+		calls[pt]++
+		r, err := (&fake{}).Measure(ctx, c)
+		r.Tainted = pt.BufOffsetBytes != 0 || (pt.SQDepth == 128 && calls[pt] == 1) // always / once
+		return r, err
+	})
+	var stream []Recorded
+	o, err := NewRunner(m, func(r Recorded) error { stream = append(stream, r); return nil }, nil).Run(context.Background(), pl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tainted, runs := 0, 0
+	for _, ps := range o.All {
+		runs += ps.Runs
+		tainted += ps.Tainted
+		if ps.Error != "" {
+			t.Errorf("tainted runs are no failures: %+v", ps)
+		}
+		if ps.Point.BufOffsetBytes != 0 && ps.Tainted != ps.Runs {
+			t.Errorf("%v: %d of %d runs tainted, want all", ps.Point, ps.Tainted, ps.Runs)
+		}
+	}
+	if runs != len(stream) || tainted != o.Tainted || o.Tainted == 0 {
+		t.Fatalf("%d runs counted of %d measured; %d tainted, outcome %d", runs, len(stream), tainted, o.Tainted)
+	}
+	again, err := NewRunner(measurerFunc(func(context.Context, result.Config) (result.Result, error) {
+		t.Fatal("a resumed finished sweep measures nothing")
+		return result.Result{}, nil
+	}), nil, stream).Run(context.Background(), pl)
+	if err != nil || again.Chosen.Point != o.Chosen.Point || again.Tainted != o.Tainted {
+		t.Fatalf("resumed: chosen %v (was %v), tainted %d (was %d), %v", again.Chosen.Point, o.Chosen.Point, again.Tainted, o.Tainted, err)
+	}
+}
+
+func TestLostSessionStopsTheSweep(t *testing.T) {
+	p := rxe(t)
+	n := 0
+	m := measurerFunc(func(ctx context.Context, c result.Config) (result.Result, error) {
+		if n++; n > 3 {
+			return result.Result{Config: c}, sessionLost{}
+		}
+		return (&fake{}).Measure(ctx, c)
+	})
+	if _, err := NewRunner(m, nil, nil).Run(context.Background(), plan(p, "grid")); !errors.As(err, &sessionLost{}) || n != 4 {
+		t.Fatalf("a lost session must end the sweep at once: %v after %d calls", err, n)
+	}
+}
+
+// A timed point whose queues hold much of what a run moves is measured again, longer,
+// up to the cap: a shallow queue never is; one that stays above a quarter of the
+// resolution at the cap is flagged queue-bound, and only its longer runs count.
+func TestPointsLongEnoughForTheirQueue(t *testing.T) {
+	p := rxe(t)
+	const rate = 40e6 // bytes per second, the link
+	f := &fake{}
+	m := measurerFunc(func(ctx context.Context, c result.Config) (result.Result, error) {
+		r, err := f.Measure(ctx, c)
+		moved := rate * c.DurationS
+		r.Bytes = uint64(moved)
+		r.SetRampShare(c, 0)
+		return r, err
+	})
+	pl := plan(p, "descent")
+	pl.Base.DurationS, pl.MaxDurationS, pl.Resolution = 0.4, 4, 0.08
+	o, err := NewRunner(m, nil, nil).Run(context.Background(), pl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := pl.Resolution / 4
+	for _, ps := range o.All {
+		inflight := float64(ps.Point.SQDepth * ps.Point.MsgSizeBytes)
+		need := inflight / target / rate // seconds for a share of the target
+		switch {
+		case ps.RampShare == nil:
+			t.Errorf("%v: no ramp share", ps.Point)
+		case need <= 0.4 && ps.DurationS != 0.4:
+			t.Errorf("%v: lengthened to %v s, needs %.2f s", ps.Point, ps.DurationS, need)
+		case need > 0.4 && need <= 4 && (ps.DurationS < need*0.999 || ps.QueueBound):
+			t.Errorf("%v: %v s (queue-bound %v), needs %.2f s", ps.Point, ps.DurationS, ps.QueueBound, need)
+		case need > 4 && (ps.DurationS != 4 || !ps.QueueBound):
+			t.Errorf("%v: %v s, queue-bound %v: needs %.2f s, beyond the cap", ps.Point, ps.DurationS, ps.QueueBound, need)
+		}
+	}
+	for _, c := range f.configs {
+		if c.DurationS > 4 {
+			t.Fatalf("a run of %v s, beyond the cap", c.DurationS)
+		}
+	}
+	if o.Lengthened == 0 || o.QueueBound == 0 {
+		t.Fatalf("lengthened %d, queue-bound %d: want both", o.Lengthened, o.QueueBound)
+	}
+}
+
+// The budget holds whatever the objective: with a p99 objective whose challengers never
+// have a supported p99 (a duel that counted qualifying pairs would never end), every
+// sweep ends within its budget and one run; without a budget it still ends (every loop
+// is bounded).
+func TestBudgetHoldsWhateverTheObjective(t *testing.T) {
+	p := rxe(t)
+	for _, obj := range []string{"bw", "p99", "bw-p99"} {
+		for _, budget := range []time.Duration{0, 60 * time.Second, 5 * time.Minute} {
+			f := &noisy{rng: rand.New(rand.NewPCG(1, 2)), sigma: 0.1}
+			m := measurerFunc(func(ctx context.Context, c result.Config) (result.Result, error) {
+				r, err := f.Measure(ctx, c)
+				if PointOf(c) != p.Start["write"].With("qp_timeout", profiles.DefaultQPTimeout) {
+					r.Lat.P99 = nil // only the start point ever has a p99
+				}
+				return r, err
+			})
+			r := NewRunner(m, nil, nil)
+			r.Now = func() time.Time { return f.clock }
+			pl := calibrationPlan(p)
+			pl.Objective, pl.Budget = Objective{Name: obj, MaxP99: time.Second}, budget
+			o, err := r.Run(context.Background(), pl)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if budget > 0 && o.BudgetSpentS > budget.Seconds()+2 {
+				t.Errorf("%s, budget %v: spent %.0f s", obj, budget, o.BudgetSpentS)
+			}
+			if budget == 0 && o.Runs > 3000 {
+				t.Errorf("%s without a budget: %d runs", obj, o.Runs)
+			}
+			t.Logf("%s, budget %v: %d runs, %.0f s spent, resolution %.3f (%s)", obj, budget, o.Runs, o.BudgetSpentS, o.Resolution, o.ResolutionBasis)
+		}
+	}
+}

@@ -1,0 +1,106 @@
+package sweep
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/rdmabench/rdmabench/profiles"
+	"github.com/rdmabench/rdmabench/result"
+)
+
+// Where the profile's grid has the QP timeout, the sweep tunes it like any dimension:
+// on a link that retransmits at the short timeout (its runs tainted and slower), the
+// long one is chosen; the configs carry it as -u does (the default said as 0), and
+// perftest's defaults are measured at the default.
+func TestQPTimeoutIsSwept(t *testing.T) {
+	p, err := profiles.Load("rxe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var timeouts = map[int]int{}
+	m := measurerFunc(func(ctx context.Context, c result.Config) (result.Result, error) {
+		timeouts[c.QPTimeout]++
+		r, err := (&fake{}).Measure(ctx, c)
+		if c.QPTimeout == 0 { // the default, 14: a spurious retransmission in every run
+			r.BWGbps *= 0.7
+			r.Tainted = true
+		}
+		return r, err
+	})
+	pl := plan(p, "descent")
+	pl.Start, pl.Grid = p.Start["write"], p.Grid["write"]
+	pl.References = map[string]profiles.Point{RefPerftest: pt(65536, 128, 0, 1, 1)}
+	o, err := NewRunner(m, nil, nil).Run(context.Background(), pl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Chosen.Point.QPTimeout != 20 || timeouts[0] == 0 || timeouts[20] == 0 || timeouts[14] != 0 {
+		t.Fatalf("chosen %v; runs per config QP timeout %v", o.Chosen.Point, timeouts)
+	}
+	if ref := o.References[RefPerftest]; ref.Point.QPTimeout != profiles.DefaultQPTimeout || ref.Tainted != ref.Runs {
+		t.Fatalf("perftest's defaults: %+v", ref)
+	}
+	if v := o.Verdicts["qp_timeout"]; v.Verdict != NoArticle || v.Chosen != 20 {
+		t.Fatalf("qp_timeout verdict %+v", v)
+	}
+}
+
+// Options.Plan assembles an operation's sweep as rdmabench sweep asks for it: the
+// profile's grid and start, the point durations' defaults, every other objective as a
+// further one, the tuning article's configuration and perftest's defaults (from Defaults,
+// with -u's QP timeout where it fixes every point's) as the references.
+func TestOptionsPlan(t *testing.T) {
+	p, err := profiles.Load("rxe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var asked []result.Config
+	defaults := func(c *result.Config) { // perftest's, as the bench's Defaults fills them (in part)
+		asked = append(asked, *c)
+		c.MsgSizeBytes, c.SQDepth, c.CQMod, c.PostList, c.Iterations = 65536, 128, 100, 1, 5000
+	}
+	o := Options{Profile: p, Search: "grid", Objective: Objective{Name: "rate"}, MaxP99: 500 * time.Microsecond,
+		Resolution: 0.05, Repeat: 3, Budget: time.Minute, QPs: 2, Counters: "all",
+		Events: result.Config{CompletionEvents: true, CQModerationCount: 8, CQModerationUS: 5}, Defaults: defaults}
+	pl := o.Plan("read")
+	base := result.Config{Op: "read", Test: result.BW, DurationS: 0.4, WarmupIterations: 16, NumQPs: 2, CompletionEvents: true,
+		CQModerationCount: 8, CQModerationUS: 5, Counters: "all"}
+	if pl.Op != "read" || pl.Base != base || pl.MaxDurationS != 1.6 || pl.Search != "grid" || pl.Repeat != 3 ||
+		pl.Resolution != 0.05 || pl.Budget != time.Minute || pl.Objective != o.Objective {
+		t.Fatalf("plan %+v", pl)
+	}
+	var others []string
+	for _, ob := range pl.Others {
+		others = append(others, ob.String())
+	}
+	if fmt.Sprint(others) != "[bw p99 bw-p99<=500µs]" {
+		t.Errorf("further objectives %v", others)
+	}
+	if !maps.EqualFunc(pl.Grid, p.Grid["read"], slices.Equal) || pl.Start != p.Start["read"] || !maps.EqualFunc(pl.Article, p.Reference["read"], slices.Equal) {
+		t.Errorf("grid %v start %v article %v: want the profile's", pl.Grid, pl.Start, pl.Article)
+	}
+	perftest := pt(65536, 128, 0, 100, 1).With("qp_timeout", profiles.DefaultQPTimeout)
+	if len(asked) != 1 || asked[0] != (result.Config{Op: "read", Test: result.BW, CompletionEvents: true}) || pl.References[RefPerftest] != perftest {
+		t.Errorf("perftest's reference %v, from %+v", pl.References[RefPerftest], asked)
+	}
+	if a := pl.References[RefArticle]; a != ArticlePoint(pl.Grid, pl.Article, pl.Start) || len(pl.References) != 2 {
+		t.Errorf("references %v", pl.References)
+	}
+	// -u fixes every point's QP timeout, the references' too; no Defaults, no perftest.
+	o.QPTimeout, o.Defaults, o.PointDurationS, o.MaxDurationS = 20, nil, 2, 1
+	pl = o.Plan("write")
+	if got := pl.Grid["qp_timeout"]; !slices.Equal(got, []int{20}) || pl.Start.QPTimeout != 20 || pl.Base.QPTimeout != 20 {
+		t.Errorf("-u 20: grid %v, start %v, base %d", got, pl.Start, pl.Base.QPTimeout)
+	}
+	if _, ok := pl.References[RefPerftest]; ok || pl.Base.DurationS != 2 || pl.MaxDurationS != 2 {
+		t.Errorf("without Defaults: references %v; %v s up to %v s", pl.References, pl.Base.DurationS, pl.MaxDurationS)
+	}
+	o.Defaults = defaults
+	if got := o.Plan("write").References[RefPerftest]; got.QPTimeout != 20 {
+		t.Errorf("-u 20: perftest's reference %v", got)
+	}
+}

@@ -1,0 +1,21 @@
+package verbs
+
+// Endpoint is what a peer needs to connect its QPs to a session's and to address its
+// buffer: the QP numbers and first PSNs, the port's address (LID on InfiniBand, GID on
+// RoCE), the path MTU and READ depth it can take, and the registered buffer. Sessions
+// hand it out (Session.Local) and connect to one (Session.Connect); the protocol (oob)
+// carries it between the hosts as JSON.
+type Endpoint struct {
+	QPNs      []uint32 `json:"qpns"`
+	PSNs      []uint32 `json:"psns"`
+	LID       uint16   `json:"lid"`
+	GID       string   `json:"gid"`
+	GIDIndex  int      `json:"gid_index"`
+	GIDType   string   `json:"gid_type"`
+	LinkLayer string   `json:"link_layer"`
+	MTU       int      `json:"mtu_bytes"`
+	RdAtom    int      `json:"max_rd_atom"`
+	Addr      uint64   `json:"addr"`
+	RKey      uint32   `json:"rkey"`
+	Len       uint64   `json:"len"`
+}
