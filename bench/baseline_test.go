@@ -20,6 +20,7 @@ import (
 	"github.com/rdmabench/rdmabench/oob"
 	"github.com/rdmabench/rdmabench/result"
 	"github.com/rdmabench/rdmabench/verbs"
+	"github.com/rdmabench/rdmabench/verbs/qp"
 )
 
 func baseline(t *testing.T, c *bench.Client, cfg result.Config, messages uint64) (*result.Baseline, error) {
@@ -333,7 +334,7 @@ func regionByHand(t *testing.T, r *benchtest.Rig, conn *oob.Conn) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if err := s.ConnectPeers([]verbs.Endpoint{*m.Endpoint}, 0); err != nil {
+	if err := s.ConnectPeers([]qp.Endpoint{*m.Endpoint}, 0); err != nil {
 		t.Fatal(err)
 	}
 	local := s.Local()

@@ -12,6 +12,7 @@ import (
 	"github.com/rdmabench/rdmabench/oob"
 	"github.com/rdmabench/rdmabench/result"
 	"github.com/rdmabench/rdmabench/verbs"
+	"github.com/rdmabench/rdmabench/verbs/qp"
 )
 
 // Local says which device, port and GID a side uses.
@@ -115,9 +116,64 @@ func (c *Client) Run(ctx context.Context, op Op, cfg result.Config) (r result.Re
 	if err := op.Validate(cfg); err != nil {
 		return r, err
 	}
-	remote, err := c.peer.Propose(&cfg)
+	s, err := c.session(op, cfg, &r)
 	if err != nil {
 		return r, err
+	}
+	defer s.Close()
+	r.Clock, r.ClockNote = c.dev.Clock()
+	sl := bwSlots(cfg)
+	var mine sideCounters
+	// Ctrl-C stops the loop; the stop must be over before the session is closed.
+	stopping := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() { s.Stop(); close(stopping) })
+	endBeats := c.peer.Beat(stopOn(s))
+	reply, started, listening := c.peer.Listen(stopOn(s))
+	defer func() { <-listening }() // before s.Close: the reader may still Stop the session
+	start := func() error { return c.start(cfg, &mine, started, reply) }
+	perQP, merr := c.measure(ctx, op, s, cfg, sl, &r, start)
+	ended := time.Now()
+	lost := endBeats()
+	if !stop() {
+		<-stopping
+	}
+	if ctx.Err() != nil {
+		r.Interrupted = true
+	}
+	rep, err := c.finish(cfg, reply, lost, perQP, r.Interrupted || merr != nil)
+	if err != nil {
+		return r, errors.Join(merr, err)
+	}
+	if cfg.Verify {
+		merr = verified(&r, op, cfg, s, sl, perQP, rep, merr)
+	}
+	setReverse(&r, rep.Reverse)
+	if cfg.Bidirectional && merr == nil {
+		merr = reverseMeasured(r.Reverse)
+	}
+	if mine.began {
+		c.counted(&r, op, &mine, ended, rep)
+	}
+	if merr == nil {
+		merr = measured(r)
+	}
+	return r, merr
+}
+
+// session proposes the plan to the server and connects a session of this side's
+// to the server's QPs: the plan's answer, the QPs, the endpoints, the server's ready.
+// On error the server has been told, or the session is lost.
+func (c *Client) session(op Op, cfg result.Config, r *result.Result) (Session, error) {
+	if err := c.peer.Offer(&cfg); err != nil {
+		return nil, err
+	}
+	remote, err := c.peer.Answer()
+	var refused *oob.PeerError
+	switch {
+	case errors.As(err, &refused):
+		return nil, fmt.Errorf("server refused the plan: %w", err)
+	case err != nil:
+		return nil, fmt.Errorf("no answer from the server to the plan: %w", err)
 	}
 	c.probe = nil
 	if CountersOn(cfg) {
@@ -130,107 +186,101 @@ func (c *Client) Run(ctx context.Context, op Op, cfg result.Config) (r result.Re
 	s, err := c.dev.NewSession(spec)
 	if err != nil {
 		c.peer.Abort(err)
-		return r, err
+		return nil, err
 	}
-	defer s.Close()
-	if err := s.ConnectPeers([]verbs.Endpoint{remote}, cfg.MTUBytes); err != nil {
+	if err := s.ConnectPeers([]qp.Endpoint{remote}, cfg.MTUBytes); err != nil {
 		c.peer.Abort(err)
-		return r, err
+		s.Close()
+		return nil, err
 	}
 	r.PathMTU, r.MaxRdAtom = s.PathMTU(), s.RdAtom()
 	r.InlineUsed = Inline(cfg) && s.MaxInline() >= cfg.MsgSizeBytes
 	if err := c.peer.Connect(s.Local()); err != nil {
-		return r, err
+		s.Close()
+		return nil, err
 	}
-	r.Clock, r.ClockNote = c.dev.Clock()
-	sl := bwSlots(cfg)
-	var mine sideCounters
-	var ended time.Time
-	// Ctrl-C stops the loop; the stop must be over before the session is closed.
-	stopping := make(chan struct{})
-	stop := context.AfterFunc(ctx, func() { s.Stop(); close(stopping) })
-	endBeats := c.peer.Beat(stopOn(s))
-	reply, started, listening := c.peer.Listen(stopOn(s))
-	defer func() { <-listening }() // before s.Close: the reader may still Stop the session
-	start := func() error { return c.start(cfg, &mine, started, reply) }
-	perQP, merr := c.measure(ctx, op, s, cfg, sl, &r, start)
-	ended = time.Now()
-	lost := endBeats()
-	if !stop() {
-		<-stopping
-	}
-	if ctx.Err() != nil {
-		r.Interrupted = true
-	}
+	return s, nil
+}
+
+// finish ends the test with the server: it says why the server spoke during the test
+// or the beats stopped, if they did; else it tells the server the test is done (with
+// the WRs each QP completed, perQP, for a bandwidth test) and waits for its report.
+func (c *Client) finish(cfg result.Config, reply <-chan oob.Received, lost error, perQP []uint64, interrupted bool) (*oob.Report, error) {
 	if err := c.peer.Interrupted(reply); err != nil {
-		return r, errors.Join(merr, err)
+		what := "the server ended the test"
+		if oob.Lost(err) {
+			what = "lost the server during the test"
+		}
+		return nil, &oob.LostError{Err: fmt.Errorf("%s: %w", what, err)}
 	}
 	if lost != nil {
 		c.peer.Drop()
-		return r, errors.Join(merr, &oob.LostError{Err: fmt.Errorf("lost the server during the test: %w", lost)})
+		return nil, &oob.LostError{Err: fmt.Errorf("lost the server during the test: %w", lost)}
 	}
-	// The server's side: stop its responder, verify, report.
 	var done *oob.Done
 	if cfg.Test == result.BW {
-		done = &oob.Done{Completed: perQP, Interrupted: r.Interrupted || merr != nil}
+		done = &oob.Done{Completed: perQP, Interrupted: interrupted}
 	}
 	if err := c.peer.Finish(done); err != nil {
-		return r, errors.Join(merr, err)
+		return nil, err
 	}
-	rep, err := c.peer.Report(reply, c.peer.Conn.Timeout+reportCheck(cfg))
-	if err != nil {
-		return r, errors.Join(merr, err)
+	return c.peer.Report(reply, c.peer.Conn.Timeout+reportCheck(cfg))
+}
+
+// verified sets the result's verification (--verify): the server's, of what arrived
+// there (WRITE), or this side's (READ); and returns merr, or why verification failed.
+func verified(r *result.Result, op Op, cfg result.Config, s Session, sl slots, perQP []uint64, rep *oob.Report, merr error) error {
+	switch {
+	case merr != nil:
+		r.Verify = &result.Verify{FirstBadOffset: -1, Detail: "not verified: the run failed"}
+	case perQP == nil: // interrupted before the measured run; measured() says so
+		r.Verify = &result.Verify{FirstBadOffset: -1, Detail: "not verified: nothing was measured"}
+	case op.ToServer:
+		r.Verify = rep.Verify
+		if v := r.Verify; v != nil { // the server's words, shown to this side's user
+			v.Side, v.Detail = text.Clean(v.Side, 16), text.Clean(v.Detail, 300)
+		}
+	default:
+		r.Verify = checkDest(s, cfg, sl, perQP, "client")
 	}
-	if cfg.Verify {
-		switch {
-		case merr != nil:
-			r.Verify = &result.Verify{FirstBadOffset: -1, Detail: "not verified: the run failed"}
-		case perQP == nil: // interrupted before the measured run; measured() says so
-			r.Verify = &result.Verify{FirstBadOffset: -1, Detail: "not verified: nothing was measured"}
-		case op.ToServer:
-			r.Verify = rep.Verify
-			if v := r.Verify; v != nil { // the server's words, shown to this side's user
-				v.Side, v.Detail = text.Clean(v.Side, 16), text.Clean(v.Detail, 300)
-			}
-		default:
-			r.Verify = checkDest(s, cfg, sl, perQP, "client")
-		}
-		if r.Verify == nil {
-			merr = errors.New("verification: the server sent no verification")
-		} else if !r.Verify.OK && merr == nil && perQP != nil {
-			merr = fmt.Errorf("verification failed at the %s: %s", r.Verify.Side, r.Verify.Detail)
-		}
+	if r.Verify == nil {
+		return errors.New("verification: the server sent no verification")
 	}
-	setReverse(&r, rep.Reverse)
-	if cfg.Bidirectional && merr == nil {
-		switch rv := r.Reverse; {
-		case rv == nil:
-			merr = errors.New("bidirectional: the server reported no direction of its own")
-		case rv.Error != "":
-			merr = fmt.Errorf("bidirectional: the server's direction failed: %s", rv.Error)
-		case rv.Messages == 0 || rv.DurationNS <= 0:
-			merr = errors.New("bidirectional: the server's direction measured nothing")
-		}
+	if !r.Verify.OK && merr == nil && perQP != nil {
+		return fmt.Errorf("verification failed at the %s: %s", r.Verify.Side, r.Verify.Detail)
 	}
-	if mine.began {
-		var notes []string
-		l, note := mine.close(c.dev, ended)
-		if note != "" {
-			notes = append(notes, "client: "+note)
-		}
-		if rep.CountersNote != "" {
-			notes = append(notes, "server: "+text.Clean(rep.CountersNote, 300))
-		}
-		remote, why := cleanDeltas(rep.Counters)
-		if why != "" {
-			notes = append(notes, "server: "+why)
-		}
-		judge(&r, op.Requests, l, remote, notes)
+	return merr
+}
+
+// reverseMeasured says why a bidirectional test's server direction is no measurement.
+func reverseMeasured(rv *result.Direction) error {
+	switch {
+	case rv == nil:
+		return errors.New("bidirectional: the server reported no direction of its own")
+	case rv.Error != "":
+		return fmt.Errorf("bidirectional: the server's direction failed: %s", rv.Error)
+	case rv.Messages == 0 || rv.DurationNS <= 0:
+		return errors.New("bidirectional: the server's direction measured nothing")
 	}
-	if merr == nil {
-		merr = measured(r)
+	return nil
+}
+
+// counted closes this side's counters at the end of the traffic and judges both
+// sides' deltas (the server's from its report).
+func (c *Client) counted(r *result.Result, op Op, mine *sideCounters, ended time.Time, rep *oob.Report) {
+	var notes []string
+	l, note := mine.close(c.dev, ended)
+	if note != "" {
+		notes = append(notes, "client: "+note)
 	}
-	return r, merr
+	if rep.CountersNote != "" {
+		notes = append(notes, "server: "+text.Clean(rep.CountersNote, 300))
+	}
+	remote, why := cleanDeltas(rep.Counters)
+	if why != "" {
+		notes = append(notes, "server: "+why)
+	}
+	judge(r, op.Requests, l, remote, notes)
 }
 
 // start begins the measured phase: once the warm-up's traffic has left the counters'

@@ -4,6 +4,7 @@ import (
 	"github.com/rdmabench/rdmabench/counters"
 	"github.com/rdmabench/rdmabench/result"
 	"github.com/rdmabench/rdmabench/verbs"
+	"github.com/rdmabench/rdmabench/verbs/qp"
 )
 
 // Engine opens RDMA devices for the client and the server. Verbs, the cgo layer over
@@ -27,10 +28,10 @@ type Device interface {
 
 // Session is one test's resources on one side: QPs, a CQ and a registered buffer.
 type Session interface {
-	Local() verbs.Endpoint
+	Local() qp.Endpoint
 	// ConnectPeers connects the QPs to one endpoint that offers as many, or QP i to
 	// endpoint i (one QP each: a client of several servers).
-	ConnectPeers(remotes []verbs.Endpoint, mtu int) error
+	ConnectPeers(remotes []qp.Endpoint, mtu int) error
 	PathMTU() int
 	RdAtom() int
 	MaxInline() int

@@ -14,6 +14,7 @@ import (
 	"github.com/rdmabench/rdmabench/oob"
 	"github.com/rdmabench/rdmabench/result"
 	"github.com/rdmabench/rdmabench/verbs"
+	"github.com/rdmabench/rdmabench/verbs/qp"
 )
 
 // Fan is a client of several servers at once (fan-out for WRITE, fan-in for READ): one
@@ -117,65 +118,20 @@ func (f *Fan) Run(ctx context.Context, op Op, cfg result.Config) (r result.Resul
 	if cfg.Peers < 2 {
 		return r, errors.New("a fan-out / fan-in run needs two servers or more")
 	}
-	// Every server gets the same one-QP plan; all answer before anything else happens,
-	// so that a refusal leaves every connection in step.
-	for _, p := range f.peers {
-		if err := p.Offer(&cfg); err != nil {
-			return r, fmt.Errorf("server %s: %w", p.Addr, err)
-		}
-	}
-	eps := make([]verbs.Endpoint, len(f.peers))
-	var refused error
-	for i, p := range f.peers {
-		var err error
-		if eps[i], err = p.Answer(); err != nil {
-			refused = errors.Join(refused, fmt.Errorf("server %s: %w", p.Addr, err))
-		}
-	}
-	abort := func(err error) error { // tell the servers that accepted: their plans end
-		for i, p := range f.peers {
-			if eps[i].QPNs != nil {
-				p.Abort(err)
-			}
-		}
-		return err
-	}
-	if refused != nil {
-		return r, abort(refused)
+	eps, abort, err := f.propose(cfg)
+	if err != nil {
+		return r, err
 	}
 	sl := bwSlots(cfg) // the plan's (one QP): each server's part
 	lay := fanLayout(op, cfg, sl)
-	local := cfg
-	local.NumQPs = cfg.Peers
-	lbytes := lay.LocalRegions(cfg.Peers) * lay.LSlots * lay.Stride
-	spec := Spec(local, lbytes, false, false, cfg.SQDepth)
-	spec.Events, spec.ModCount, spec.ModPeriodUS = cfg.CompletionEvents, cfg.CQModerationCount, cfg.CQModerationUS
-	s, err := f.dev.NewSession(spec)
+	s, ep, err := f.connect(cfg, lay, eps, &r)
 	if err != nil {
 		return r, abort(err)
 	}
 	defer s.Close()
-	if err := s.ConnectPeers(eps, cfg.MTUBytes); err != nil {
-		return r, abort(err)
-	}
-	r.PathMTU, r.MaxRdAtom = s.PathMTU(), s.RdAtom()
-	r.InlineUsed = Inline(cfg) && s.MaxInline() >= cfg.MsgSizeBytes
-	ep := s.Local()
-	for i, p := range f.peers {
-		e := ep
-		e.QPNs, e.PSNs = []uint32{ep.QPNs[i]}, []uint32{ep.PSNs[i]}
-		if err := p.Connect(e); err != nil {
-			return r, abort(fmt.Errorf("server %s: %w", p.Addr, err))
-		}
-	}
 	r.Clock, r.ClockNote = f.dev.Clock()
 	stopping := make(chan struct{})
 	stop := context.AfterFunc(ctx, func() { s.Stop(); close(stopping) })
-	type line struct {
-		endBeats  func() error
-		reply     <-chan oob.Received
-		listening <-chan struct{}
-	}
 	lines := make([]line, len(f.peers))
 	for i, p := range f.peers {
 		lines[i].endBeats = p.Beat(stopOn(s))
@@ -211,12 +167,119 @@ func (f *Fan) Run(ctx context.Context, op Op, cfg result.Config) (r result.Resul
 		merr = f.blame(merr, ep.QPNs)
 	}
 	// Each server's side: stop its responder, verify, report.
+	reports, errs := f.finish(cfg, lines, res.PerQP, r.Interrupted || merr != nil)
+	merr = errors.Join(append([]error{merr}, errs...)...)
+	f.fanResult(&r, op, cfg, s, sl, lay, res, reports, merr)
+	if mine.began {
+		l, note := mine.close(f.dev, ended)
+		notes := []string{"servers: not read in a run against several servers"}
+		if note != "" {
+			notes = append(notes, "client: "+note)
+		}
+		judge(&r, op.Requests, l, nil, notes)
+		r.Fan.WireBytesPerByte, r.Fan.WirePacketsPerMessage = wire(l, r.Iterations, r.Bytes)
+	}
+	if merr == nil && res.PerQP != nil {
+		merr = fanVerified(r.Fan.Peers)
+	}
+	if merr == nil {
+		merr = measured(r)
+	}
+	return r, merr
+}
+
+// propose offers the same one-QP plan to every server; all answer before anything
+// else happens, so that a refusal leaves every connection in step. It returns their
+// endpoints, and abort, which tells the servers that accepted that their plans end.
+func (f *Fan) propose(cfg result.Config) (eps []qp.Endpoint, abort func(error) error, err error) {
+	for _, p := range f.peers {
+		if p.Broken() {
+			return nil, nil, &oob.LostError{Err: fmt.Errorf("the connection to the server at %s was lost in an earlier test", p.Addr)}
+		}
+	}
+	for _, p := range f.peers {
+		if err := p.Offer(&cfg); err != nil {
+			return nil, nil, fmt.Errorf("server %s: %w", p.Addr, err)
+		}
+	}
+	eps = make([]qp.Endpoint, len(f.peers))
+	var refused error
+	for i, p := range f.peers {
+		var err error
+		eps[i], err = p.Answer()
+		var pe *oob.PeerError
+		switch {
+		case errors.As(err, &pe):
+			refused = errors.Join(refused, fmt.Errorf("server %s refused the plan: %w", p.Addr, err))
+		case err != nil:
+			refused = errors.Join(refused, fmt.Errorf("server %s: no answer to the plan: %w", p.Addr, err))
+		}
+	}
+	abort = func(err error) error {
+		for i, p := range f.peers {
+			if eps[i].QPNs != nil {
+				p.Abort(err)
+			}
+		}
+		return err
+	}
+	if refused != nil {
+		return nil, nil, abort(refused)
+	}
+	return eps, abort, nil
+}
+
+// connect makes this side's session, one QP per server in the layout lay, connects QP
+// i to server i's endpoint, tells each server its QP and waits until all are ready.
+// It returns the session and its endpoint; on error the caller aborts the plans.
+func (f *Fan) connect(cfg result.Config, lay verbs.Layout, eps []qp.Endpoint, r *result.Result) (Session, qp.Endpoint, error) {
+	local := cfg
+	local.NumQPs = cfg.Peers
+	lbytes := lay.LocalRegions(cfg.Peers) * lay.LSlots * lay.Stride
+	spec := Spec(local, lbytes, false, false, cfg.SQDepth)
+	spec.Events, spec.ModCount, spec.ModPeriodUS = cfg.CompletionEvents, cfg.CQModerationCount, cfg.CQModerationUS
+	s, err := f.dev.NewSession(spec)
+	if err != nil {
+		return nil, qp.Endpoint{}, err
+	}
+	fail := func(err error) (Session, qp.Endpoint, error) { s.Close(); return nil, qp.Endpoint{}, err }
+	if err := s.ConnectPeers(eps, cfg.MTUBytes); err != nil {
+		return fail(err)
+	}
+	r.PathMTU, r.MaxRdAtom = s.PathMTU(), s.RdAtom()
+	r.InlineUsed = Inline(cfg) && s.MaxInline() >= cfg.MsgSizeBytes
+	ep := s.Local()
+	for i, p := range f.peers {
+		e := ep
+		e.QPNs, e.PSNs = []uint32{ep.QPNs[i]}, []uint32{ep.PSNs[i]}
+		if err := p.Tell(e); err != nil {
+			return fail(fmt.Errorf("server %s: %w", p.Addr, err))
+		}
+	}
+	for _, p := range f.peers {
+		if err := p.Ready(); err != nil {
+			return fail(fmt.Errorf("server %s: %w", p.Addr, err))
+		}
+	}
+	return s, ep, nil
+}
+
+// line is a session's beats and its reader during a test (oob.Peer's Beat and Listen).
+type line struct {
+	endBeats  func() error
+	reply     <-chan oob.Received
+	listening <-chan struct{}
+}
+
+// finish ends the test with every server: why one spoke during the test or its beats
+// stopped, if so; else done, with its QP's WRs completed (perQP[i]), and its report.
+func (f *Fan) finish(cfg result.Config, lines []line, perQP []uint64, interrupted bool) ([]*oob.Report, []error) {
 	reports := make([]*oob.Report, len(f.peers))
 	var errs []error
 	for i, p := range f.peers {
 		lost := lines[i].endBeats()
 		if err := p.Interrupted(lines[i].reply); err != nil {
-			errs = append(errs, fmt.Errorf("server %s: %w", p.Addr, err))
+			errs = append(errs, &oob.LostError{Err: fmt.Errorf("server %s ended the test: %w", p.Addr, err)})
 			continue
 		}
 		if lost != nil {
@@ -225,10 +288,10 @@ func (f *Fan) Run(ctx context.Context, op Op, cfg result.Config) (r result.Resul
 			continue
 		}
 		var done []uint64
-		if res.PerQP != nil {
-			done = res.PerQP[i : i+1]
+		if perQP != nil {
+			done = perQP[i : i+1]
 		}
-		if err := p.Finish(&oob.Done{Completed: done, Interrupted: r.Interrupted || merr != nil}); err != nil {
+		if err := p.Finish(&oob.Done{Completed: done, Interrupted: interrupted}); err != nil {
 			errs = append(errs, fmt.Errorf("server %s: %w", p.Addr, err))
 		}
 	}
@@ -243,28 +306,18 @@ func (f *Fan) Run(ctx context.Context, op Op, cfg result.Config) (r result.Resul
 		}
 		reports[i] = rep
 	}
-	merr = errors.Join(append([]error{merr}, errs...)...)
-	f.fanResult(&r, op, cfg, s, sl, lay, res, reports, merr)
-	if mine.began {
-		l, note := mine.close(f.dev, ended)
-		notes := []string{"servers: not read in a run against several servers"}
-		if note != "" {
-			notes = append(notes, "client: "+note)
-		}
-		judge(&r, op.Requests, l, nil, notes)
-		r.Fan.WireBytesPerByte, r.Fan.WirePacketsPerMessage = wire(l, r.Iterations, r.Bytes)
-	}
-	if merr == nil && res.PerQP != nil {
-		for _, p := range r.Fan.Peers {
-			if v := p.Verify; v != nil && !v.OK {
-				merr = errors.Join(merr, fmt.Errorf("verification failed for server %s at the %s: %s", p.Server, v.Side, v.Detail))
-			}
+	return reports, errs
+}
+
+// fanVerified is why --verify failed for some servers, or nil.
+func fanVerified(peers []result.Peer) error {
+	var err error
+	for _, p := range peers {
+		if v := p.Verify; v != nil && !v.OK {
+			err = errors.Join(err, fmt.Errorf("verification failed for server %s at the %s: %s", p.Server, v.Side, v.Detail))
 		}
 	}
-	if merr == nil {
-		merr = measured(r)
-	}
-	return r, merr
+	return err
 }
 
 // fanLayout is the client's side of every server's slots: WRITE sends the same source

@@ -24,6 +24,7 @@ import (
 	"github.com/rdmabench/rdmabench/oob"
 	"github.com/rdmabench/rdmabench/result"
 	"github.com/rdmabench/rdmabench/verbs"
+	"github.com/rdmabench/rdmabench/verbs/qp"
 )
 
 func dial(t *testing.T, r *benchtest.Rig, token string) *bench.Client {
@@ -337,7 +338,7 @@ func TestPipeRegion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.ConnectPeers([]verbs.Endpoint{*m.Endpoint}, 0); err != nil {
+	if err := s.ConnectPeers([]qp.Endpoint{*m.Endpoint}, 0); err != nil {
 		t.Fatal(err)
 	}
 	local := s.Local()

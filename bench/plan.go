@@ -79,7 +79,7 @@ func (op Op) Defaults(c *result.Config) {
 	}
 	if c.Iterations == 0 {
 		c.Iterations = 1000
-		if c.Test == result.BW {
+		if c.Test == result.BW && op.BWIterations > 0 {
 			c.Iterations = op.BWIterations
 		}
 	}

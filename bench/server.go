@@ -16,6 +16,7 @@ import (
 	"github.com/rdmabench/rdmabench/oob"
 	"github.com/rdmabench/rdmabench/result"
 	"github.com/rdmabench/rdmabench/verbs"
+	"github.com/rdmabench/rdmabench/verbs/qp"
 )
 
 // Server follows the plans of its clients. Handshakes run concurrently (so that silent
@@ -400,8 +401,10 @@ func (sv *Server) admitPlan(ctx context.Context, cfg result.Config) (op Op, _ re
 	switch {
 	case cfg.Test == result.Region:
 		op = regionOp
+	case !ok && cfg.Op != string(verbs.Write) && cfg.Op != string(verbs.Read):
+		return op, cfg, nil, fmt.Errorf("invalid plan: unknown operation %q: want write or read", cfg.Op)
 	case !ok:
-		return op, cfg, nil, fmt.Errorf("invalid plan: this server does not serve %s tests", text.Quote(cfg.Op))
+		return op, cfg, nil, fmt.Errorf("this server does not serve %s tests", text.Quote(cfg.Op))
 	default:
 		op.Defaults(&cfg)
 	}
@@ -445,7 +448,7 @@ func (sv *Server) serve(ctx context.Context, c *oob.Conn, op Op, cfg result.Conf
 	if err != nil {
 		return t, err
 	}
-	if err := s.ConnectPeers([]verbs.Endpoint{*m.Endpoint}, cfg.MTUBytes); err != nil {
+	if err := s.ConnectPeers([]qp.Endpoint{*m.Endpoint}, cfg.MTUBytes); err != nil {
 		return t, refuse(err)
 	}
 	respErr := make(chan error, 1)

@@ -17,7 +17,7 @@ import (
 	"unicode"
 
 	"github.com/rdmabench/rdmabench/result"
-	"github.com/rdmabench/rdmabench/verbs"
+	"github.com/rdmabench/rdmabench/verbs/qp"
 )
 
 // byteConn is a net.Conn that reads the given bytes and then io.EOF, and collects
@@ -61,7 +61,7 @@ func fuzzSeedMsgs() []Msg {
 		ActiveMTU: 4096, GIDIndex: 3, GIDType: "RoCE v2", Host: "host-a"}
 	plan := result.Config{Op: "write", Test: result.BW, MsgSizeBytes: 65536, Iterations: 5000, WarmupIterations: 500,
 		SQDepth: 128, PostList: 1, CQMod: 1, NumQPs: 1, InlineBytes: -1, Verify: true}
-	ep := verbs.Endpoint{QPNs: []uint32{17, 18}, PSNs: []uint32{0x1234, 0xabcdef}, GID: "fe80::f870:25ff:febf:b0ac",
+	ep := qp.Endpoint{QPNs: []uint32{17, 18}, PSNs: []uint32{0x1234, 0xabcdef}, GID: "fe80::f870:25ff:febf:b0ac",
 		GIDIndex: 1, GIDType: "RoCE v2", LinkLayer: "Ethernet", MTU: 1024, RdAtom: 16, Addr: 0x7f0000001000, RKey: 0x1234, Len: 1 << 20}
 	nonce := bytes.Repeat([]byte{0xa5}, NonceBytes)
 	return []Msg{

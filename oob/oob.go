@@ -18,7 +18,7 @@ import (
 	"github.com/rdmabench/rdmabench/counters"
 	"github.com/rdmabench/rdmabench/internal/text"
 	"github.com/rdmabench/rdmabench/result"
-	"github.com/rdmabench/rdmabench/verbs"
+	"github.com/rdmabench/rdmabench/verbs/qp"
 )
 
 // Version is the protocol version; peers must agree on it exactly. It changes with any
@@ -137,15 +137,15 @@ type TCPDone struct {
 
 // Msg is one frame's body; Type says which field is set.
 type Msg struct {
-	Type      string          `json:"type"`
-	Hello     *Hello          `json:"hello,omitempty"`
-	Plan      *result.Config  `json:"plan,omitempty"`
-	Endpoint  *verbs.Endpoint `json:"endpoint,omitempty"` // what one side tells the other to connect QPs and address its buffer
-	Challenge *Challenge      `json:"challenge,omitempty"`
-	Auth      *Auth           `json:"auth,omitempty"`
-	Done      *Done           `json:"done,omitempty"`
-	Report    *Report         `json:"report,omitempty"`
-	Error     string          `json:"error,omitempty"`
+	Type      string         `json:"type"`
+	Hello     *Hello         `json:"hello,omitempty"`
+	Plan      *result.Config `json:"plan,omitempty"`
+	Endpoint  *qp.Endpoint   `json:"endpoint,omitempty"` // what one side tells the other to connect QPs and address its buffer
+	Challenge *Challenge     `json:"challenge,omitempty"`
+	Auth      *Auth          `json:"auth,omitempty"`
+	Done      *Done          `json:"done,omitempty"`
+	Report    *Report        `json:"report,omitempty"`
+	Error     string         `json:"error,omitempty"`
 
 	TCPBaseline *TCPBaseline `json:"tcp_baseline,omitempty"`
 	TCPPort     *TCPPort     `json:"tcp_port,omitempty"`

@@ -8,15 +8,17 @@ import (
 
 	"github.com/rdmabench/rdmabench/internal/text"
 	"github.com/rdmabench/rdmabench/result"
-	"github.com/rdmabench/rdmabench/verbs"
+	"github.com/rdmabench/rdmabench/verbs/qp"
 )
 
 // A session is one control connection between a client and a server. The client's
 // half of it, in the order the steps happen:
 //
 //	Open      hello (and the token's proof)       -> the server's hello
-//	Propose   plan                                -> the server's endpoint, or its refusal
-//	Connect   the client's endpoint               -> ready (the server's QPs are in RTS)
+//	Offer     plan
+//	Answer                                        <- the server's endpoint, or its refusal
+//	Tell      the client's endpoint
+//	Ready                                         <- ready (the server's QPs are in RTS)
 //	Beat      a beat every BeatInterval while the client measures
 //	Start     start (after the warm-up)           -> started (the server took its counters)
 //	Finish    done (the WRs each QP completed)
@@ -125,12 +127,15 @@ func (p *Peer) Abort(err error) {
 	}
 }
 
-// Offer sends a plan; Answer reads the server's endpoint for it. Propose does both; a
-// client of several servers offers to each before it reads any answer, so that a
-// refusal leaves every connection in step.
+// ErrLostBefore is a plan offered on a session lost in an earlier test.
+var ErrLostBefore = errors.New("the connection to the server was lost in an earlier test")
+
+// Offer sends a plan; Answer reads the server's endpoint for it. A client of several
+// servers offers to each before it reads any answer, so that a refusal leaves every
+// connection in step.
 func (p *Peer) Offer(plan *result.Config) error {
 	if p.broken {
-		return &LostError{fmt.Errorf("the connection to the server at %s was lost in an earlier test", p.Addr)}
+		return &LostError{ErrLostBefore}
 	}
 	if err := p.Conn.Send(Msg{Type: TPlan, Plan: plan}); err != nil {
 		p.Drop()
@@ -140,35 +145,33 @@ func (p *Peer) Offer(plan *result.Config) error {
 }
 
 // Answer is the server's endpoint for the plan offered. A refusal (the server's
-// PeerError) leaves the session usable; no answer loses it.
-func (p *Peer) Answer() (verbs.Endpoint, error) {
+// *PeerError) leaves the session usable; any other error loses it (a *LostError).
+func (p *Peer) Answer() (qp.Endpoint, error) {
 	m, err := p.Conn.Expect(TEndpoint)
 	var refused *PeerError
 	switch {
 	case errors.As(err, &refused):
-		return verbs.Endpoint{}, fmt.Errorf("server refused the plan: %w", err)
+		return qp.Endpoint{}, err
 	case err != nil:
 		p.Drop()
-		return verbs.Endpoint{}, lost("no answer from the server to the plan: %w", err)
+		return qp.Endpoint{}, &LostError{err}
 	}
 	return *m.Endpoint, nil
 }
 
-// Propose offers a plan and returns the server's endpoint for it.
-func (p *Peer) Propose(plan *result.Config) (verbs.Endpoint, error) {
-	if err := p.Offer(plan); err != nil {
-		return verbs.Endpoint{}, err
-	}
-	return p.Answer()
-}
-
-// Connect sends the client's endpoint and waits until the server is ready: its QPs
-// connected to the client's, its responder running.
-func (p *Peer) Connect(local verbs.Endpoint) error {
+// Tell sends the client's endpoint; Ready waits until the server is ready: its QPs
+// connected to the client's, its responder running. Connect does both; a client of
+// several servers tells each before it waits for any.
+func (p *Peer) Tell(local qp.Endpoint) error {
 	if err := p.Conn.Send(Msg{Type: TEndpoint, Endpoint: &local}); err != nil {
 		p.Drop()
 		return &LostError{err}
 	}
+	return nil
+}
+
+// Ready waits for the server's ready.
+func (p *Peer) Ready() error {
 	if _, err := p.Conn.Expect(TReady); err != nil {
 		if Lost(err) {
 			p.Drop()
@@ -176,6 +179,14 @@ func (p *Peer) Connect(local verbs.Endpoint) error {
 		return err
 	}
 	return nil
+}
+
+// Connect tells the server the client's endpoint and waits until it is ready.
+func (p *Peer) Connect(local qp.Endpoint) error {
+	if err := p.Tell(local); err != nil {
+		return err
+	}
+	return p.Ready()
 }
 
 // Beat tells the server every BeatInterval that the client is still measuring, while
@@ -247,7 +258,8 @@ func (p *Peer) Listen(stop func(error)) (reply <-chan Received, started, listeni
 }
 
 // Interrupted says whether the server spoke during the test (it can only be to end
-// it) and, if so, drops the session and says why it ended.
+// it) and, if so, drops the session and returns what the server said, or why nothing
+// could be read.
 func (p *Peer) Interrupted(reply <-chan Received) error {
 	select {
 	case m := <-reply:
@@ -255,10 +267,7 @@ func (p *Peer) Interrupted(reply <-chan Received) error {
 			m.Err = &ProtocolError{Msg: fmt.Sprintf("expected nothing during a test, got %s", text.Quote(m.Type))}
 		}
 		p.Drop()
-		if Lost(m.Err) {
-			return lost("lost the server during the test: %w", m.Err)
-		}
-		return lost("the server ended the test: %w", m.Err)
+		return m.Err
 	default:
 		return nil
 	}
@@ -301,8 +310,11 @@ func (p *Peer) Finish(done *Done) error {
 	return nil
 }
 
+// ErrNoReport is a server that sent no report in time.
+var ErrNoReport = errors.New("no report")
+
 // Report waits for the server's report on reply (from Listen); a server that sends
-// none within timeout is gone, and the connection is closed.
+// none within timeout is gone (ErrNoReport), and the connection is closed.
 func (p *Peer) Report(reply <-chan Received, timeout time.Duration) (*Report, error) {
 	t := time.NewTimer(timeout)
 	defer t.Stop()
@@ -321,6 +333,6 @@ func (p *Peer) Report(reply <-chan Received, timeout time.Duration) (*Report, er
 		return m.Report, nil
 	case <-t.C:
 		p.Drop()
-		return nil, lost("lost the server: no report within %v of the end of the test", timeout)
+		return nil, lost("lost the server: %w within %v of the end of the test", ErrNoReport, timeout)
 	}
 }

@@ -21,6 +21,8 @@ type CompletionError struct {
 	// VendorErr is the NIC's vendor syndrome for the failure; QPNum the local QP's number.
 	VendorErr uint32
 	QPNum     uint32
+
+	v *verbs.CompletionError // the same completion, as the verbs layer reports it
 }
 
 // Error says what failed, libibverbs' way: the status and its text, the QP, the wr_id,
@@ -30,10 +32,19 @@ func (e *CompletionError) Error() string {
 	return v.Error()
 }
 
+// Unwrap is the verbs layer's *verbs.CompletionError for the same completion, which
+// errors.As found before rdma had a type of its own.
+func (e *CompletionError) Unwrap() error {
+	if e.v == nil {
+		return nil
+	}
+	return e.v
+}
+
 // wcError is the error of the failed completion wc, for a WR posted as opcode.
 func wcError(wc *verbs.WC, opcode string) *CompletionError {
 	v := wc.Err(opcode).(*verbs.CompletionError)
-	return &CompletionError{Status: v.Status, Detail: v.Detail, Opcode: v.Opcode, WRID: v.WRID, VendorErr: v.VendorErr, QPNum: v.QPNum}
+	return &CompletionError{Status: v.Status, Detail: v.Detail, Opcode: v.Opcode, WRID: v.WRID, VendorErr: v.VendorErr, QPNum: v.QPNum, v: v}
 }
 
 // outcome is an op that complete retires, and what it resolves with.

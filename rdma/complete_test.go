@@ -19,6 +19,10 @@ func completionError(t *testing.T, err error) *CompletionError {
 	if !errors.As(err, &ce) {
 		t.Fatalf("want a completion error, got %v", err)
 	}
+	var v *verbs.CompletionError // what errors.As found before rdma had its own type
+	if !errors.As(err, &v) || v.Status != ce.Status || v.Error() != ce.Error() {
+		t.Fatalf("the completion error must unwrap to the verbs layer's: %v", err)
+	}
 	return ce
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/rdmabench/rdmabench/oob"
 	"github.com/rdmabench/rdmabench/rdma/internal/provider"
 	"github.com/rdmabench/rdmabench/verbs"
+	"github.com/rdmabench/rdmabench/verbs/qp"
 )
 
 // Config says what region to ask a server for, and how to reach it.
@@ -77,8 +78,8 @@ type Conn struct {
 	peer   *oob.Peer // the session with the server (oob/session.go)
 	server DeviceInfo
 	sess   provider.Session
-	region verbs.Endpoint // the server's: Addr, RKey, Len
-	wrs    []verbs.WR     // the post list, over the session's memory
+	region qp.Endpoint // the server's: Addr, RKey, Len
+	wrs    []verbs.WR  // the post list, over the session's memory
 	wcs    []verbs.WC
 	// retired is complete's scratch list of ops to resolve.
 	retired []outcome

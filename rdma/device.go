@@ -9,6 +9,7 @@ import (
 	"github.com/rdmabench/rdmabench/rdma/internal/provider"
 	"github.com/rdmabench/rdmabench/result"
 	"github.com/rdmabench/rdmabench/verbs"
+	"github.com/rdmabench/rdmabench/verbs/qp"
 )
 
 var (
@@ -161,12 +162,12 @@ type verbsSession struct {
 	q *verbs.Queue
 }
 
-func (s *verbsSession) Connect(r verbs.Endpoint) error { return s.Session.Connect(r, 0) }
-func (s *verbsSession) WRs() []verbs.WR                { return s.q.WRs() }
-func (s *verbsSession) WCs() []verbs.WC                { return s.q.WCs() }
-func (s *verbsSession) Post(qp, n int) (int, error)    { return s.q.Post(qp, n) }
-func (s *verbsSession) Poll() (int, error)             { return s.q.Poll() }
-func (s *verbsSession) Fail(qp int) error              { return s.q.Fail(qp) }
+func (s *verbsSession) Connect(r qp.Endpoint) error { return s.Session.Connect(r, 0) }
+func (s *verbsSession) WRs() []verbs.WR             { return s.q.WRs() }
+func (s *verbsSession) WCs() []verbs.WC             { return s.q.WCs() }
+func (s *verbsSession) Post(qp, n int) (int, error) { return s.q.Post(qp, n) }
+func (s *verbsSession) Poll() (int, error)          { return s.q.Poll() }
+func (s *verbsSession) Fail(qp int) error           { return s.q.Fail(qp) }
 func (s *verbsSession) Wait(d time.Duration) (int, error) {
 	return s.q.Wait(d)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/rdmabench/rdmabench/oob"
 	"github.com/rdmabench/rdmabench/result"
 	"github.com/rdmabench/rdmabench/verbs"
+	"github.com/rdmabench/rdmabench/verbs/qp"
 )
 
 // Dial connects to the rdmabench server at addr (host:port; the port defaults to
@@ -55,22 +56,22 @@ func (d *Device) Dial(ctx context.Context, addr string, cfg Config) (*Conn, erro
 	}
 	// The client's side of the region: from the server's endpoint, under the device
 	// held, a session whose QPs connect to it.
-	var local verbs.Endpoint
-	connect := func(region verbs.Endpoint) (verbs.Endpoint, error, error) {
+	var local qp.Endpoint
+	connect := func(region qp.Endpoint) (qp.Endpoint, error, error) {
 		d.life.RLock()
 		held = true
 		if d.closed {
-			return verbs.Endpoint{}, errors.New("the client's device closed"), fmt.Errorf("rdma: dialing %s: %w", addr, ErrDeviceClosed)
+			return qp.Endpoint{}, errors.New("the client's device closed"), fmt.Errorf("rdma: dialing %s: %w", addr, ErrDeviceClosed)
 		}
 		// The client's own buffer is unused: ops move pool buffers.
 		var err error
 		c.sess, err = d.p.NewSession(verbs.Spec{NumQP: cfg.QPs, SQDepth: cfg.SQDepth, BufSize: 1})
 		if err != nil {
 			c.sess = nil
-			return verbs.Endpoint{}, err, fmt.Errorf("rdma: %w", err)
+			return qp.Endpoint{}, err, fmt.Errorf("rdma: %w", err)
 		}
 		if err := c.sess.Connect(region); err != nil {
-			return verbs.Endpoint{}, err, fmt.Errorf("rdma: connecting to %s: %w", addr, err)
+			return qp.Endpoint{}, err, fmt.Errorf("rdma: connecting to %s: %w", addr, err)
 		}
 		local = c.sess.Local()
 		return local, nil, nil
@@ -115,7 +116,7 @@ func dialControl(ctx context.Context, addr string, cfg *Config) (net.Conn, error
 // and endpoint (c.region), and connects with the endpoint that connect makes from the
 // server's; it returns once the server is ready, or with the first error. When
 // connect fails, the server is told tell and handshake returns err.
-func (c *Conn) handshake(nc net.Conn, id DeviceInfo, connect func(region verbs.Endpoint) (local verbs.Endpoint, tell, err error)) error {
+func (c *Conn) handshake(nc net.Conn, id DeviceInfo, connect func(region qp.Endpoint) (local qp.Endpoint, tell, err error)) error {
 	addr, cfg := c.addr, &c.cfg
 	p, err := oob.Open(nc, addr, id, cfg.Token, cfg.Timeout)
 	if err != nil {
@@ -126,13 +127,8 @@ func (c *Conn) handshake(nc net.Conn, id DeviceInfo, connect func(region verbs.E
 	if err := p.Offer(&plan); err != nil {
 		return fmt.Errorf("rdma: %s: %w", addr, err)
 	}
-	c.region, err = p.Answer()
-	var refused *oob.PeerError
-	switch {
-	case errors.As(err, &refused):
-		return fmt.Errorf("rdma: the server at %s refused a region of %d bytes: %w", addr, cfg.Size, refused)
-	case err != nil:
-		return fmt.Errorf("rdma: %s: %w", addr, err)
+	if c.region, err = p.Answer(); err != nil {
+		return fmt.Errorf("rdma: the server at %s refused a region of %d bytes: %w", addr, cfg.Size, err)
 	}
 	if len(c.region.QPNs) != cfg.QPs || c.region.Len < uint64(cfg.Size) {
 		err := fmt.Errorf("the server offers %d QPs and %d bytes, not the %d QPs and %d bytes asked for", len(c.region.QPNs), c.region.Len, cfg.QPs, cfg.Size)
@@ -152,7 +148,7 @@ func (c *Conn) handshake(nc net.Conn, id DeviceInfo, connect func(region verbs.E
 
 // start sets a dialled connection going: its QPs' rings (local is its endpoint), the
 // poller, the beats and the control reader.
-func (c *Conn) start(local verbs.Endpoint) {
+func (c *Conn) start(local qp.Endpoint) {
 	c.wrs, c.wcs = c.sess.WRs(), c.sess.WCs()
 	c.qps = make([]qpState, c.cfg.QPs)
 	for i := range c.qps {
@@ -218,6 +214,9 @@ func (c *Conn) close() error {
 	var rep *oob.Report
 	if err == nil {
 		rep, err = c.peer.Report(c.reply, time.Until(end))
+		if errors.Is(err, oob.ErrNoReport) {
+			err = fmt.Errorf("no report from the server within %v", budget)
+		}
 	}
 	if err == nil {
 		c.mu.Lock()
@@ -227,7 +226,11 @@ func (c *Conn) close() error {
 		errs = append(errs, fmt.Errorf("rdma: releasing the region at %s: %w", c.addr, err))
 	}
 	if cut.Stop() {
-		errs = append(errs, c.peer.Close()) // bye, while the session is whole
+		if err == nil {
+			errs = append(errs, c.peer.Close()) // bye
+		} else {
+			errs = append(errs, c.peer.Conn.Close())
+		}
 	}
 	if failed != nil {
 		errs = append(errs, failed)

@@ -15,7 +15,7 @@ import (
 	"github.com/rdmabench/rdmabench/bench"
 	"github.com/rdmabench/rdmabench/oob"
 	"github.com/rdmabench/rdmabench/result"
-	"github.com/rdmabench/rdmabench/verbs"
+	"github.com/rdmabench/rdmabench/verbs/qp"
 )
 
 // pipeListener is a listener whose connections are net.Pipes made by its dial.
@@ -161,7 +161,7 @@ func TestDialShortRegion(t *testing.T) {
 	dev := NewLoopback().Device()
 	defer dev.Close()
 	_, err := dev.Dial(bg, "h", Config{Size: 4096, Dial: fakeServer(t, func(c *oob.Conn, plan *result.Config) {
-		c.Send(oob.Msg{Type: oob.TEndpoint, Endpoint: &verbs.Endpoint{QPNs: []uint32{1}, PSNs: []uint32{1}, Len: 100}})
+		c.Send(oob.Msg{Type: oob.TEndpoint, Endpoint: &qp.Endpoint{QPNs: []uint32{1}, PSNs: []uint32{1}, Len: 100}})
 		c.Recv(time.Second)
 	})})
 	if err == nil || !strings.Contains(err.Error(), "not the 1 QPs and 4096 bytes") {

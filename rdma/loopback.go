@@ -16,6 +16,7 @@ import (
 	"github.com/rdmabench/rdmabench/rdma/internal/provider"
 	"github.com/rdmabench/rdmabench/result"
 	"github.com/rdmabench/rdmabench/verbs"
+	"github.com/rdmabench/rdmabench/verbs/qp"
 )
 
 // Loopback is an in-memory RDMA fabric, for tests and examples: its devices register Go
@@ -121,7 +122,7 @@ type loopSession struct{ provider.Session }
 
 var errLoopback = errors.New("the loopback fabric serves region plans only")
 
-func (s loopSession) ConnectPeers(rs []verbs.Endpoint, mtu int) error {
+func (s loopSession) ConnectPeers(rs []qp.Endpoint, mtu int) error {
 	if len(rs) != 1 {
 		return errLoopback
 	}

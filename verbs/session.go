@@ -20,6 +20,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"unsafe"
+
+	"github.com/rdmabench/rdmabench/verbs/qp"
 )
 
 // Device is an opened device with its protection domain, bound to one port and GID.
@@ -263,8 +265,8 @@ func (s *Session) modify(qp *C.struct_ibv_qp, phase string, set func(*C.struct_i
 }
 
 // Local is what the peer needs to connect to this side.
-func (s *Session) Local() Endpoint {
-	e := Endpoint{
+func (s *Session) Local() qp.Endpoint {
+	e := qp.Endpoint{
 		PSNs: s.psns, LID: s.dev.Port.LID, GID: s.dev.GID.GID, GIDIndex: s.dev.GID.Index,
 		GIDType: s.dev.GID.Type, LinkLayer: s.dev.Port.LinkLayer, MTU: s.dev.Port.ActiveMTU,
 		RdAtom: s.dev.Info.MaxQPRdAtom, Addr: uint64(uintptr(s.buf)), RKey: uint32(s.mr.rkey),
@@ -278,17 +280,17 @@ func (s *Session) Local() Endpoint {
 
 // Connect takes the QPs to RTR and RTS against the peer's endpoint, which offers as
 // many QPs as this side has.
-func (s *Session) Connect(r Endpoint, mtu int) error {
-	return s.ConnectPeers([]Endpoint{r}, mtu)
+func (s *Session) Connect(r qp.Endpoint, mtu int) error {
+	return s.ConnectPeers([]qp.Endpoint{r}, mtu)
 }
 
 // ConnectPeers takes the QPs to RTR and RTS: against one endpoint that offers as many
 // QPs as this side has, or against one endpoint per QP, each offering one (QP i to
 // peer i: fan-out and fan-in). The path MTU is the smallest active MTU of all sides
 // (and mtu, when mtu > 0); outstanding READs the smallest max_qp_rd_atom.
-func (s *Session) ConnectPeers(rs []Endpoint, mtu int) error {
+func (s *Session) ConnectPeers(rs []qp.Endpoint, mtu int) error {
 	type path struct {
-		Endpoint
+		qp.Endpoint
 		gid       []byte
 		qp        int // the QP offered for this one
 		mtu, atom int // what both ends of this connection settle on

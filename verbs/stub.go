@@ -2,6 +2,8 @@
 
 package verbs
 
+import "github.com/rdmabench/rdmabench/verbs/qp"
+
 // Without cgo every entry point fails with ErrUnsupported; the types exist so that
 // the rest of rdmabench builds (and its pure-Go tests run) with CGO_ENABLED=0.
 
@@ -24,9 +26,9 @@ func (d *Device) NewSession(Spec) (*Session, error) { return nil, ErrUnsupported
 
 type Session struct{}
 
-func (s *Session) Local() Endpoint                              { return Endpoint{} }
-func (s *Session) Connect(Endpoint, int) error                  { return ErrUnsupported }
-func (s *Session) ConnectPeers([]Endpoint, int) error           { return ErrUnsupported }
+func (s *Session) Local() qp.Endpoint                           { return qp.Endpoint{} }
+func (s *Session) Connect(qp.Endpoint, int) error               { return ErrUnsupported }
+func (s *Session) ConnectPeers([]qp.Endpoint, int) error        { return ErrUnsupported }
 func (s *Session) PathMTU() int                                 { return 0 }
 func (s *Session) RdAtom() int                                  { return 0 }
 func (s *Session) MaxInline() int                               { return 0 }

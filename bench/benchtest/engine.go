@@ -20,6 +20,7 @@ import (
 	"github.com/rdmabench/rdmabench/counters"
 	"github.com/rdmabench/rdmabench/result"
 	"github.com/rdmabench/rdmabench/verbs"
+	"github.com/rdmabench/rdmabench/verbs/qp"
 )
 
 var (
@@ -190,15 +191,15 @@ type Session struct {
 // Bytes is the session's buffer.
 func (s *Session) Bytes() []byte { return s.buf }
 
-func (s *Session) Local() verbs.Endpoint {
-	return verbs.Endpoint{QPNs: append([]uint32(nil), s.qpns...), PSNs: make([]uint32, len(s.qpns)),
+func (s *Session) Local() qp.Endpoint {
+	return qp.Endpoint{QPNs: append([]uint32(nil), s.qpns...), PSNs: make([]uint32, len(s.qpns)),
 		GID: "fe80::1", GIDType: "RoCE v2", LinkLayer: "Ethernet", MTU: 1024, RdAtom: 16,
 		Addr: uint64(s.qpns[0]) << 32, RKey: s.qpns[0], Len: uint64(len(s.buf))}
 }
 
 // ConnectPeers connects every QP to one peer session (one endpoint offering as many
 // QPs), or QP i to the session behind endpoint i (one QP each).
-func (s *Session) ConnectPeers(rs []verbs.Endpoint, mtu int) error {
+func (s *Session) ConnectPeers(rs []qp.Endpoint, mtu int) error {
 	if s.e.FailConnect != nil {
 		return s.e.FailConnect
 	}

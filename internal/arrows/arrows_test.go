@@ -23,7 +23,7 @@ var rules = []struct {
 	// 21 and docs/architecture.md. Everything above bench stays out.
 	{"rdma", "the public library stands on verbs and the protocol, not on the programs", application},
 	{"verbs", "the cgo layer knows QPs and buffers, not the protocol that carries their endpoints", []string{"oob", "bench", "rdma", "sweep", "report"}},
-	{"oob", "the protocol carries plans and endpoints; it does not run tests", []string{"bench", "rdma", "sweep", "report", "fleet"}},
+	{"oob", "the protocol carries plans and endpoints; it neither runs tests nor links libibverbs", []string{"verbs", "bench", "rdma", "sweep", "report", "fleet"}},
 	{"report", "the readers read results files; they neither speak the protocol nor run a fleet", []string{"oob", "fleet", "bench", "verbs"}},
 	{"report/html", "the HTML report reads results files, as report does", []string{"oob", "fleet", "bench", "verbs"}},
 	{"sweep", "the search decides from results; the engine is given to it", []string{"bench", "report", "fleet", "oob"}},

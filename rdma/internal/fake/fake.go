@@ -31,6 +31,7 @@ import (
 	"github.com/rdmabench/rdmabench/rdma/internal/provider"
 	"github.com/rdmabench/rdmabench/result"
 	"github.com/rdmabench/rdmabench/verbs"
+	"github.com/rdmabench/rdmabench/verbs/qp"
 )
 
 // VendorErr is the vendor error of the completions FailNth injects.
@@ -40,7 +41,7 @@ const VendorErr = 0xfa4e
 type Fabric struct {
 	mu         sync.Mutex
 	mems       map[uint32]*Memory
-	qps        map[uint32]*qp
+	qps        map[uint32]*queuePair
 	nextKey    uint32
 	nextQPN    uint32
 	posted     uint64 // WRs posted, all QPs
@@ -54,7 +55,7 @@ type Fabric struct {
 }
 
 type stalled struct {
-	q    *qp
+	q    *queuePair
 	wr   verbs.WR
 	idx  uint64
 	fail bool
@@ -62,7 +63,7 @@ type stalled struct {
 
 // New returns an empty fabric.
 func New() *Fabric {
-	return &Fabric{mems: map[uint32]*Memory{}, qps: map[uint32]*qp{}, nextKey: 0x100, nextQPN: 0x11}
+	return &Fabric{mems: map[uint32]*Memory{}, qps: map[uint32]*queuePair{}, nextKey: 0x100, nextQPN: 0x11}
 }
 
 // FailNth makes the nth WR posted from now on (1: the next one) complete with status.
@@ -223,7 +224,7 @@ func (d *Device) NewSession(spec verbs.Spec) (provider.Session, error) {
 		wrs: make([]verbs.WR, spec.SQDepth), wcs: make([]verbs.WC, 64)}
 	for range spec.NumQP {
 		f.nextQPN++
-		q := &qp{s: s, num: f.nextQPN, psn: f.nextQPN * 7919 & 0xffffff, depth: spec.SQDepth}
+		q := &queuePair{s: s, num: f.nextQPN, psn: f.nextQPN * 7919 & 0xffffff, depth: spec.SQDepth}
 		f.qps[q.num] = q
 		s.qps = append(s.qps, q)
 	}
@@ -235,7 +236,7 @@ type Session struct {
 	f      *Fabric
 	dev    *Device
 	buf    *Memory
-	qps    []*qp
+	qps    []*queuePair
 	cq     []cqe // queued completions: cq[head:]
 	head   int
 	queued atomic.Int64  // len(cq) - head, read without the lock by Poll
@@ -246,12 +247,12 @@ type Session struct {
 	closed bool
 }
 
-type qp struct {
+type queuePair struct {
 	s       *Session
 	num     uint32
 	psn     uint32
 	depth   int
-	remote  *qp
+	remote  *queuePair
 	posted  uint64 // WRs posted on this QP
 	retired uint64 // WRs whose slot is free again: 1..retired
 	lastSig uint64 // the last signalled WR posted
@@ -260,7 +261,7 @@ type qp struct {
 
 type cqe struct {
 	wc  verbs.WC
-	q   *qp
+	q   *queuePair
 	idx uint64
 }
 
@@ -270,8 +271,8 @@ func (s *Session) Bytes() []byte   { return s.buf.buf }
 func (s *Session) WRs() []verbs.WR { return s.wrs }
 func (s *Session) WCs() []verbs.WC { return s.wcs }
 
-func (s *Session) Local() verbs.Endpoint {
-	e := verbs.Endpoint{
+func (s *Session) Local() qp.Endpoint {
+	e := qp.Endpoint{
 		LID: 0, GID: "fe80::1", GIDIndex: 1, GIDType: "RoCE v2", LinkLayer: "Ethernet", MTU: 4096, RdAtom: 16,
 		Addr: s.buf.addr, RKey: s.buf.key, Len: uint64(len(s.buf.buf)),
 	}
@@ -282,7 +283,7 @@ func (s *Session) Local() verbs.Endpoint {
 	return e
 }
 
-func (s *Session) Connect(r verbs.Endpoint) error {
+func (s *Session) Connect(r qp.Endpoint) error {
 	if len(r.QPNs) != len(s.qps) || len(r.PSNs) != len(s.qps) {
 		return fmt.Errorf("peer offers %d QPs, this side has %d", len(r.QPNs), len(s.qps))
 	}
@@ -357,7 +358,7 @@ func (s *Session) Fail(i int) error {
 }
 
 // exec moves the bytes of one WR and queues its completion (f.mu held).
-func (f *Fabric) exec(q *qp, wr *verbs.WR, idx uint64, fail bool) {
+func (f *Fabric) exec(q *queuePair, wr *verbs.WR, idx uint64, fail bool) {
 	wc := verbs.WC{WRID: wr.WRID, Status: verbs.WCSuccess, Opcode: verbs.WCOpRDMAWrite, QPNum: q.num, ByteLen: wr.Len}
 	if wr.Opcode == verbs.WRRead {
 		wc.Opcode = verbs.WCOpRDMARead

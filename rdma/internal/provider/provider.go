@@ -8,6 +8,7 @@ import (
 
 	"github.com/rdmabench/rdmabench/result"
 	"github.com/rdmabench/rdmabench/verbs"
+	"github.com/rdmabench/rdmabench/verbs/qp"
 )
 
 // Provider is an opened device and port.
@@ -35,9 +36,9 @@ type Memory interface {
 // Session is one connection's queues: QPs, their CQ and the session's own buffer.
 type Session interface {
 	// Local is what the peer needs to connect: QPNs, PSNs, GID and the buffer.
-	Local() verbs.Endpoint
+	Local() qp.Endpoint
 	// Connect takes the QPs to RTS against the peer's endpoint.
-	Connect(remote verbs.Endpoint) error
+	Connect(remote qp.Endpoint) error
 	// Bytes is the session's buffer.
 	Bytes() []byte
 	// WRs is the post list: fill WRs()[:n], then Post(qp, n) posts them to QP qp as one

@@ -1,4 +1,8 @@
-package verbs
+// Package qp describes a queue pair's far end: what a peer needs to connect its QPs to
+// a session's and to address its buffer. The verbs layer hands it out and connects to
+// it; the protocol (oob) carries it between the hosts. It is plain Go, so that the
+// protocol does not link libibverbs.
+package qp
 
 // Endpoint is what a peer needs to connect its QPs to a session's and to address its
 // buffer: the QP numbers and first PSNs, the port's address (LID on InfiniBand, GID on
