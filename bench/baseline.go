@@ -28,7 +28,7 @@ package bench
 // and says so). The data connection is tuned as the control connection is
 // (oob.Tune), so that a vanished host is noticed within --timeout as well.
 //
-// Over net.Pipe (tests: bench/fake's rig) the control connection has no IP address:
+// Over net.Pipe (tests: bench/benchtest's rig) the control connection has no IP address:
 // the server then listens on 127.0.0.1 and takes the data connection from 127.0.0.1
 // only, and the client connects to 127.0.0.1.
 
