@@ -3,6 +3,8 @@ package fleet
 import (
 	"fmt"
 	"strconv"
+
+	"github.com/rdmabench/rdmabench/fleet/pairs"
 )
 
 // Rank is where this member stands in the fleet: its rank in [0, World), the number of
@@ -126,6 +128,9 @@ func number(name, v string) (int, error) {
 func check(r Rank, rankWhat, worldWhat string) (Rank, error) {
 	if r.World < 2 {
 		return Rank{}, fmt.Errorf("%s: a fleet needs at least 2 hosts", worldWhat)
+	}
+	if r.World > pairs.MaxMembers {
+		return Rank{}, fmt.Errorf("%s: a fleet of at most %d hosts", worldWhat, pairs.MaxMembers)
 	}
 	if r.Rank >= r.World {
 		return Rank{}, fmt.Errorf("%s is not below the world size (%s): ranks run from 0 to %d", rankWhat, worldWhat, r.World-1)

@@ -79,3 +79,18 @@ func TestDiscoverErrors(t *testing.T) {
 		}
 	}
 }
+
+// A world size from a launcher sizes the coordinator's tables: it is bounded.
+func TestDiscoverBoundsTheWorld(t *testing.T) {
+	for _, env := range [][]string{
+		{"SLURM_PROCID", "0", "SLURM_NTASKS", "10000000000"},
+		{"OMPI_COMM_WORLD_RANK", "0", "OMPI_COMM_WORLD_SIZE", "4097"},
+	} {
+		if r, err := Discover(envOf(env...), Unset, Unset); err == nil || !strings.Contains(err.Error(), "at most 4096 hosts") {
+			t.Errorf("%v: want a refusal of the world size, got %+v, %v", env, r, err)
+		}
+	}
+	if _, err := Discover(envOf(), 0, 4097); err == nil {
+		t.Error("--world 4097: want a refusal")
+	}
+}

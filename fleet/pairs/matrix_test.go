@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/rdmabench/rdmabench/result"
 )
 
 func TestMatrixCells(t *testing.T) {
@@ -100,5 +102,20 @@ func TestWriteMatrix(t *testing.T) {
 	b.Reset()
 	if err := WriteMatrix(&b, hosts, Matrix(3, nil, nil, MetricLat), MetricLat); err != nil || !strings.Contains(b.String(), "p50 us: client \\ server") {
 		t.Errorf("%v\n%s", err, b.String())
+	}
+}
+
+// A results file is a peer's word: ranks outside the fleet are refused, never an index
+// out of range or a matrix sized by a forged number.
+func TestFromResultsRefusesForgedRanks(t *testing.T) {
+	for _, p := range [][2]int{{-1, 0}, {0, -1}, {0, MaxMembers}, {60000, 1}, {2, 2}} {
+		rs := []result.Result{{Fleet: &result.FleetPair{A: p[0], B: p[1]}, BWGbps: 1}}
+		if _, err := FromResults(rs, OutlierOpts{}); err == nil || !strings.Contains(err.Error(), "ranks run from 0") {
+			t.Errorf("pair %d -> %d: want a refusal naming the ranks, got %v", p[0], p[1], err)
+		}
+	}
+	rs := []result.Result{{Fleet: &result.FleetPair{A: 0, B: MaxMembers - 1}, BWGbps: 1}}
+	if out, err := FromResults(rs, OutlierOpts{}); err != nil || len(out.Hosts) != MaxMembers {
+		t.Errorf("the highest rank is a member: %d hosts, %v", len(out.Hosts), err)
 	}
 }

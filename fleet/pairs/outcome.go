@@ -1,10 +1,18 @@
 package pairs
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/rdmabench/rdmabench/result"
 )
+
+// ErrNoFleet is a results stream that holds no fleet's results.
+var ErrNoFleet = errors.New("no fleet results (results with a \"fleet\" field) to judge")
+
+// MaxMembers bounds a fleet: its ranks run from 0 to MaxMembers-1, whether they come
+// from a launcher or from a results file (whose matrix is MaxMembers^2 cells at most).
+const MaxMembers = 4096
 
 // Pair is one test between two members, by rank: A is the client, B the server.
 type Pair struct {
@@ -78,10 +86,13 @@ func FromResults(rs []result.Result, opts OutlierOpts) (Outcome, error) {
 	var first []PairResult
 	var retests []PairResult
 	maxRetest := 0
-	for _, r := range rs {
+	for i, r := range rs {
 		f := r.Fleet
 		if f == nil {
 			continue
+		}
+		if f.A < 0 || f.B < 0 || f.A >= MaxMembers || f.B >= MaxMembers || f.A == f.B {
+			return Outcome{}, fmt.Errorf("result %d: fleet pair %d -> %d: ranks run from 0 to %d, and a pair is two members", i+1, f.A, f.B, MaxMembers-1)
 		}
 		for len(out.Hosts) <= max(f.A, f.B) {
 			out.Hosts = append(out.Hosts, "")
@@ -96,7 +107,7 @@ func FromResults(rs []result.Result, opts OutlierOpts) (Outcome, error) {
 		first = append(first, pr)
 	}
 	if len(first) == 0 {
-		return out, fmt.Errorf("no fleet results (results with a \"fleet\" field) to judge")
+		return out, ErrNoFleet
 	}
 	out.Results = first
 	rt := NewRetests(first, opts, maxRetest)

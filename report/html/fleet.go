@@ -1,6 +1,7 @@
 package htmlreport
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/rdmabench/rdmabench/fleet/pairs"
@@ -17,8 +18,12 @@ func fleetSection(series []*Series) (section, bool) {
 			pairs.DefaultMinBWFraction, pairs.DefaultMaxLatFactor, pairs.MinMeasured)}}
 	for _, s := range series {
 		out, err := pairs.FromResults(s.Results, pairs.OutlierOpts{})
-		if err != nil {
-			continue // no fleet results in this input
+		switch {
+		case errors.Is(err, pairs.ErrNoFleet):
+			continue
+		case err != nil:
+			sec.Notes = append(sec.Notes, clean(s.Label, 128)+": not drawn: "+clean(err.Error(), 300))
+			continue
 		}
 		metric := pairs.MetricBW
 		for _, r := range s.Results {
@@ -28,7 +33,7 @@ func fleetSection(series []*Series) (section, bool) {
 		}
 		sec.Tables = append(sec.Tables, matrixTable(s.Label, out, metric))
 	}
-	return sec, len(sec.Tables) > 0
+	return sec, len(sec.Tables) > 0 || len(sec.Notes) > 0
 }
 
 func matrixTable(label string, out pairs.Outcome, metric string) table {
