@@ -81,7 +81,14 @@ func signalAndWait(cmd *exec.Cmd, sig os.Signal, d time.Duration) bool {
 
 func run(t *testing.T, args ...string) (string, int) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	return runWithin(t, 120*time.Second, args...)
+}
+
+// runWithin is run with a bound of its own, for a command that bounds itself (a
+// sweep's --budget) by more than run's two minutes.
+func runWithin(t *testing.T, bound time.Duration, args ...string) (string, int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), bound)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, bin, args...).CombinedOutput()
 	code := 0
@@ -417,9 +424,13 @@ reference:
   read: {msg_size_bytes: [32768, 65536], sq_depth: [1024, 1024], buf_offset_bytes: [0, 0], cq_mod: [4, 8]}
 `), 0o644)
 	stream, tuned := filepath.Join(dir, "s.ndjson"), filepath.Join(dir, "t.json")
-	args := []string{"sweep", "-d", srvDev, "-p", fmt.Sprint(p), srvIP, "--profile", prof, "--ops", "write", "--search", "grid", "--repeat", "2"}
+	// The sweep holds its --budget, so the command's bound is that budget and a minute
+	// for the probe's first runs, the report and the page, whatever the bed's speed: on
+	// a quiet 2-core host it ends on its own after about 110 s.
+	const budget = 150 * time.Second
+	args := []string{"sweep", "-d", srvDev, "-p", fmt.Sprint(p), srvIP, "--profile", prof, "--ops", "write", "--search", "grid", "--repeat", "2", "--budget", budget.String()}
 	page := filepath.Join(dir, "report.html")
-	out, code := run(t, append(args, "--results", stream, "--json", tuned, "--html", page)...)
+	out, code := runWithin(t, budget+time.Minute, append(args, "--results", stream, "--json", tuned, "--html", page)...)
 	if code != 0 || !strings.Contains(out, "message size") {
 		t.Fatalf("sweep: exit %d\n%s", code, out)
 	}
@@ -438,11 +449,12 @@ reference:
 	if !strings.Contains(string(doc), `"points_measured": 4`) {
 		t.Fatalf("tuned report:\n%s", doc)
 	}
-	// Within its budget (the default 15 minutes) the message-rate optimum has final rounds
-	// of its own, as the bandwidth one does.
+	// Within its budget the message-rate optimum has final rounds of its own, as the
+	// bandwidth one does; one that the budget did not reach says it is the best measured.
 	var tr struct {
 		Ops map[string]struct {
-			Optima map[string]struct {
+			BudgetExhausted bool `json:"budget_exhausted"`
+			Optima          map[string]struct {
 				Basis      string `json:"basis"`
 				Contenders int    `json:"contenders"`
 			} `json:"optima"`
@@ -451,10 +463,13 @@ reference:
 	if err := json.Unmarshal(doc, &tr); err != nil {
 		t.Fatal(err)
 	}
-	if r := tr.Ops["write"].Optima["rate"]; r.Basis != "searched" || r.Contenders < 1 {
-		t.Errorf("the rate optimum was not confirmed in final rounds: %+v", r)
+	switch w, r := tr.Ops["write"], tr.Ops["write"].Optima["rate"]; {
+	case w.BudgetExhausted && r.Basis == "best_measured":
+		t.Logf("the budget ran out before the rate optimum's final rounds: it is the best measured, as it says")
+	case r.Basis != "searched" || r.Contenders < 1:
+		t.Errorf("the rate optimum was not confirmed in final rounds (budget exhausted: %v): %+v", w.BudgetExhausted, r)
 	}
-	out, code = run(t, append(args, "--resume", stream)...)
+	out, code = runWithin(t, budget+time.Minute, append(args, "--resume", stream)...)
 	if code != 0 || !strings.Contains(out, fmt.Sprintf("write: 4 points (0 runs, %d reused)", len(rs))) {
 		t.Fatalf("resume must re-measure nothing: exit %d\n%s", code, out)
 	}
