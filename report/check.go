@@ -42,6 +42,12 @@ func Check(rs []result.Result, th Thresholds) (fails, notes []string) {
 			fail(r, "the run failed: %s", r.Error)
 			continue
 		}
+		if r.Config.Test != result.BW && r.Config.Test != result.Lat || r.Iterations == 0 {
+			// What the tool writes always measured something or says why not: this
+			// is a damaged or hand-made record, and a gate must not pass it.
+			fail(r, "not a measurement: test %s, %d messages or rounds, and no error", text.Quote(string(r.Config.Test)), r.Iterations)
+			continue
+		}
 		if th.NoTaint && r.Tainted {
 			fail(r, "tainted: %s", flagList(r))
 		}

@@ -44,6 +44,19 @@ func TestCheckThresholds(t *testing.T) {
 	}
 }
 
+// A record that measured nothing and says no error is no pass: {"schema_version":3}
+// alone used to pass every threshold.
+func TestCheckRefusesWhatMeasuredNothing(t *testing.T) {
+	empty := result.Result{SchemaVersion: result.SchemaVersion}
+	zero := res("write", 65536, 0, 5000)
+	zero.Iterations = 0
+	for _, r := range []result.Result{empty, zero} {
+		if f, _ := Check([]result.Result{r}, Thresholds{NoTaint: true, MinMsgRateMpps: 5}); len(f) != 1 || !strings.Contains(f[0], "not a measurement") {
+			t.Errorf("%+v: want one failure saying it is not a measurement, got %v", r.Config, f)
+		}
+	}
+}
+
 func TestCheckBaselineRegression(t *testing.T) {
 	base := []result.Result{res("write", 65536, 90, 5000)}
 	if f, _ := Check([]result.Result{res("write", 65536, 87, 5100)}, Thresholds{Baseline: base, Tolerance: 0.05}); len(f) != 0 {

@@ -235,3 +235,24 @@ func TestApplyClock(t *testing.T) {
 	}
 	applyClock("auto")
 }
+
+// An empty results file is an error that says so: show used to exit 0 silently, and
+// check to say "1 of 0 checks failed".
+func TestReportEmptyFile(t *testing.T) {
+	file := t.TempDir() + "/empty.ndjson"
+	os.WriteFile(file, nil, 0o644)
+	for _, sub := range []string{"show", "check", "compare"} {
+		args := []string{"report", sub, file}
+		if sub == "compare" {
+			args = append(args, file)
+		}
+		root := newRootCmd()
+		var out bytes.Buffer
+		root.SetArgs(args)
+		root.SetOut(&out)
+		root.SetErr(&out)
+		if err := root.Execute(); err == nil || !strings.Contains(err.Error(), "no results in it") {
+			t.Errorf("report %s of an empty file: want an error saying it holds no results, got %v\n%s", sub, err, out.String())
+		}
+	}
+}

@@ -34,8 +34,11 @@ func readResults(path string) ([]result.Result, error) {
 	}
 	defer f.Close()
 	rs, err := result.ReadAll(f)
-	if err != nil {
+	switch {
+	case err != nil:
 		return rs, fmt.Errorf("%s: %w", path, err)
+	case len(rs) == 0:
+		return nil, fmt.Errorf("%s: no results in it (an empty file?)", path)
 	}
 	return rs, nil
 }
@@ -86,8 +89,11 @@ func reportShowRun(o *reportShowOptions) error {
 			continue
 		}
 		rs, err := result.ReadAll(bytes.NewReader(b))
-		if err != nil {
+		switch {
+		case err != nil:
 			return fmt.Errorf("%s: %w", path, err)
+		case len(rs) == 0:
+			return fmt.Errorf("%s: no results in it (an empty file?)", path)
 		}
 		all = append(all, rs...)
 	}
