@@ -100,11 +100,8 @@ func (c *Client) Run(ctx context.Context, op Op, cfg result.Config) (r result.Re
 		Server: c.Addr, Client: c.me, ServerDevice: c.ServerDevice(), Config: cfg,
 	}
 	defer func() {
-		if oob.Lost(err) {
-			if !c.peer.Broken() { // e.g. a timeout before ready: a late answer would desynchronise the next plan
-				c.peer.Drop()
-			}
-			err = markLost(err)
+		if err = oob.AsLost(err); oob.Lost(err) && !c.peer.Broken() {
+			c.peer.Drop() // e.g. a timeout before ready: a late answer would desynchronise the next plan
 		}
 		if err != nil {
 			r.Error = err.Error()
@@ -294,16 +291,6 @@ func (c *Client) start(cfg result.Config, local *sideCounters, started <-chan st
 		return nil // nothing for the server to do at the start
 	}
 	return c.peer.Start(started, reply)
-}
-
-// markLost makes a loss that the protocol recognises (oob.Lost) say so itself, as an
-// *oob.LostError, for those who judge errors without the protocol (a sweep).
-func markLost(err error) error {
-	var l *oob.LostError
-	if errors.As(err, &l) {
-		return err
-	}
-	return &oob.LostError{Err: err}
 }
 
 // stopOn stops s's loop, whatever the session's reason.

@@ -105,9 +105,7 @@ func (f *Fan) Run(ctx context.Context, op Op, cfg result.Config) (r result.Resul
 		Server: strings.Join(addrs, ","), Client: f.me, ServerDevice: f.peers[0].Server.Device, Config: cfg,
 	}
 	defer func() {
-		if oob.Lost(err) {
-			err = markLost(err)
-		}
+		err = oob.AsLost(err)
 		if err != nil {
 			r.Error = err.Error()
 		}

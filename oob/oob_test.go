@@ -2,6 +2,8 @@ package oob
 
 import (
 	"errors"
+	"fmt"
+	"io"
 	"net"
 	"strings"
 	"testing"
@@ -107,5 +109,24 @@ func TestProofsDifferByRoleTokenAndNonce(t *testing.T) {
 		if ok {
 			t.Errorf("%s: verified", name)
 		}
+	}
+}
+
+// AsLost marks a loss the protocol recognises, once, and leaves any other error as it is.
+func TestAsLost(t *testing.T) {
+	var l *LostError
+	if err := AsLost(io.EOF); !errors.As(err, &l) || !errors.Is(err, io.EOF) {
+		t.Errorf("a lost connection must come back marked: %#v", err)
+	}
+	marked := &LostError{Err: io.EOF}
+	if err := AsLost(fmt.Errorf("measuring: %w", marked)); !errors.As(err, &l) || l != marked {
+		t.Errorf("a marked loss must stay as it is: %#v", err)
+	}
+	refused := &PeerError{Msg: "--size too large"}
+	if err := AsLost(refused); err != refused {
+		t.Errorf("a refusal is no loss: %#v", err)
+	}
+	if AsLost(nil) != nil {
+		t.Error("nil stays nil")
 	}
 }

@@ -37,6 +37,16 @@ func (e *LostError) Error() string     { return e.Err.Error() }
 func (e *LostError) Unwrap() error     { return e.Err }
 func (e *LostError) SessionLost() bool { return true }
 
+// AsLost is err marked as a *LostError when Lost recognises it as a loss, so that
+// those who judge errors without the protocol (a sweep) can tell; else err as it is.
+func AsLost(err error) error {
+	var l *LostError
+	if !Lost(err) || errors.As(err, &l) {
+		return err
+	}
+	return &LostError{Err: err}
+}
+
 // lost wraps err as a LostError.
 func lost(format string, args ...any) error { return &LostError{fmt.Errorf(format, args...)} }
 

@@ -12,13 +12,13 @@ import (
 
 // Quote makes a peer-supplied name safe for a log line: quoted, control characters
 // escaped, at most 80 bytes of it.
-func Quote(s string) string { return strconv.Quote(Truncate(s, 80)) }
+func Quote(s string) string { return strconv.Quote(truncate(s, 80)) }
 
 // Clean makes a peer-supplied text safe to print: control characters escaped (so that
 // it cannot start a new line), at most n bytes of it.
 func Clean(s string, n int) string {
 	var b strings.Builder
-	for _, r := range Truncate(s, n) {
+	for _, r := range truncate(s, n) {
 		if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || r == '\u2028' || r == '\u2029' {
 			q := strconv.QuoteRune(r)
 			b.WriteString(q[1 : len(q)-1])
@@ -29,9 +29,9 @@ func Clean(s string, n int) string {
 	return b.String()
 }
 
-// Truncate cuts s, made valid UTF-8, to at most n bytes on a rune boundary, and says
+// truncate cuts s, made valid UTF-8, to at most n bytes on a rune boundary, and says
 // how much it cut.
-func Truncate(s string, n int) string {
+func truncate(s string, n int) string {
 	s = strings.ToValidUTF8(s, "\uFFFD")
 	if len(s) <= n {
 		return s

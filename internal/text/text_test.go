@@ -15,7 +15,7 @@ func TestQuoteAndClean(t *testing.T) {
 	if c := Clean("a\r\x1b[2J\u2028b", 100); strings.ContainsAny(c, "\r\x1b\u2028") {
 		t.Fatalf("Clean must escape control characters: %q", c)
 	}
-	if c := Truncate(strings.Repeat("é", 10), 5); c != "éé... (16 more bytes)" {
-		t.Fatalf("Truncate must cut on a rune boundary and say how much: %q", c)
+	if c := truncate(strings.Repeat("é", 10), 5); c != "éé... (16 more bytes)" {
+		t.Fatalf("truncate must cut on a rune boundary and say how much: %q", c)
 	}
 }
