@@ -1,58 +1,208 @@
 package bench
 
 import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
 	"net"
 	"sync"
 	"time"
+
+	"github.com/rdmabench/rdmabench/oob"
+	"github.com/rdmabench/rdmabench/result"
 )
 
 // admission keeps unauthenticated and idle connections from crowding out real clients.
 //
-// Handshakes: at most maxPreAuth at once; when a new connection arrives at the limit,
-// the oldest handshake is cut (a real client finishes its handshake in milliseconds, a
-// silent connection waits for its deadline), so a flood of silent connections cannot
-// lock clients out. Sessions (after the handshake): at most maxSessions, and
-// maxSessionsPerSource from one address (an IPv6 /64 counts as one), so that a
-// server without a token cannot be filled with idle sessions.
+// Handshakes: at most maxPreAuthPerSource from one address (an IPv6 /64 counts as one)
+// and maxPreAuth in all. A newcomer over its own address's share cuts that address's
+// oldest handshake; a newcomer at the total limit cuts the oldest handshake of the
+// address holding the most. So a flood from one address only ever cuts its own
+// connections, and a flood from many cuts the biggest first: a real client finishes
+// its handshake in milliseconds and is never the one holding the most. A cut
+// connection is closed, and counts as nothing (no failed guess) against its address.
+//
+// Sessions (after the handshake): at most maxSessions, and maxSessionsPerSource from
+// one address, so that a server without a token cannot be filled with idle sessions.
 type admission struct {
 	mu       sync.Mutex
 	pending  []*pendingConn // oldest first
+	preAuth  map[string]int // pending handshakes by source
 	sessions int
 	bySource map[string]int
 }
 
 type pendingConn struct {
-	nc    net.Conn
-	since time.Time
+	nc     net.Conn
+	source string
 }
 
 const (
+	maxPreAuthPerSource  = 8
 	maxSessions          = 64
 	maxSessionsPerSource = 16
 )
 
-// handshake registers nc as handshaking and returns the function that ends that
-// state; it cuts the oldest handshake when there are too many.
-func (a *admission) handshake(nc net.Conn) func() {
-	p := &pendingConn{nc: nc, since: time.Now()}
+// handshake registers nc, from source, as handshaking and returns the function that
+// ends that state; it cuts a handshake first when there are too many (see admission).
+func (a *admission) handshake(nc net.Conn, source string) func() {
+	p := &pendingConn{nc: nc, source: source}
 	a.mu.Lock()
-	if len(a.pending) >= maxPreAuth {
-		oldest := a.pending[0]
-		a.pending = a.pending[1:]
-		oldest.nc.Close()
+	if a.preAuth == nil {
+		a.preAuth = map[string]int{}
+	}
+	switch {
+	case a.preAuth[source] >= maxPreAuthPerSource:
+		a.cut(source)
+	case len(a.pending) >= maxPreAuth:
+		a.cut(a.busiest())
 	}
 	a.pending = append(a.pending, p)
+	a.preAuth[source]++
 	a.mu.Unlock()
 	return func() {
 		a.mu.Lock()
 		defer a.mu.Unlock()
-		for i, q := range a.pending {
-			if q == p {
-				a.pending = append(a.pending[:i], a.pending[i+1:]...)
-				return
-			}
+		a.remove(p)
+	}
+}
+
+// busiest is the source holding the most pending handshakes (the first to reach that
+// count, in arrival order, on a tie).
+func (a *admission) busiest() string {
+	best := ""
+	for _, p := range a.pending {
+		if a.preAuth[p.source] > a.preAuth[best] {
+			best = p.source
 		}
 	}
+	return best
+}
+
+// cut closes source's oldest pending handshake; a.mu is held.
+func (a *admission) cut(source string) {
+	for _, p := range a.pending {
+		if p.source == source {
+			a.remove(p)
+			p.nc.Close()
+			return
+		}
+	}
+}
+
+// remove forgets p (once); a.mu is held.
+func (a *admission) remove(p *pendingConn) {
+	for i, q := range a.pending {
+		if q == p {
+			a.pending = append(a.pending[:i], a.pending[i+1:]...)
+			if a.preAuth[p.source]--; a.preAuth[p.source] <= 0 {
+				delete(a.preAuth, p.source)
+			}
+			return
+		}
+	}
+}
+
+// handshake reads the client's hello and, when the server has a token, has the client
+// prove it knows it. Nothing the peer sent is echoed back before it is authenticated.
+func (sv *Server) handshake(ctx context.Context, c *oob.Conn, from net.Addr) (*oob.Hello, error) {
+	m, err := c.Expect(oob.THello)
+	if err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, io.EOF
+		}
+		c.SendError(preAuthError(err))
+		return nil, err
+	}
+	me := &oob.Hello{Proto: oob.Version, Tool: result.Version, Host: sv.me.Host, Device: sv.me}
+	if sv.Token != "" {
+		if me.Proof, err = sv.authenticate(ctx, c, sourceOf(from)); err != nil {
+			return nil, err
+		}
+	}
+	if err := c.Send(oob.Msg{Type: oob.THello, Hello: me}); err != nil {
+		return nil, err
+	}
+	return m.Hello, nil
+}
+
+// errNoToken is what a client that proved nothing is told.
+var errNoToken = errors.New("authentication failed: this server requires a token; give the client the server's --token-file, --token or RDMABENCH_TOKEN")
+
+// authenticate challenges the client from host to prove the token, in host's turn
+// (failures), and returns the server's own proof. A wrong proof is answered after the
+// host's back-off; anything else that ends the challenge (a cut, a timeout, a client
+// without a token) is no guess and costs the host nothing.
+func (sv *Server) authenticate(ctx context.Context, c *oob.Conn, host string) ([]byte, error) {
+	if wait := sv.auth.wait(host); wait > 0 {
+		wait = wait.Truncate(100*time.Millisecond) + 100*time.Millisecond
+		c.SendError(fmt.Errorf("authentication failed just before from your address: retry in %v", wait))
+		return nil, fmt.Errorf("refused: %s is held back %v after a failed attempt", host, wait)
+	}
+	release, err := sv.auth.take(ctx, host, c.Timeout)
+	if err != nil {
+		if errors.Is(err, errTurn) {
+			c.SendError(err)
+		}
+		return nil, err
+	}
+	defer release()
+	sn := oob.NewNonce()
+	if err := c.Send(oob.Msg{Type: oob.TChallenge, Challenge: &oob.Challenge{Nonce: sn}}); err != nil {
+		return nil, err
+	}
+	a, err := c.Expect(oob.TAuth)
+	var peer *oob.PeerError
+	switch {
+	case ctx.Err() != nil:
+		return nil, errShutdown // not the client's failure
+	case errors.Is(err, io.EOF) || errors.As(err, &peer):
+		// A client without a token says so (or leaves): no guess was made.
+		c.SendError(errNoToken)
+		return nil, fmt.Errorf("authentication failed: the client has no token (%v)", err)
+	case err != nil:
+		return nil, fmt.Errorf("no proof of the token came: %w", err)
+	}
+	// A proof is checked no sooner than the host's back-off allows.
+	if !sleepCtx(ctx, sv.auth.wait(host)) {
+		return nil, errShutdown
+	}
+	if oob.Verify(a.Auth.Proof, sv.Token, "client", sn, a.Auth.Nonce) {
+		sv.auth.succeeded(host)
+		return oob.Proof(sv.Token, "server", sn, a.Auth.Nonce), nil
+	}
+	delay := sv.auth.failed(host)
+	if !sleepCtx(ctx, delay) { // slows down guessing, per source address
+		return nil, errShutdown
+	}
+	c.SendError(errNoToken)
+	return nil, fmt.Errorf("authentication failed (wrong token; answered after %v, and %s held back as long)", delay, host)
+}
+
+// sleepCtx waits d, or until ctx is done (false).
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// preAuthError is what an unauthenticated peer is told: what this server expects,
+// never what the peer sent.
+func preAuthError(err error) error {
+	var perr *oob.ProtocolError
+	if errors.As(err, &perr) && errors.Is(err, oob.ErrVersion) {
+		return fmt.Errorf("this server speaks rdmabench protocol version %d: run the same rdmabench version on both hosts", oob.Version)
+	}
+	return errors.New("expected an rdmabench hello")
 }
 
 // session admits an authenticated connection from source, or says no.
@@ -115,4 +265,110 @@ func (l *logLimit) allow() (ok bool, dropped int) {
 	}
 	l.n++
 	return true, dropped
+}
+
+// failures paces authentication per source address. One challenge is in flight per
+// address at a time (turn): a second connection from it waits for the first to be
+// settled, so proofs from one address are checked one after another, never in a batch.
+// A wrong proof delays its answer, and the address's next check, by 100 ms after the
+// first failure, doubling to 10 s; a right proof forgives. Only a wrong proof is a
+// failure: a connection that is cut, times out or leaves before proving anything made
+// no guess.
+type failures struct {
+	mu    sync.Mutex
+	hosts map[string]*failure
+	turns map[string]*turn
+}
+
+type failure struct {
+	n     int
+	until time.Time
+}
+
+// turn is one address's right to have a challenge in flight.
+type turn struct {
+	ch    chan struct{}
+	users int
+}
+
+func failDelay(n int) time.Duration { return min(100*time.Millisecond<<min(n-1, 10), 10*time.Second) }
+
+// errTurn: the address's earlier handshake was still at its challenge when this one's
+// wait ran out.
+var errTurn = errors.New("another handshake from your address is still proving its token: retry when it is done")
+
+// take waits, at most wait, for host's turn to be challenged, and returns the function
+// that gives it back.
+func (f *failures) take(ctx context.Context, host string, wait time.Duration) (release func(), err error) {
+	f.mu.Lock()
+	if f.turns == nil {
+		f.turns = map[string]*turn{}
+	}
+	t := f.turns[host]
+	if t == nil {
+		t = &turn{ch: make(chan struct{}, 1)}
+		f.turns[host] = t
+	}
+	t.users++
+	f.mu.Unlock()
+	leave := func() {
+		f.mu.Lock()
+		if t.users--; t.users == 0 {
+			delete(f.turns, host)
+		}
+		f.mu.Unlock()
+	}
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	select {
+	case t.ch <- struct{}{}:
+		return func() { <-t.ch; leave() }, nil
+	case <-timer.C:
+		leave()
+		return nil, errTurn
+	case <-ctx.Done():
+		leave()
+		return nil, errShutdown
+	}
+}
+
+// wait says how long host must still wait before its next proof is checked.
+func (f *failures) wait(host string) time.Duration {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if h := f.hosts[host]; h != nil {
+		return max(time.Until(h.until), 0)
+	}
+	return 0
+}
+
+// failed records a wrong proof and returns the delay before it is answered.
+func (f *failures) failed(host string) time.Duration {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.hosts == nil {
+		f.hosts = map[string]*failure{}
+	}
+	h := f.hosts[host]
+	if h == nil {
+		if len(f.hosts) > 4096 { // forget old offenders rather than grow without bound
+			for k, v := range f.hosts {
+				if time.Since(v.until) > time.Minute {
+					delete(f.hosts, k)
+				}
+			}
+		}
+		h = &failure{}
+		f.hosts[host] = h
+	}
+	h.n++
+	d := failDelay(h.n)
+	h.until = time.Now().Add(d)
+	return d
+}
+
+func (f *failures) succeeded(host string) {
+	f.mu.Lock()
+	delete(f.hosts, host)
+	f.mu.Unlock()
 }

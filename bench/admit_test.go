@@ -12,26 +12,52 @@ import (
 	"github.com/rdmabench/rdmabench/result"
 )
 
-func TestHandshakesCutTheOldestNotTheNewest(t *testing.T) {
+// closed says whether c's other end was closed (cut), without waiting long.
+func closed(c net.Conn) bool {
+	c.SetReadDeadline(time.Now().Add(10 * time.Millisecond))
+	_, err := c.Read(make([]byte, 1))
+	return err != nil && !isTimeout(err)
+}
+
+// A flood from one address cuts only its own handshakes; at the total limit the cut
+// falls on the address holding the most, never on a newcomer from a quiet address.
+func TestHandshakesCutTheBusiestSource(t *testing.T) {
 	var a admission
-	var conns []net.Conn
-	for i := 0; i < maxPreAuth+3; i++ {
+	open := func(source string) net.Conn {
 		c, peer := net.Pipe()
-		defer peer.Close()
-		conns = append(conns, c)
-		a.handshake(c)
+		t.Cleanup(func() { peer.Close(); c.Close() })
+		a.handshake(c, source)
+		return c
 	}
-	// The three oldest were closed to make room; the newest are pending.
-	for i, c := range conns {
-		c.SetReadDeadline(time.Now().Add(10 * time.Millisecond))
-		_, err := c.Read(make([]byte, 1))
-		closed := err != nil && !isTimeout(err)
-		if closed != (i < 3) {
-			t.Fatalf("connection %d: closed %v (%v)", i, closed, err)
+	var flood []net.Conn
+	for range maxPreAuthPerSource + 2 {
+		flood = append(flood, open("192.0.2.1"))
+	}
+	for i, c := range flood {
+		if closed(c) != (i < 2) {
+			t.Fatalf("flood connection %d: closed %v; want only the 2 oldest cut", i, closed(c))
 		}
 	}
-	if len(a.pending) != maxPreAuth {
-		t.Fatalf("%d pending, want %d", len(a.pending), maxPreAuth)
+	// Fill the server from eight more addresses, one handshake short of their share.
+	var others []net.Conn
+	for len(a.pending) < maxPreAuth {
+		src := net.IPv4(198, 51, 100, byte(len(others)%8)).String()
+		others = append(others, open(src))
+	}
+	quiet := open("203.0.113.5") // at the limit: the busiest address pays
+	if closed(quiet) {
+		t.Fatal("a newcomer from a quiet address was cut")
+	}
+	if closed(flood[2]) == false {
+		t.Fatal("at the total limit the cut must fall on the address holding the most (the flood's oldest)")
+	}
+	for i, c := range others {
+		if closed(c) {
+			t.Fatalf("connection %d of an address below the flood's count was cut", i)
+		}
+	}
+	if len(a.pending) != maxPreAuth || a.preAuth["192.0.2.1"] != maxPreAuthPerSource-1 {
+		t.Fatalf("%d pending (want %d), the flood holds %d", len(a.pending), maxPreAuth, a.preAuth["192.0.2.1"])
 	}
 }
 

@@ -123,7 +123,7 @@ func (sv *Server) Serve(ctx context.Context, l net.Listener) error {
 			continue
 		}
 		backoff = 0
-		done := sv.admit.handshake(nc)
+		done := sv.admit.handshake(nc, sourceOf(nc.RemoteAddr()))
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -165,128 +165,6 @@ func (sv *Server) serveConn(ctx context.Context, nc net.Conn, authenticated func
 	if err := sv.session(ctx, c); err != nil {
 		sv.Log.Printf("client %s: %v", nc.RemoteAddr(), err)
 	}
-}
-
-// handshake reads the client's hello and, when the server has a token, has the client
-// prove it knows it. Nothing the peer sent is echoed back before it is authenticated.
-func (sv *Server) handshake(ctx context.Context, c *oob.Conn, from net.Addr) (*oob.Hello, error) {
-	m, err := c.Expect(oob.THello)
-	if err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, io.EOF
-		}
-		c.SendError(preAuthError(err))
-		return nil, err
-	}
-	me := &oob.Hello{Proto: oob.Version, Tool: result.Version, Host: sv.me.Host, Device: sv.me}
-	if sv.Token != "" {
-		host := sourceOf(from)
-		if wait := sv.auth.wait(host); wait > 0 {
-			wait = wait.Truncate(100*time.Millisecond) + 100*time.Millisecond
-			c.SendError(fmt.Errorf("authentication failed just before from your address: retry in %v", wait))
-			return nil, fmt.Errorf("refused: %s is held back %v after a failed attempt", host, wait)
-		}
-		sn := oob.NewNonce()
-		if err := c.Send(oob.Msg{Type: oob.TChallenge, Challenge: &oob.Challenge{Nonce: sn}}); err != nil {
-			return nil, err
-		}
-		a, err := c.Expect(oob.TAuth)
-		if err == nil && !oob.Verify(a.Auth.Proof, sv.Token, "client", sn, a.Auth.Nonce) {
-			err = errors.New("wrong token")
-		}
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil, errShutdown // not the client's failure
-			}
-			var peer *oob.PeerError
-			if errors.Is(err, io.EOF) || errors.As(err, &peer) {
-				// A client without a token says so (or leaves): no guess was made.
-				c.SendError(errors.New("authentication failed: this server requires a token; give the client the server's --token-file, --token or RDMABENCH_TOKEN"))
-				return nil, fmt.Errorf("authentication failed: the client has no token (%v)", err)
-			}
-			delay := sv.auth.failed(host)
-			select { // slows down guessing, per source address
-			case <-time.After(delay):
-			case <-ctx.Done():
-				return nil, errShutdown
-			}
-			c.SendError(errors.New("authentication failed: this server requires a token; give the client the server's --token-file, --token or RDMABENCH_TOKEN"))
-			return nil, fmt.Errorf("authentication failed (%v; answered after %v, and %s held back as long)", err, delay, host)
-		}
-		sv.auth.succeeded(host)
-		me.Proof = oob.Proof(sv.Token, "server", sn, a.Auth.Nonce)
-	}
-	if err := c.Send(oob.Msg{Type: oob.THello, Hello: me}); err != nil {
-		return nil, err
-	}
-	return m.Hello, nil
-}
-
-// preAuthError is what an unauthenticated peer is told: what this server expects,
-// never what the peer sent.
-func preAuthError(err error) error {
-	var perr *oob.ProtocolError
-	if errors.As(err, &perr) && errors.Is(err, oob.ErrVersion) {
-		return fmt.Errorf("this server speaks rdmabench protocol version %d: run the same rdmabench version on both hosts", oob.Version)
-	}
-	return errors.New("expected an rdmabench hello")
-}
-
-// failures delays authentication attempts from a source address that failed before:
-// 100 ms after the first failure, doubling to 10 s.
-type failures struct {
-	mu    sync.Mutex
-	hosts map[string]*failure
-}
-
-type failure struct {
-	n     int
-	until time.Time
-}
-
-func failDelay(n int) time.Duration { return min(100*time.Millisecond<<min(n-1, 10), 10*time.Second) }
-
-// wait says how long host must still wait before it may try again.
-func (f *failures) wait(host string) time.Duration {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if h := f.hosts[host]; h != nil {
-		return max(time.Until(h.until), 0)
-	}
-	return 0
-}
-
-// failed records a failure and returns the delay before it is answered.
-func (f *failures) failed(host string) time.Duration {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.hosts == nil {
-		f.hosts = map[string]*failure{}
-	}
-	h := f.hosts[host]
-	if h == nil {
-		if len(f.hosts) > 4096 { // forget old offenders rather than grow without bound
-			for k, v := range f.hosts {
-				if time.Since(v.until) > time.Minute {
-					delete(f.hosts, k)
-				}
-			}
-		}
-		h = &failure{}
-		f.hosts[host] = h
-	}
-	h.n++
-	d := failDelay(h.n)
-	// The failed attempt is answered after d; until then a new attempt from the same
-	// address is refused, so guesses from one address go one at a time, each slower.
-	h.until = time.Now().Add(d)
-	return d
-}
-
-func (f *failures) succeeded(host string) {
-	f.mu.Lock()
-	delete(f.hosts, host)
-	f.mu.Unlock()
 }
 
 func (sv *Server) session(ctx context.Context, c *oob.Conn) error {
