@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -79,10 +80,20 @@ func startReverse(op Op, c result.Config, s Session, timeout time.Duration) *rev
 }
 
 // measure waits for the warm-up and starts the measured loop (at the client's start).
-func (rv *reverse) measure(op Op, c result.Config, timeout time.Duration) {
-	<-rv.warm
+// The wait ends at the test's deadline or a shutdown: a warm-up the plan made too long
+// for this server must not hold it past either (finish then stops the loop).
+func (rv *reverse) measure(ctx context.Context, end time.Time, op Op, c result.Config, timeout, maxTest time.Duration) error {
+	t := time.NewTimer(time.Until(end))
+	defer t.Stop()
+	select {
+	case <-rv.warm:
+	case <-ctx.Done():
+		return errShutdown
+	case <-t.C:
+		return fmt.Errorf("%w (the server's warm-up of %d iterations per QP was still running)", errPastMax(maxTest), c.WarmupIterations)
+	}
 	if rv.err != nil {
-		return
+		return nil // reported by finish
 	}
 	rv.active = true
 	p := bwParams(op, c, Inline(c), timeout)
@@ -95,6 +106,7 @@ func (rv *reverse) measure(op Op, c result.Config, timeout time.Duration) {
 		rv.err = err
 		rv.done <- res
 	}()
+	return nil
 }
 
 // finish waits for the server's loop (stopping it first when the client was

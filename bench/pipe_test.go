@@ -534,3 +534,44 @@ func TestPipeBidirectionalWithoutCounters(t *testing.T) {
 		}
 	}
 }
+
+// A bidirectional plan whose server warm-up outlasts the test (here a stalled one, as a
+// long --warmup with an early start makes it) is ended at --max-test-time, not when the
+// warm-up gives up (finding 3 of the hostile-peers review: the reply came after 30 s).
+func TestPipeBidirectionalWarmupHeldToMaxTestTime(t *testing.T) {
+	r := benchtest.NewRig(t, ops.All, func(s *bench.Server) { s.MaxTestTime = 500 * time.Millisecond; s.Timeout = 30 * time.Second })
+	r.Server.Stall.Store(true)
+	c := dial(t, r, "")
+	start := time.Now()
+	_, err := run(t, c, result.Config{Op: "write", Test: result.BW, Bidirectional: true, Iterations: 100, WarmupIterations: 10})
+	if err == nil || !strings.Contains(err.Error(), "--max-test-time 500ms") || !strings.Contains(err.Error(), "warm-up") {
+		t.Fatalf("want the server's --max-test-time during its warm-up, got %v", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("the client heard after %v", d)
+	}
+}
+
+// A shutdown during the server's warm-up of a bidirectional test ends the server within
+// 2 s, and the client is told why.
+func TestPipeShutdownDuringBidirectionalWarmup(t *testing.T) {
+	r := benchtest.NewRig(t, ops.All, func(s *bench.Server) { s.Timeout = 30 * time.Second })
+	r.Server.Stall.Store(true)
+	c := dial(t, r, "")
+	var took atomic.Int64
+	time.AfterFunc(300*time.Millisecond, func() {
+		at := time.Now()
+		r.Shutdown()
+		took.Store(int64(time.Since(at)))
+	})
+	_, err := run(t, c, result.Config{Op: "write", Test: result.BW, Bidirectional: true, Iterations: 100, WarmupIterations: 10})
+	if err == nil || !strings.Contains(err.Error(), "shutting down") {
+		t.Fatalf("want the server's shutdown notice, got %v", err)
+	}
+	for took.Load() == 0 {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if d := time.Duration(took.Load()); d > 2*time.Second {
+		t.Fatalf("the server took %v to shut down during a warm-up", d)
+	}
+}

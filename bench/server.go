@@ -237,6 +237,11 @@ func (sv *Server) session(ctx context.Context, c *oob.Conn) error {
 	return errShutdown
 }
 
+// errPastMax: the test (or a region's hold) outlived the server's --max-test-time.
+func errPastMax(limit time.Duration) error {
+	return fmt.Errorf("the test ran past this server's --max-test-time %v", limit)
+}
+
 var (
 	errShutdown = errors.New("the server is shutting down")
 	errLost     = errors.New("lost the client")
@@ -347,7 +352,7 @@ func (sv *Server) serve(ctx context.Context, c *oob.Conn, op Op, cfg result.Conf
 			probe = &p
 		}
 	}
-	t.done, err = sv.await(ctx, c, func() {
+	t.done, err = sv.await(ctx, c, func(end time.Time) error {
 		sv.mu.Lock()
 		t.alone, t.start = sv.running == 1, sv.started
 		sv.mu.Unlock()
@@ -357,8 +362,9 @@ func (sv *Server) serve(ctx context.Context, c *oob.Conn, op Op, cfg result.Conf
 			t.counts.open(sv.dev, max(0, settle(probe)-settle(nil)))
 		}
 		if rv != nil && !rv.active {
-			rv.measure(op, cfg, sv.Timeout)
+			return rv.measure(ctx, end, op, cfg, sv.Timeout, sv.MaxTestTime)
 		}
+		return nil
 	})
 	if rv != nil {
 		t.rev = rv.finish(err != nil || t.done.Done == nil || t.done.Done.Interrupted, sv.Timeout)
@@ -438,16 +444,18 @@ func (sv *Server) hold(ctx context.Context, need int64, what string) (release fu
 
 // await follows a measuring client until it says done: it sends a beat every
 // oob.BeatInterval, and silence for longer than max(--timeout, 3 beats) means the client
-// (or its host, or the network) is gone. The test is also bounded by --max-test-time.
+// (or its host, or the network) is gone. The whole test, from the QPs' connection to the
+// client's done (warm-ups and drain included), is bounded by --max-test-time.
 //
-// A start message (the measured phase begins) calls onStart and is answered.
-func (sv *Server) await(ctx context.Context, c *oob.Conn, onStart func()) (oob.Msg, error) {
+// A start message (the measured phase begins) calls onStart with the test's deadline
+// and is answered; onStart must return by then, or when ctx is done.
+func (sv *Server) await(ctx context.Context, c *oob.Conn, onStart func(end time.Time) error) (oob.Msg, error) {
 	silence := max(sv.Timeout, 3*oob.BeatInterval)
-	end := time.Now().Add(sv.MaxTestTime + silence)
+	end := time.Now().Add(sv.MaxTestTime)
 	for {
 		left := time.Until(end)
 		if left <= 0 {
-			return oob.Msg{}, fmt.Errorf("the test ran past this server's --max-test-time %v", sv.MaxTestTime)
+			return oob.Msg{}, errPastMax(sv.MaxTestTime)
 		}
 		m, err := c.Recv(min(silence, left))
 		switch {
@@ -462,7 +470,9 @@ func (sv *Server) await(ctx context.Context, c *oob.Conn, onStart func()) (oob.M
 		case m.Type == oob.TBeat:
 			continue
 		case m.Type == oob.TStart:
-			onStart()
+			if err := onStart(end); err != nil {
+				return m, err
+			}
 			if err := c.Send(oob.Msg{Type: oob.TStarted}); err != nil {
 				return m, err
 			}
