@@ -57,7 +57,13 @@ func (sv *Server) runFor(ctx context.Context, c *oob.Conn, req oob.Run) error {
 	if d := time.Duration(cfg.DurationS * float64(time.Second)); d > sv.MaxTestTime {
 		return refuse(fmt.Errorf("run: --duration %v is above this agent's --max-test-time %v", d, sv.MaxTestTime))
 	}
-	release, err := sv.hold(ctx, ServerBytes(op, cfg), "the run")
+	// As the client it holds the client's buffer and queues (qps x depth), not the
+	// server's: those are what --max-buffer must bound here.
+	need := ClientBytes(op, cfg)
+	if need > sv.MaxBuffer {
+		return refuse(fmt.Errorf("run: the plan needs %d bytes of buffer and queues on this agent (its client side), above its --max-buffer of %d bytes", need, sv.MaxBuffer))
+	}
+	release, err := sv.hold(ctx, need, "the run")
 	if err != nil {
 		return refuse(err)
 	}

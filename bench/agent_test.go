@@ -87,7 +87,7 @@ func TestAgentRunsOnRequest(t *testing.T) {
 // Refusals: an agent without a token, a plan that does not validate, a target that is
 // not host:port, a coordinator without the token.
 func TestAgentRefuses(t *testing.T) {
-	_, dial := agents(t, 2, "s3cret", nil)
+	_, dial := agents(t, 2, "s3cret", func(s *bench.Server) { s.MaxBuffer = 64 << 20 })
 	ctx := context.Background()
 	if _, err := bench.DialAgent(ctx, agentAddr(0), result.Device{}, "wrong", 2*time.Second, dial); err == nil {
 		t.Fatal("a coordinator with the wrong token got in")
@@ -105,6 +105,9 @@ func TestAgentRefuses(t *testing.T) {
 		{agentAddr(1), result.Config{Op: "send", Test: result.BW}, "does not run"},
 		{agentAddr(1), result.Config{Op: "write", Test: result.BW, PostList: 9, SQDepth: 4}, "invalid plan"},
 		{"agent1", result.Config{Op: "write", Test: result.BW}, "want host:port"},
+		// The agent is the client here: 64 QPs x 4096 WRs are 84 MB of its queues (the
+		// server's side of the same plan is under 1 MB), above its 64 MiB.
+		{agentAddr(1), result.Config{Op: "write", Test: result.BW, NumQPs: 64, SQDepth: 4096}, "(its client side), above its --max-buffer of 67108864"},
 	} {
 		if _, err := a.Run(ctx, c.target, c.cfg, time.Minute); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s %+v: %v, want %q", c.target, c.cfg, err, c.want)

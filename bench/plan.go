@@ -363,8 +363,14 @@ func validateRegion(c result.Config) error {
 // It counts the buffer and the queues: every send-queue entry and completion-queue
 // entry a plan makes the server's device allocate, at wqeBytes and cqeBytes each (about
 // what mlx5 and rxe use), so that --qps and --tx-depth are bounded as the buffer is.
-func ServerBytes(op Op, c result.Config) int64 {
-	s := sessionSpec(op, c, true)
+func ServerBytes(op Op, c result.Config) int64 { return sideBytes(op, c, true) }
+
+// ClientBytes is the memory a plan makes its client register, counted as ServerBytes
+// counts the server's: an agent running a plan as the client holds that much.
+func ClientBytes(op Op, c result.Config) int64 { return sideBytes(op, c, false) }
+
+func sideBytes(op Op, c result.Config, server bool) int64 {
+	s := sessionSpec(op, c, server)
 	queues := int64(s.NumQP) * int64(s.SQDepth)
 	return int64(s.BufSize) + int64(s.Offset) + queues*wqeBytes + (queues+1)*cqeBytes
 }

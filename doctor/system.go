@@ -29,9 +29,7 @@ func MemlockNeed() uint64 {
 	write.Op.Defaults(&cfg)
 	cfg.InlineBytes = 0 // perftest's and rdmabench's default for bandwidth tests
 	server := bench.ServerBytes(write.Op, cfg)
-	// The client's side counted the way bench counts the server's: its spec (buffer of
-	// bench.SourceBytes, its send queue) through the same accounting.
-	client := bench.ServerBytes(bench.Op{ServerSpec: write.Op.ClientSpec}, cfg)
+	client := bench.ClientBytes(write.Op, cfg)
 	n := uint64(max(server, client, int64(bench.SourceBytes(cfg)), int64(bench.DestBytes(cfg))))
 	return (n+4095)/4096*4096 + memlockMargin
 }
