@@ -452,8 +452,8 @@ func TestPipeIntervals(t *testing.T) {
 
 // -b: both directions at once, each side's numbers and the sum.
 func TestPipeBidirectional(t *testing.T) {
-	r := benchtest.NewRig(t, ops.All, nil)
-	c := dial(t, r, "")
+	r := benchtest.NewRig(t, ops.All, withToken)
+	c := dial(t, r, "s3cret")
 	for _, op := range []string{"write", "read"} {
 		for _, cfg := range []result.Config{
 			{Op: op, Test: result.BW, Bidirectional: true, Iterations: 200, MsgSizeBytes: 4096, NumQPs: 2},
@@ -525,8 +525,8 @@ func TestPipeConcurrentClients(t *testing.T) {
 
 // -b without counters: the start still starts the server's direction.
 func TestPipeBidirectionalWithoutCounters(t *testing.T) {
-	r := benchtest.NewRig(t, ops.All, nil)
-	c := dial(t, r, "")
+	r := benchtest.NewRig(t, ops.All, withToken)
+	c := dial(t, r, "s3cret")
 	for _, op := range []string{"write", "read"} {
 		res, err := run(t, c, result.Config{Op: op, Test: result.BW, Bidirectional: true, Iterations: 100, Counters: "off"})
 		if err != nil || res.Reverse == nil || res.Reverse.Messages != 100 || res.Counters != nil {
@@ -539,9 +539,9 @@ func TestPipeBidirectionalWithoutCounters(t *testing.T) {
 // long --warmup with an early start makes it) is ended at --max-test-time, not when the
 // warm-up gives up (finding 3 of the hostile-peers review: the reply came after 30 s).
 func TestPipeBidirectionalWarmupHeldToMaxTestTime(t *testing.T) {
-	r := benchtest.NewRig(t, ops.All, func(s *bench.Server) { s.MaxTestTime = 500 * time.Millisecond; s.Timeout = 30 * time.Second })
+	r := benchtest.NewRig(t, ops.All, func(s *bench.Server) { s.MaxTestTime = 500 * time.Millisecond; s.Timeout = 30 * time.Second; s.Token = "s3cret" })
 	r.Server.Stall.Store(true)
-	c := dial(t, r, "")
+	c := dial(t, r, "s3cret")
 	start := time.Now()
 	_, err := run(t, c, result.Config{Op: "write", Test: result.BW, Bidirectional: true, Iterations: 100, WarmupIterations: 10})
 	if err == nil || !strings.Contains(err.Error(), "--max-test-time 500ms") || !strings.Contains(err.Error(), "warm-up") {
@@ -555,9 +555,9 @@ func TestPipeBidirectionalWarmupHeldToMaxTestTime(t *testing.T) {
 // A shutdown during the server's warm-up of a bidirectional test ends the server within
 // 2 s, and the client is told why.
 func TestPipeShutdownDuringBidirectionalWarmup(t *testing.T) {
-	r := benchtest.NewRig(t, ops.All, func(s *bench.Server) { s.Timeout = 30 * time.Second })
+	r := benchtest.NewRig(t, ops.All, func(s *bench.Server) { s.Timeout = 30 * time.Second; s.Token = "s3cret" })
 	r.Server.Stall.Store(true)
-	c := dial(t, r, "")
+	c := dial(t, r, "s3cret")
 	var took atomic.Int64
 	time.AfterFunc(300*time.Millisecond, func() {
 		at := time.Now()
@@ -573,5 +573,38 @@ func TestPipeShutdownDuringBidirectionalWarmup(t *testing.T) {
 	}
 	if d := time.Duration(took.Load()); d > 2*time.Second {
 		t.Fatalf("the server took %v to shut down during a warm-up", d)
+	}
+}
+
+func withToken(s *bench.Server) { s.Token = "s3cret" }
+
+// A server without a token does not stream to whatever address a client names: it
+// refuses -b, and the session goes on (finding 6 of the hostile-peers review).
+func TestPipeBidirectionalNeedsAToken(t *testing.T) {
+	r := benchtest.NewRig(t, ops.All, nil)
+	c := dial(t, r, "")
+	if _, err := run(t, c, result.Config{Op: "write", Test: result.BW, Bidirectional: true, Iterations: 10}); err == nil || !strings.Contains(err.Error(), "without a token") {
+		t.Fatalf("-b against a server without a token: %v", err)
+	}
+	if _, err := run(t, c, result.Config{Op: "write", Test: result.BW, Iterations: 10}); err != nil {
+		t.Fatalf("the session must go on after the refusal: %v", err)
+	}
+}
+
+// --peer-gid-check: an endpoint the server cannot tie to the control connection's
+// address is refused before any QP is connected, and the session goes on.
+func TestPipePeerGIDCheck(t *testing.T) {
+	r := benchtest.NewRig(t, ops.All, func(s *bench.Server) { s.PeerGIDCheck = true })
+	c := dial(t, r, "")
+	if _, err := run(t, c, result.Config{Op: "read", Test: result.BW, Iterations: 10}); err == nil || !strings.Contains(err.Error(), "--peer-gid-check") {
+		t.Fatalf("a pipe's client has no address its fe80:: GID could match: %v", err)
+	}
+	for _, s := range r.Server.Sessions() {
+		if s.Connected() {
+			t.Fatal("the server connected its QPs to a refused endpoint")
+		}
+	}
+	if _, err := run(t, c, result.Config{Op: "read", Test: result.BW, Iterations: 10}); err == nil || !strings.Contains(err.Error(), "--peer-gid-check") {
+		t.Fatalf("the session must go on after the refusal: %v", err)
 	}
 }

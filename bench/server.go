@@ -43,6 +43,9 @@ type Server struct {
 	OnRegister func(addr string, r oob.Register) error
 	// OnFleetDone is called when a coordinator says the fleet is over.
 	OnFleetDone func()
+	// PeerGIDCheck refuses a RoCE endpoint whose GID is not the control connection's
+	// address (peer.go).
+	PeerGIDCheck bool
 
 	dev  Device
 	me   result.Device
@@ -294,6 +297,9 @@ func (sv *Server) admitPlan(ctx context.Context, cfg result.Config) (op Op, _ re
 	if err := op.Validate(cfg); err != nil {
 		return op, cfg, nil, fmt.Errorf("invalid plan: %w", err)
 	}
+	if cfg.Bidirectional && sv.Token == "" {
+		return op, cfg, nil, errors.New("-b/--bidirectional makes the server send RDMA traffic of its own to the address the client names, which a server without a token does not do: give the server --token-file (and the client the same token)")
+	}
 	need := ServerBytes(op, cfg)
 	if need > sv.MaxBuffer {
 		return op, cfg, nil, fmt.Errorf("the plan needs %d bytes of buffer and queues on the server, above its --max-buffer of %d bytes: use a smaller --size/--offset/--qps/--tx-depth or restart the server with a larger --max-buffer", need, sv.MaxBuffer)
@@ -330,6 +336,11 @@ func (sv *Server) serve(ctx context.Context, c *oob.Conn, op Op, cfg result.Conf
 	m, err := c.Expect(oob.TEndpoint)
 	if err != nil {
 		return t, err
+	}
+	if sv.PeerGIDCheck {
+		if err := checkPeerGID(c.RemoteAddr(), *m.Endpoint); err != nil {
+			return t, refuse(err)
+		}
 	}
 	if err := s.ConnectPeers([]qp.Endpoint{*m.Endpoint}, cfg.MTUBytes); err != nil {
 		return t, refuse(err)

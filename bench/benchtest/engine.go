@@ -232,6 +232,13 @@ func (s *Session) ConnectPeers(rs []qp.Endpoint, mtu int) error {
 	return nil
 }
 
+// Connected says whether ConnectPeers connected the session's QPs.
+func (s *Session) Connected() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.peers != nil
+}
+
 func (s *Session) PathMTU() int   { return 1024 }
 func (s *Session) RdAtom() int    { return 16 }
 func (s *Session) MaxInline() int { return s.Spec.InlineSize }

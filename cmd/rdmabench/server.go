@@ -30,6 +30,7 @@ type serverOptions struct {
 	MaxTest    time.Duration
 	Timeout    time.Duration
 	Idle       time.Duration
+	PeerGID    bool
 	Log        io.Writer
 }
 
@@ -46,7 +47,13 @@ exposes only the buffer that test needs (at most --max-buffer bytes, queues coun
 with only the remote access the operation needs, for at most --max-test-time, and
 deregisters it when the test ends. With a token (--token-file, --token or
 RDMABENCH_TOKEN) only clients that prove they know it are served; the token never
-crosses the network (challenge-response).`,
+crosses the network (challenge-response).
+
+The server's RDMA traffic (READ responses, the WRITE latency answers, a -b test's own
+stream) goes to the GID the client's endpoint names, which a client could point at
+another host. A server without a token refuses -b plans; --peer-gid-check also refuses
+a RoCE endpoint whose GID is not the control connection's address (off by default:
+the control connection may run over another network than RoCE). See docs/security.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := opts.check(cmd); err != nil {
@@ -94,12 +101,13 @@ func addServerFlags(cmd *cobra.Command, opts *serverOptions) {
 	f.IntVarP(&opts.TCPPort, "port", "p", oob.DefaultPort, "TCP port for the control connection")
 	f.StringVar(&opts.Token, "token", "", "shared secret clients must prove they know (visible in ps: prefer --token-file or $RDMABENCH_TOKEN)")
 	f.StringVar(&opts.TokenFile, "token-file", "", "read the shared secret from FILE")
-	f.DurationVar(&opts.MaxTest, "max-test-time", 10*time.Minute, "longest test the server follows (a longer --duration is refused, a longer run stopped)")
+	f.DurationVar(&opts.MaxTest, "max-test-time", 10*time.Minute, "longest test the server follows, warm-up included (a longer --duration is refused, a longer run stopped)")
 	opts.MaxBuffer = 1 << 30
 	f.Var(sizeValue{&opts.MaxBuffer}, "max-buffer", "largest buffer one test may make this server register (units: 64K, 1G)")
 	f.IntVar(&opts.Concurrent, "concurrent", 1, "tests run at once, from different clients (incast); --max-buffer then bounds their sum too")
 	f.DurationVar(&opts.Timeout, "timeout", 30*time.Second, "bound on each handshake step")
 	f.DurationVar(&opts.Idle, "idle", 10*time.Minute, "drop a client silent for this long between tests")
+	f.BoolVar(&opts.PeerGID, "peer-gid-check", false, "refuse a RoCE endpoint whose GID is not the address the client's control connection came from")
 }
 
 func addLocalFlags(cmd *cobra.Command, l *bench.Local) {
@@ -124,9 +132,9 @@ func serverRun(o *serverOptions) error {
 func (o *serverOptions) start(configure func(*bench.Server)) (*bench.Server, net.Listener, error) {
 	sv := &bench.Server{
 		Local: o.Local, Token: o.Token, MaxBuffer: int64(o.MaxBuffer), MaxTestTime: o.MaxTest, Timeout: o.Timeout, Idle: o.Idle,
-		Concurrent: o.Concurrent,
-		Ops:        ops.All,
-		Log:        log.New(o.Log, "rdmabench server: ", log.LstdFlags),
+		Concurrent: o.Concurrent, PeerGIDCheck: o.PeerGID,
+		Ops: ops.All,
+		Log: log.New(o.Log, "rdmabench server: ", log.LstdFlags),
 	}
 	if configure != nil {
 		configure(sv)

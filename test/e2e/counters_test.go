@@ -245,12 +245,13 @@ func TestIntervals(t *testing.T) {
 	}
 }
 
-// -b: both directions at once on Soft-RoCE, each side's numbers and the sum.
+// -b: both directions at once on Soft-RoCE, each side's numbers and the sum (a server
+// streams on its own only with a token).
 func TestBidirectional(t *testing.T) {
 	needDevice(t)
-	p := startServer(t)
+	p := startServer(t, "--token", "s3cret")
 	for _, op := range []string{"write", "read"} {
-		r := measure(t, client(op, "bw", srvDev, p, "-b", "-s", "64K", "-n", "500")...)
+		r := measure(t, client(op, "bw", srvDev, p, "-b", "-s", "64K", "-n", "500", "--token", "s3cret")...)
 		if r.Reverse == nil || r.Reverse.Messages != 500 || r.Reverse.BWGbps <= 0 || r.BWSumGbps != r.BWGbps+r.Reverse.BWGbps {
 			t.Fatalf("%s -b: reverse %+v, sum %v", op, r.Reverse, r.BWSumGbps)
 		}
