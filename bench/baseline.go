@@ -80,7 +80,7 @@ func (c *Client) tcpBaseline(ctx context.Context, cfg result.Config, messages ui
 	size := cfg.MsgSizeBytes
 	switch {
 	case cfg.Op != "write" && cfg.Op != "read":
-		return 0, 0, fmt.Errorf("unknown operation %q: want write or read", cfg.Op)
+		return 0, 0, fmt.Errorf("unknown operation %s: want write or read", text.Quote(cfg.Op))
 	case size < 1 || size > 1<<31:
 		return 0, 0, fmt.Errorf("message size %d: want 1 B to 2 GiB", size)
 	case messages == 0:

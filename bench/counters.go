@@ -32,7 +32,7 @@ func ValidateCounters(s string) error {
 	}
 	for _, n := range strings.Split(s, ",") {
 		if n = strings.TrimSpace(n); n == "" || strings.ContainsAny(n, "/ \t") || n == "." || n == ".." {
-			return fmt.Errorf("--counters %q: want auto, all, off or a comma-separated list of counter names", s)
+			return fmt.Errorf("--counters %s: want auto, all, off or a comma-separated list of counter names", text.Quote(s))
 		}
 	}
 	return nil

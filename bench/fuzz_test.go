@@ -60,6 +60,11 @@ func FuzzPlan(f *testing.F) {
 		`{"op":"write","mtu_bytes":-2147483648}`, `{"op":"read","inline_bytes":-1}`,
 		`{"op":"write","warmup_iterations":1000000001}`,
 		`{"op":"write","iterations":10000000010}`, `{"op":"read","duration_s":1,"sq_depth":600000000}`,
+		// Region plans (the Go API's Dial), as the server reads them.
+		`{"op":"write","test":"region","msg_size_bytes":4096,"num_qps":1,"sq_depth":128}`,
+		`{"op":"read","test":"region","msg_size_bytes":2147483648,"num_qps":1024,"mtu_bytes":4096}`,
+		`{"op":"write","test":"region","msg_size_bytes":4096,"num_qps":1,"warmup_iterations":1000000000,"bidirectional":true}`,
+		`{"op":"send","test":"region","msg_size_bytes":-1,"num_qps":0,"sq_depth":-5}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -67,6 +72,10 @@ func FuzzPlan(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var c result.Config
 		if json.Unmarshal(data, &c) != nil {
+			return
+		}
+		if c.Test == result.Region {
+			checkRegion(t, c)
 			return
 		}
 		ops.Defaults(&c)
@@ -182,5 +191,38 @@ func checkPlan(t *testing.T, c result.Config) {
 		if big.NewInt(int64(dst)).Cmp(most) > 0 {
 			t.Fatalf("verified layout of %+v: %d destination bytes, more than sq_depth slots per QP (%v)", c, dst, most)
 		}
+	}
+}
+
+// checkRegion reads a region plan as the server does (PlanRules) and checks what its
+// session relies on in a plan it accepts.
+func checkRegion(t *testing.T, c result.Config) {
+	t.Helper()
+	op, got, err := bench.PlanRules(ops.All, c)
+	if err != nil {
+		if err.Error() == "" {
+			t.Fatalf("refused %+v without saying why", c)
+		}
+		return
+	}
+	if got != c {
+		t.Fatalf("a region plan is taken as sent, without defaults: %+v became %+v", c, got)
+	}
+	rest := c
+	rest.Op, rest.Test, rest.MsgSizeBytes, rest.NumQPs, rest.SQDepth, rest.MTUBytes = "", "", 0, 0, 0, 0
+	switch {
+	case c.Op != "write" && c.Op != "read":
+		t.Fatalf("a region plan for operation %q accepted", c.Op)
+	case c.MsgSizeBytes < 1 || c.MsgSizeBytes > 1<<31 || c.NumQPs < 1 || c.NumQPs > 1024 || c.SQDepth < 0 || c.SQDepth > bench.MaxSQDepth:
+		t.Fatalf("a region plan out of bounds accepted: %+v", c)
+	case rest != result.Config{}:
+		t.Fatalf("a region plan with fields a region does not take accepted: %+v", rest)
+	}
+	s := op.ServerSpec(c)
+	if s.BufSize != c.MsgSizeBytes || s.NumQP != c.NumQPs || s.SQDepth != 1 || s.Offset != 0 {
+		t.Fatalf("region spec %+v for plan %+v", s, c)
+	}
+	if bench.ServerBytes(op, c) < int64(c.MsgSizeBytes) {
+		t.Fatalf("ServerBytes = %d for a region of %d bytes: it overflowed", bench.ServerBytes(op, c), c.MsgSizeBytes)
 	}
 }

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"fmt"
+	"github.com/rdmabench/rdmabench/internal/text"
 
 	"github.com/rdmabench/rdmabench/result"
 	"github.com/rdmabench/rdmabench/verbs"
@@ -28,7 +29,7 @@ func validateMR(c result.Config) error {
 	case mode == "" || mode == verbs.MRModePool:
 		return nil
 	case !verbs.MRInLoop(mode):
-		return fmt.Errorf("--mr %q: want pool, per-io or cache", mode)
+		return fmt.Errorf("--mr %s: want pool, per-io or cache", text.Quote(mode))
 	case c.Test != result.BW:
 		return fmt.Errorf("--mr applies to bandwidth tests")
 	case c.NumQPs != 1:

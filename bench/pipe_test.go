@@ -360,10 +360,26 @@ func TestPipeRegion(t *testing.T) {
 	if rep.Report.Digest != hex.EncodeToString(want[:]) {
 		t.Fatalf("digest %q, want %x", rep.Report.Digest, want)
 	}
-	// A region plan takes a size and QPs only.
-	conn.Send(oob.Msg{Type: oob.TPlan, Plan: &result.Config{Op: "write", Test: result.Region, MsgSizeBytes: size, NumQPs: 1, Verify: true}})
-	if _, err := conn.Expect(oob.TEndpoint); err == nil || !strings.Contains(err.Error(), "size and a number of QPs") {
-		t.Fatalf("want the region plan refused, got %v", err)
+	// A region plan takes a size, QPs and an MTU only: any other field is refused by
+	// its name, not ignored (finding 8 of the hostile-peers review).
+	for _, bad := range []struct {
+		plan result.Config
+		name string
+	}{
+		{result.Config{Verify: true}, "verify"},
+		{result.Config{Iterations: 1 << 60}, "iterations"},
+		{result.Config{WarmupIterations: 1e9}, "warmup_iterations"},
+		{result.Config{Bidirectional: true}, "bidirectional"},
+		{result.Config{Counters: "all"}, "counters"},
+		{result.Config{InlineBytes: 64}, "inline_bytes"},
+		{result.Config{MR: "per-io"}, "mr"},
+	} {
+		p := bad.plan
+		p.Op, p.Test, p.MsgSizeBytes, p.NumQPs = "write", result.Region, size, 1
+		conn.Send(oob.Msg{Type: oob.TPlan, Plan: &p})
+		if _, err := conn.Expect(oob.TEndpoint); err == nil || !strings.Contains(err.Error(), "size, a number of QPs and an MTU only, not "+bad.name) {
+			t.Fatalf("want the region plan with %s refused, got %v", bad.name, err)
+		}
 	}
 }
 
@@ -539,7 +555,11 @@ func TestPipeBidirectionalWithoutCounters(t *testing.T) {
 // long --warmup with an early start makes it) is ended at --max-test-time, not when the
 // warm-up gives up (finding 3 of the hostile-peers review: the reply came after 30 s).
 func TestPipeBidirectionalWarmupHeldToMaxTestTime(t *testing.T) {
-	r := benchtest.NewRig(t, ops.All, func(s *bench.Server) { s.MaxTestTime = 500 * time.Millisecond; s.Timeout = 30 * time.Second; s.Token = "s3cret" })
+	r := benchtest.NewRig(t, ops.All, func(s *bench.Server) {
+		s.MaxTestTime = 500 * time.Millisecond
+		s.Timeout = 30 * time.Second
+		s.Token = "s3cret"
+	})
 	r.Server.Stall.Store(true)
 	c := dial(t, r, "s3cret")
 	start := time.Now()

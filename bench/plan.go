@@ -6,10 +6,12 @@ package bench
 import (
 	"fmt"
 	"math"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/rdmabench/rdmabench/internal/text"
 	"github.com/rdmabench/rdmabench/result"
 	"github.com/rdmabench/rdmabench/verbs"
 )
@@ -260,9 +262,9 @@ func (op Op) Validate(c result.Config) error {
 	}
 	switch {
 	case c.Op != string(op.Name):
-		return fmt.Errorf("a plan for operation %q run as %s", c.Op, op.Name)
+		return fmt.Errorf("a plan for operation %s run as %s", text.Quote(c.Op), op.Name)
 	case c.Test != result.BW && c.Test != result.Lat:
-		return fmt.Errorf("unknown test %q: want bw or lat", c.Test)
+		return fmt.Errorf("unknown test %s: want bw or lat", text.Quote(string(c.Test)))
 	case c.MsgSizeBytes < 1 || c.MsgSizeBytes > 1<<31:
 		return fmt.Errorf("--size %d: want 1 B to 2 GiB", c.MsgSizeBytes)
 	case math.IsNaN(c.DurationS) || math.IsInf(c.DurationS, 0):
@@ -318,7 +320,7 @@ func (op Op) Validate(c result.Config) error {
 	case c.Bidirectional && (c.Test != result.BW || c.Verify):
 		return fmt.Errorf("-b/--bidirectional applies to bandwidth tests, without --verify")
 	case c.Baseline != "" && c.Baseline != "tcp":
-		return fmt.Errorf("--baseline %q: want tcp (the only baseline so far)", c.Baseline)
+		return fmt.Errorf("--baseline %s: want tcp (the only baseline so far)", text.Quote(c.Baseline))
 	case c.Baseline != "" && (c.Test != result.BW || c.Bidirectional):
 		return fmt.Errorf("--baseline applies to bandwidth tests, without -b/--bidirectional")
 	case len(c.Counters) > 1024:
@@ -342,20 +344,61 @@ var regionOp = Op{
 	},
 }
 
+// validateRegion checks a region plan (the Go API's Dial): an operation, a size, a
+// number of QPs, a path MTU and the client's send-queue depth, and nothing else. A
+// field a region does not take is refused by its name, not ignored.
 func validateRegion(c result.Config) error {
 	switch {
 	case c.Op != "write" && c.Op != "read":
-		return fmt.Errorf("unknown operation %q: want write or read", c.Op)
+		return fmt.Errorf("unknown operation %s: want write or read", text.Quote(c.Op))
 	case c.MsgSizeBytes < 1 || c.MsgSizeBytes > 1<<31:
 		return fmt.Errorf("region of %d bytes: want 1 B to 2 GiB", c.MsgSizeBytes)
 	case c.NumQPs < 1 || c.NumQPs > 1024:
 		return fmt.Errorf("region with %d QPs: want 1 to 1024", c.NumQPs)
-	case c.DurationS != 0 || c.Verify || c.BufOffsetBytes != 0 || c.PostList > 1 || c.CompletionEvents || c.Hugepages || c.QPTimeout != 0:
-		return fmt.Errorf("a region plan takes a size and a number of QPs only")
+	case c.SQDepth < 0 || c.SQDepth > MaxSQDepth:
+		return fmt.Errorf("region with a send-queue depth of %d: want 0 to %d", c.SQDepth, MaxSQDepth)
 	case c.MTUBytes != 0 && (c.MTUBytes < 256 || c.MTUBytes > 4096 || c.MTUBytes&(c.MTUBytes-1) != 0):
 		return fmt.Errorf("--mtu %d: want 256, 512, 1024, 2048 or 4096", c.MTUBytes)
 	}
+	rest := c
+	rest.Op, rest.Test, rest.MsgSizeBytes, rest.NumQPs, rest.SQDepth, rest.MTUBytes = "", "", 0, 0, 0, 0
+	if name := firstSet(rest); name != "" {
+		return fmt.Errorf("a region plan takes a size, a number of QPs and an MTU only, not %s", name)
+	}
 	return nil
+}
+
+// firstSet is the JSON name of the first field of c that is not zero ("" for none).
+func firstSet(c result.Config) string {
+	v := reflect.ValueOf(c)
+	for i := range v.NumField() {
+		if !v.Field(i).IsZero() {
+			name, _, _ := strings.Cut(v.Type().Field(i).Tag.Get("json"), ",")
+			return name
+		}
+	}
+	return ""
+}
+
+// PlanRules reads a plan as a server does: its operation among ops (a region plan is
+// the Go API's, by its own rules), its defaults filled in, and the operation's rules
+// checked. The server's limits (--max-buffer, --max-test-time, a token) come after.
+func PlanRules(ops map[string]Op, cfg result.Config) (Op, result.Config, error) {
+	op, ok := ops[cfg.Op]
+	switch {
+	case cfg.Test == result.Region:
+		op = regionOp
+	case !ok && cfg.Op != string(verbs.Write) && cfg.Op != string(verbs.Read):
+		return op, cfg, fmt.Errorf("invalid plan: unknown operation %s: want write or read", text.Quote(cfg.Op))
+	case !ok:
+		return op, cfg, fmt.Errorf("this server does not serve %s tests", text.Quote(cfg.Op))
+	default:
+		op.Defaults(&cfg)
+	}
+	if err := op.Validate(cfg); err != nil {
+		return op, cfg, fmt.Errorf("invalid plan: %w", err)
+	}
+	return op, cfg, nil
 }
 
 // ServerBytes is the memory a plan makes the server register.
@@ -410,13 +453,13 @@ func (op Op) validateFan(c result.Config) error {
 	case c.Bidirectional || c.IntervalS > 0 || c.Baseline != "":
 		return fmt.Errorf("several servers: -b/--bidirectional, --interval and --baseline are for one server")
 	case c.Sync != "stream" && c.Sync != "rounds":
-		return fmt.Errorf("--sync %q: want stream or rounds", c.Sync)
+		return fmt.Errorf("--sync %s: want stream or rounds", text.Quote(c.Sync))
 	case c.Sync == "rounds" && (c.PostList != 1 || c.CQMod != 1 || c.CompletionEvents):
 		return fmt.Errorf("--sync rounds posts one signalled WR per server and waits for all: --post-list, --cq-mod and --events do not apply")
 	case op.Landings == nil && c.Landing != "":
 		return fmt.Errorf("--landing applies to READ (%s sends one source region to every server)", strings.ToUpper(string(op.Name)))
 	case op.Landings != nil && !slices.Contains(op.Landings, c.Landing):
-		return fmt.Errorf("--landing %q: want %s", c.Landing, strings.Join(op.Landings, " or "))
+		return fmt.Errorf("--landing %s: want %s", text.Quote(c.Landing), strings.Join(op.Landings, " or "))
 	case c.Verify && c.Landing == "shared":
 		return fmt.Errorf("--verify with --landing shared: the shared region holds whichever server's message landed last; verify with --landing per-peer")
 	}

@@ -15,7 +15,6 @@ import (
 	"github.com/rdmabench/rdmabench/internal/text"
 	"github.com/rdmabench/rdmabench/oob"
 	"github.com/rdmabench/rdmabench/result"
-	"github.com/rdmabench/rdmabench/verbs"
 	"github.com/rdmabench/rdmabench/verbs/qp"
 )
 
@@ -283,19 +282,9 @@ func (sv *Server) test(ctx context.Context, c *oob.Conn, cfg result.Config) erro
 // operation's rules and this server's limits, and holds a test slot and the memory it
 // needs until release.
 func (sv *Server) admitPlan(ctx context.Context, cfg result.Config) (op Op, _ result.Config, release func(), err error) {
-	op, ok := sv.Ops[cfg.Op]
-	switch {
-	case cfg.Test == result.Region:
-		op = regionOp
-	case !ok && cfg.Op != string(verbs.Write) && cfg.Op != string(verbs.Read):
-		return op, cfg, nil, fmt.Errorf("invalid plan: unknown operation %q: want write or read", cfg.Op)
-	case !ok:
-		return op, cfg, nil, fmt.Errorf("this server does not serve %s tests", text.Quote(cfg.Op))
-	default:
-		op.Defaults(&cfg)
-	}
-	if err := op.Validate(cfg); err != nil {
-		return op, cfg, nil, fmt.Errorf("invalid plan: %w", err)
+	op, cfg, err = PlanRules(sv.Ops, cfg)
+	if err != nil {
+		return op, cfg, nil, err
 	}
 	if cfg.Bidirectional && sv.Token == "" {
 		return op, cfg, nil, errors.New("-b/--bidirectional makes the server send RDMA traffic of its own to the address the client names, which a server without a token does not do: give the server --token-file (and the client the same token)")
