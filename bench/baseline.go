@@ -25,7 +25,8 @@ package bench
 // Every wait has a deadline: connecting, the cookie, "go" and the acknowledgement the
 // control --timeout (each side's own), the transfer no progress for --timeout, and the
 // whole transfer this server's --max-test-time (the server then closes the connection
-// and says so). The data connection is tuned as the control connection is
+// and says so) and the client's Client.BaselineLimit (10 minutes unless set), so that
+// a server trickling bytes cannot hold the client either. The data connection is tuned as the control connection is
 // (oob.Tune), so that a vanished host is noticed within --timeout as well.
 //
 // Over net.Pipe (tests: bench/benchtest's rig) the control connection has no IP address:
@@ -33,6 +34,7 @@ package bench
 // only, and the client connects to 127.0.0.1.
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/subtle"
@@ -148,7 +150,8 @@ func (c *Client) tcpData(ctx context.Context, addr string, cookie []byte, req oo
 	stop := context.AfterFunc(ctx, func() { nc.Close() }) // Ctrl-C ends the transfer
 	defer stop()
 	d := &deadlines{nc: nc, stall: timeout, peer: "the server"}
-	d.push()
+	limit := cmp.Or(c.BaselineLimit, DefaultBaselineLimit)
+	d.bound(time.Now().Add(limit), fmt.Sprintf("this client's bound on a TCP baseline (%v)", limit))
 	if _, err := nc.Write(cookie); err != nil {
 		return 0, 0, d.explain(err, "sending the cookie")
 	}

@@ -256,6 +256,22 @@ func TestBaselineMaxTestTime(t *testing.T) {
 	}
 }
 
+// The client bounds the whole transfer on its side too: a server that keeps it going
+// (here one whose --max-test-time is long) cannot hold it past Client.BaselineLimit.
+func TestBaselineClientLimit(t *testing.T) {
+	r := benchtest.NewRig(t, ops.All, func(s *bench.Server) { s.MaxTestTime = time.Hour })
+	c := dial(t, r, "")
+	c.BaselineLimit = 300 * time.Millisecond
+	for _, op := range []string{"write", "read"} {
+		start := time.Now()
+		_, err := baseline(t, c, result.Config{Op: op, MsgSizeBytes: 1 << 20}, 1<<20) // 1 TiB
+		t.Logf("%s: %v", op, err)
+		if err == nil || !strings.Contains(err.Error(), "ran past this client's bound on a TCP baseline (300ms)") || time.Since(start) > 10*time.Second {
+			t.Fatalf("%s: want the client's bound, got %v after %v", op, err, time.Since(start))
+		}
+	}
+}
+
 // rawSession is a hand-driven client of r's server, after the handshake.
 func rawSession(t *testing.T, r *benchtest.Rig) *oob.Conn {
 	t.Helper()

@@ -33,7 +33,14 @@ type Client struct {
 	// OnInterval, when set, gets the --interval lines of a bandwidth test as it runs
 	// (from another goroutine, one call at a time).
 	OnInterval func(result.Interval)
+	// BaselineLimit bounds a TCP baseline's whole transfer on this side (default
+	// DefaultBaselineLimit), whatever pace the server keeps.
+	BaselineLimit time.Duration
 }
+
+// DefaultBaselineLimit is a TCP baseline's bound on the client: a server's default
+// --max-test-time, which bounds the same transfer on its side.
+const DefaultBaselineLimit = 10 * time.Minute
 
 // Dial opens the local device on the verbs engine, connects to the server and
 // exchanges hellos.
