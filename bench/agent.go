@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/rdmabench/rdmabench/internal/text"
@@ -44,8 +46,8 @@ func (sv *Server) runFor(ctx context.Context, c *oob.Conn, req oob.Run) error {
 	case !ok:
 		return refuse(fmt.Errorf("this agent does not run %s tests", text.Quote(cfg.Op)))
 	}
-	if _, port, err := net.SplitHostPort(req.Target); err != nil || port == "" {
-		return refuse(fmt.Errorf("run: target %s: want host:port", text.Quote(req.Target)))
+	if host, port, err := net.SplitHostPort(req.Target); err != nil || !validHost(host) || !validPort(port) {
+		return refuse(fmt.Errorf("run: target %s: want host:port, the host an IP address or a host name", text.Quote(req.Target)))
 	}
 	op.Defaults(&cfg)
 	if cfg.WarmupIterations == 0 {
@@ -72,7 +74,7 @@ func (sv *Server) runFor(ctx context.Context, c *oob.Conn, req oob.Run) error {
 	if err != nil && r.Error == "" {
 		r.Error = err.Error()
 	}
-	sv.Log.Printf("run for %s: %s %s %d B against %s: %s", c.RemoteAddr(), cfg.Op, cfg.Test, cfg.MsgSizeBytes, req.Target, map[bool]string{true: "done", false: "failed"}[r.Error == ""])
+	sv.Log.Printf("run for %s: %s %s %d B against %s: %s", c.RemoteAddr(), cfg.Op, cfg.Test, cfg.MsgSizeBytes, text.Quote(req.Target), map[bool]string{true: "done", false: "failed"}[r.Error == ""])
 	return c.Send(oob.Msg{Type: oob.TRunResult, RunResult: &r})
 }
 
@@ -108,6 +110,11 @@ func (sv *Server) register(c *oob.Conn, reg oob.Register) error {
 		return err
 	}
 	host := reg.Host
+	if host != "" && !validHost(host) {
+		err := fmt.Errorf("register: host %s: want an IP address or a host name", text.Quote(host))
+		c.SendError(err)
+		return err
+	}
 	if host == "" {
 		var err error
 		if host, _, err = net.SplitHostPort(c.RemoteAddr().String()); err != nil {
@@ -187,4 +194,33 @@ func (a *Agent) EndFleet() error { return a.conn.Send(oob.Msg{Type: oob.TFleetDo
 func (a *Agent) Close() error {
 	_ = a.conn.Send(oob.Msg{Type: oob.TBye})
 	return a.conn.Close()
+}
+
+// validHost says whether s is an IP address or a DNS host name (RFC 1123 labels, '_'
+// allowed as resolvers do): what a peer names as a host is dialed and logged, so
+// nothing else gets through.
+func validHost(s string) bool {
+	if a, err := netip.ParseAddr(s); err == nil {
+		return a.Zone() == "" || validHost(a.Zone()) // an interface name, as a label
+	}
+	if s == "" || len(s) > 253 {
+		return false
+	}
+	for label := range strings.SplitSeq(strings.TrimSuffix(s, "."), ".") {
+		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+			return false
+		}
+		for _, r := range label {
+			if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// validPort says whether s is a TCP port number, 1 to 65535.
+func validPort(s string) bool {
+	n, err := strconv.Atoi(s)
+	return err == nil && n >= 1 && n <= 65535 && strconv.Itoa(n) == s
 }

@@ -105,6 +105,8 @@ func TestAgentRefuses(t *testing.T) {
 		{agentAddr(1), result.Config{Op: "send", Test: result.BW}, "does not run"},
 		{agentAddr(1), result.Config{Op: "write", Test: result.BW, PostList: 9, SQDepth: 4}, "invalid plan"},
 		{"agent1", result.Config{Op: "write", Test: result.BW}, "want host:port"},
+		{"agent1\nforged:18600", result.Config{Op: "write", Test: result.BW}, "want host:port"},
+		{"agent1:0", result.Config{Op: "write", Test: result.BW}, "want host:port"},
 		// The agent is the client here: 64 QPs x 4096 WRs are 84 MB of its queues (the
 		// server's side of the same plan is under 1 MB), above its 64 MiB.
 		{agentAddr(1), result.Config{Op: "write", Test: result.BW, NumQPs: 64, SQDepth: 4096}, "(its client side), above its --max-buffer of 67108864"},
@@ -156,6 +158,16 @@ func TestAgentRegistersAndEnds(t *testing.T) {
 		t.Fatalf("bad rank: %v", err)
 	}
 	a.Close()
+	// A host that is not an address or a name (here one that would forge a line in the
+	// coordinator's log) is refused, and never reaches the fleet's list.
+	b, err := bench.DialAgent(ctx, agentAddr(0), result.Device{}, "s3cret", 2*time.Second, dial)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if err := b.Register(oob.Register{Rank: 2, World: 3, Port: 18600, Host: "h1\nrdmabench server: forged"}); err == nil || !strings.Contains(err.Error(), "want an IP address or a host name") {
+		t.Fatalf("a forged host: %v", err)
+	}
 	if len(got) != 1 || !strings.HasSuffix(got[0], ":18600") {
 		t.Fatalf("registered %v", got)
 	}

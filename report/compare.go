@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"github.com/rdmabench/rdmabench/internal/text"
 	"io"
 	"sort"
 	"strings"
@@ -48,7 +49,7 @@ func ConfigKey(c result.Config) string {
 // QPs, SQ depth, post list, CQ moderation, buffer offset and inline size.
 func MainKey(c result.Config) string {
 	return fmt.Sprintf("%s %s %s qps=%d depth=%d post=%d cqmod=%d off=%d inline=%d",
-		c.Op, c.Test, result.FormatSize(c.MsgSizeBytes), c.NumQPs, c.SQDepth, c.PostList, c.CQMod, c.BufOffsetBytes, c.InlineBytes)
+		text.Clean(c.Op, 16), text.Clean(string(c.Test), 16), result.FormatSize(c.MsgSizeBytes), c.NumQPs, c.SQDepth, c.PostList, c.CQMod, c.BufOffsetBytes, c.InlineBytes)
 }
 
 // keyPart is one of ConfigKey's fields beyond MainKey: its name, and the text the key
@@ -66,15 +67,15 @@ func keyParts(c result.Config) []keyPart {
 		events, moderation = " events", fmt.Sprintf(" moderation=%d/%dus", c.CQModerationCount, c.CQModerationUS)
 	}
 	if c.MR != "" {
-		mr = " mr=" + c.MR
+		mr = " mr=" + text.Clean(c.MR, 16)
 		if c.MRCache > 0 {
 			mrCache = fmt.Sprintf("/%d", c.MRCache)
 		}
 	}
 	if c.Peers > 0 {
-		peers, sync = fmt.Sprintf(" peers=%d", c.Peers), " sync="+c.Sync
+		peers, sync = fmt.Sprintf(" peers=%d", c.Peers), " sync="+text.Clean(c.Sync, 16)
 		if c.Landing != "" {
-			landing = " landing=" + c.Landing
+			landing = " landing=" + text.Clean(c.Landing, 16)
 		}
 	}
 	if c.MTUBytes != 0 {

@@ -59,7 +59,7 @@ func Table(w io.Writer, rs []result.Result) error {
 		t.Header("op", "bytes", "QPs", "depth", "post list", "cq mod", "offset", "msgs", "Gb/s", "MiB/s", "Mpps", "p50 us", "p99 us", "NIC", "note")
 		for _, r := range bw {
 			c, ok := r.Config, r.Iterations > 0
-			t.Append(c.Op, c.MsgSizeBytes, c.NumQPs, c.SQDepth, c.PostList, c.CQMod, c.BufOffsetBytes, r.Iterations,
+			t.Append(text.Clean(c.Op, 16), c.MsgSizeBytes, c.NumQPs, c.SQDepth, c.PostList, c.CQMod, c.BufOffsetBytes, r.Iterations,
 				ifMeasured(ok, f3(r.BWGbps)), ifMeasured(ok, fmt.Sprintf("%.2f", r.BWMiBps)), ifMeasured(ok, f4(r.MsgRateMpps)), usp(r.Lat.P50), usp(r.Lat.P99), nic(r), note(r))
 		}
 		if err := t.Render(); err != nil {
@@ -77,7 +77,7 @@ func Table(w io.Writer, rs []result.Result) error {
 		t.Header("op", "bytes", "samples", "min us", "p50 us", "mean us", "stdev us", "p90 us", "p99 us", "p99.9 us", "p99.99 us", "max us", "NIC", "note")
 		for _, r := range lat {
 			l, ok := r.Lat, r.Lat.Samples > 0
-			t.Append(r.Config.Op, r.Config.MsgSizeBytes, l.Samples, ifMeasured(ok, us(l.Min)), usp(l.P50), ifMeasured(ok, usf(l.Mean)), ifMeasured(ok, usf(l.Stdev)),
+			t.Append(text.Clean(r.Config.Op, 16), r.Config.MsgSizeBytes, l.Samples, ifMeasured(ok, us(l.Min)), usp(l.P50), ifMeasured(ok, usf(l.Mean)), ifMeasured(ok, usf(l.Stdev)),
 				usp(l.P90), usp(l.P99), usp(l.P99_9), usp(l.P99_99), ifMeasured(ok, us(l.Max)), nic(r), note(r))
 		}
 		if err := t.Render(); err != nil {
@@ -89,12 +89,16 @@ func Table(w io.Writer, rs []result.Result) error {
 	return nil
 }
 
+// maxErrorText is the most of a result's error a table prints (a results file is
+// input: its strings are cleaned and cut).
+const maxErrorText = 2000
+
 // errorLines writes the error of each failed result under its table, whole: a note
 // column is too narrow for it, and a failed row alone could pass for a measurement.
 func errorLines(w io.Writer, rs []result.Result) {
 	for _, r := range rs {
 		if r.Error != "" {
-			fmt.Fprintf(w, "error: %s: %s\n", ConfigKey(r.Config), strings.ReplaceAll(r.Error, "\n", "; "))
+			fmt.Fprintf(w, "error: %s: %s\n", ConfigKey(r.Config), text.Clean(strings.ReplaceAll(r.Error, "\n", "; "), maxErrorText))
 		}
 	}
 }

@@ -119,3 +119,19 @@ func TestFromResultsRefusesForgedRanks(t *testing.T) {
 		t.Errorf("the highest rank is a member: %d hosts, %v", len(out.Hosts), err)
 	}
 }
+
+// A results file's host names reach the matrix, check's and html's lines cleaned and
+// cut (finding 5 of the hostile-peers review).
+func TestFromResultsCleansHosts(t *testing.T) {
+	long := strings.Repeat("A", 100_000)
+	out, err := FromResults([]result.Result{{Config: result.Config{Op: "write", Test: result.BW}, BWGbps: 1,
+		Fleet: &result.FleetPair{A: 0, B: 1, HostA: "\x1b[2J\rforged\n", HostB: long}}}, OutlierOpts{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range out.Hosts {
+		if strings.ContainsAny(h, "\x1b\r\n") || len(h) > 200 {
+			t.Fatalf("host %q (%d bytes)", h[:min(len(h), 40)], len(h))
+		}
+	}
+}

@@ -3,6 +3,7 @@ package pairs
 import (
 	"errors"
 	"fmt"
+	"github.com/rdmabench/rdmabench/internal/text"
 
 	"github.com/rdmabench/rdmabench/result"
 )
@@ -97,7 +98,7 @@ func FromResults(rs []result.Result, opts OutlierOpts) (Outcome, error) {
 		for len(out.Hosts) <= max(f.A, f.B) {
 			out.Hosts = append(out.Hosts, "")
 		}
-		out.Hosts[f.A], out.Hosts[f.B] = f.HostA, f.HostB
+		out.Hosts[f.A], out.Hosts[f.B] = text.Clean(f.HostA, 64), text.Clean(f.HostB, 64) // a results file is input
 		pr := PairOf(Pair{A: f.A, B: f.B}, r)
 		if f.Retest > 0 {
 			retests = append(retests, pr)
