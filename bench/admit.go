@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -240,9 +241,11 @@ func sourceOf(a net.Addr) string {
 	return ta.IP.Mask(net.CIDRMask(64, 128)).String() + "/64"
 }
 
-// logLimit lets through at most burst log lines from unauthenticated peers per second,
-// and says how many it dropped: a flood of garbage connections must not flood the log.
+// logLimit lets through at most burst log lines per second (logBurst when 0), and
+// says how many it dropped: a flood of garbage connections, or of refused plans from an
+// admitted client, must not flood the log.
 type logLimit struct {
+	burst   int
 	mu      sync.Mutex
 	window  time.Time
 	n       int
@@ -259,12 +262,23 @@ func (l *logLimit) allow() (ok bool, dropped int) {
 	if now := time.Now(); now.Sub(l.window) >= time.Second {
 		dropped, l.window, l.n, l.dropped = l.dropped, now, 0, 0
 	}
-	if l.n >= logBurst {
+	if l.n >= cmp.Or(l.burst, logBurst) {
 		l.dropped++
 		return false, dropped
 	}
 	l.n++
 	return true, dropped
+}
+
+// logf logs a line through l, first saying how many lines of what kind l dropped.
+func (sv *Server) logf(l *logLimit, what, format string, args ...any) {
+	ok, dropped := l.allow()
+	if dropped > 0 {
+		sv.Log.Printf("(%d more %s not logged)", dropped, what)
+	}
+	if ok {
+		sv.Log.Printf(format, args...)
+	}
 }
 
 // failures paces authentication per source address. One challenge is in flight per

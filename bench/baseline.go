@@ -205,7 +205,7 @@ func (sv *Server) baseline(ctx context.Context, c *oob.Conn, m oob.Msg) error {
 	switch {
 	case errors.As(err, &refused):
 		c.SendError(refused.err)
-		sv.Log.Printf("client %s: TCP baseline refused: %v", c.RemoteAddr(), refused.err)
+		sv.logf(&sv.said, "session lines", "client %s: TCP baseline refused: %v", c.RemoteAddr(), refused.err)
 		if ctx.Err() != nil {
 			return errShutdown
 		}
@@ -216,9 +216,9 @@ func (sv *Server) baseline(ctx context.Context, c *oob.Conn, m oob.Msg) error {
 	done := oob.TCPDone{Bytes: moved}
 	if err != nil {
 		done.Error = err.Error()
-		sv.Log.Printf("client %s: TCP baseline %s %d B x %d failed: %v", c.RemoteAddr(), text.Quote(req.Op), req.Size, req.Messages, err)
+		sv.logf(&sv.said, "session lines", "client %s: TCP baseline %s %d B x %d failed: %v", c.RemoteAddr(), text.Quote(req.Op), req.Size, req.Messages, err)
 	} else {
-		sv.Log.Printf("client %s: TCP baseline %s %d B x %d done", c.RemoteAddr(), req.Op, req.Size, req.Messages)
+		sv.logf(&sv.said, "session lines", "client %s: TCP baseline %s %d B x %d done", c.RemoteAddr(), text.Clean(req.Op, 16), req.Size, req.Messages)
 	}
 	if err := c.Send(oob.Msg{Type: oob.TTCPDone, TCPDone: &done}); err != nil {
 		return err

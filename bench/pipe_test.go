@@ -628,3 +628,28 @@ func TestPipePeerGIDCheck(t *testing.T) {
 		t.Fatalf("the session must go on after the refusal: %v", err)
 	}
 }
+
+// An admitted client cannot flood the server's log: lines about sessions are limited
+// per second too, and the log says how many it left out (finding 5's last).
+func TestPipeSessionLinesAreBounded(t *testing.T) {
+	r := benchtest.NewRig(t, ops.All, nil)
+	conn := rawSession(t, r)
+	const plans = 1000
+	for range plans {
+		conn.Send(oob.Msg{Type: oob.TPlan, Plan: &result.Config{Op: "write", Test: result.BW, SQDepth: 4, PostList: 9}})
+		if _, err := conn.Expect(oob.TEndpoint); err == nil {
+			t.Fatal("an invalid plan was accepted")
+		}
+	}
+	time.Sleep(1100 * time.Millisecond) // the next window reports what the last dropped
+	conn.Send(oob.Msg{Type: oob.TBye})
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(r.Logs(), "bye") && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	logs := r.Logs()
+	n := strings.Count(logs, "test failed")
+	if n > plans/2 || !strings.Contains(logs, "more session lines not logged") {
+		t.Fatalf("%d refused plans made %d log lines:\n%s", plans, n, logs[:min(len(logs), 2000)])
+	}
+}

@@ -56,7 +56,8 @@ type Server struct {
 	started uint64 // tests started, ever
 	auth    failures
 	admit   admission
-	logs    logLimit
+	logs    logLimit // lines about unauthenticated peers
+	said    logLimit // lines about sessions: what an admitted client makes the server log
 }
 
 // Limits on connections that have not authenticated yet.
@@ -91,6 +92,7 @@ func (sv *Server) Close() error { return sv.dev.Close() }
 // serves to end (a test in progress is stopped and its client told).
 func (sv *Server) Serve(ctx context.Context, l net.Listener) error {
 	sv.slot = make(chan struct{}, max(1, sv.Concurrent))
+	sv.said.burst = 2 * maxSessions // every session's connect and done in one second
 	if sv.MaxTestTime <= 0 {
 		sv.MaxTestTime = 10 * time.Minute
 	}
@@ -146,12 +148,7 @@ func (sv *Server) serveConn(ctx context.Context, nc net.Conn, authenticated func
 	authenticated()
 	if err != nil {
 		if !errors.Is(err, io.EOF) && ctx.Err() == nil { // EOF: connected and left without a word, a port probe
-			if ok, dropped := sv.logs.allow(); ok {
-				if dropped > 0 {
-					sv.Log.Printf("(%d more failed handshakes not logged)", dropped)
-				}
-				sv.Log.Printf("client %s: handshake: %v", nc.RemoteAddr(), err)
-			}
+			sv.logf(&sv.logs, "failed handshakes", "client %s: handshake: %v", nc.RemoteAddr(), err)
 		}
 		return
 	}
@@ -163,9 +160,9 @@ func (sv *Server) serveConn(ctx context.Context, nc net.Conn, authenticated func
 	defer release()
 	c.SetTimeout(sv.Timeout)
 	c.Limit = 0
-	sv.Log.Printf("client %s (%s, rdmabench %s, %s) connected", nc.RemoteAddr(), text.Quote(hello.Host), text.Quote(hello.Tool), text.Quote(hello.Device.Name))
+	sv.logf(&sv.said, "session lines", "client %s (%s, rdmabench %s, %s) connected", nc.RemoteAddr(), text.Quote(hello.Host), text.Quote(hello.Tool), text.Quote(hello.Device.Name))
 	if err := sv.session(ctx, c); err != nil {
-		sv.Log.Printf("client %s: %v", nc.RemoteAddr(), err)
+		sv.logf(&sv.said, "session lines", "client %s: %v", nc.RemoteAddr(), err)
 	}
 }
 
@@ -184,7 +181,7 @@ func (sv *Server) session(ctx context.Context, c *oob.Conn) error {
 		}
 		switch m.Type {
 		case oob.TBye:
-			sv.Log.Printf("client %s: bye", c.RemoteAddr())
+			sv.logf(&sv.said, "session lines", "client %s: bye", c.RemoteAddr())
 			return nil
 		case oob.TPlan:
 			if m.Plan == nil {
@@ -197,7 +194,7 @@ func (sv *Server) session(ctx context.Context, c *oob.Conn) error {
 					return err
 				}
 				// The client was told; it may send another plan.
-				sv.Log.Printf("client %s: test failed: %v", c.RemoteAddr(), err)
+				sv.logf(&sv.said, "session lines", "client %s: test failed: %v", c.RemoteAddr(), err)
 			}
 		case oob.TTCPBaseline: // --baseline tcp, after a test (baseline.go)
 			if err := sv.baseline(ctx, c, m); err != nil {
@@ -409,7 +406,7 @@ func (sv *Server) report(c *oob.Conn, op Op, cfg result.Config, s Session, t ser
 	if cfg.DurationS > 0 {
 		length = fmt.Sprintf("for %g s", cfg.DurationS)
 	}
-	sv.Log.Printf("client %s: %s %s %d B %s done (path MTU %d)", c.RemoteAddr(), cfg.Op, cfg.Test, cfg.MsgSizeBytes, length, s.PathMTU())
+	sv.logf(&sv.said, "session lines", "client %s: %s %s %d B %s done (path MTU %d)", c.RemoteAddr(), cfg.Op, cfg.Test, cfg.MsgSizeBytes, length, s.PathMTU())
 	return c.Send(oob.Msg{Type: oob.TReport, Report: &rep})
 }
 
