@@ -74,7 +74,7 @@ func (sv *Server) runFor(ctx context.Context, c *oob.Conn, req oob.Run) error {
 	if err != nil && r.Error == "" {
 		r.Error = err.Error()
 	}
-	sv.logf(&sv.said, "session lines", "run for %s: %s %s %d B against %s: %s", c.RemoteAddr(), cfg.Op, cfg.Test, cfg.MsgSizeBytes, text.Quote(req.Target), map[bool]string{true: "done", false: "failed"}[r.Error == ""])
+	sv.logf(&sv.said, "session lines", "run for %s: %s %s %d B against %s: %s", c.RemoteAddr(), cfg.Op, cfg.Test, cfg.MsgSizeBytes, text.Quote(req.Target), map[bool]string{true: "done", false: "failed"}[r.Error == ""]) // text: validated (the plan passed Validate)
 	return c.Send(oob.Msg{Type: oob.TRunResult, RunResult: &r})
 }
 

@@ -262,7 +262,7 @@ func reverseMeasured(rv *result.Direction) error {
 	case rv == nil:
 		return errors.New("bidirectional: the server reported no direction of its own")
 	case rv.Error != "":
-		return fmt.Errorf("bidirectional: the server's direction failed: %s", rv.Error)
+		return fmt.Errorf("bidirectional: the server's direction failed: %s", text.Clean(rv.Error, 300))
 	case rv.Messages == 0 || rv.DurationNS <= 0:
 		return errors.New("bidirectional: the server's direction measured nothing")
 	}

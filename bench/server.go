@@ -406,7 +406,7 @@ func (sv *Server) report(c *oob.Conn, op Op, cfg result.Config, s Session, t ser
 	if cfg.DurationS > 0 {
 		length = fmt.Sprintf("for %g s", cfg.DurationS)
 	}
-	sv.logf(&sv.said, "session lines", "client %s: %s %s %d B %s done (path MTU %d)", c.RemoteAddr(), cfg.Op, cfg.Test, cfg.MsgSizeBytes, length, s.PathMTU())
+	sv.logf(&sv.said, "session lines", "client %s: %s %s %d B %s done (path MTU %d)", c.RemoteAddr(), cfg.Op, cfg.Test, cfg.MsgSizeBytes, length, s.PathMTU()) // text: validated (the plan passed PlanRules)
 	return c.Send(oob.Msg{Type: oob.TReport, Report: &rep})
 }
 

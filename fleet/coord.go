@@ -183,16 +183,17 @@ func (c *Coordinator) pair(ctx context.Context, hosts []string, p pairs.Pair) re
 func describe(r result.Result, pr pairs.PairResult) string {
 	f := r.Fleet
 	what := fmt.Sprintf("round %d", f.Round)
+	ha, hb := text.Clean(f.HostA, 64), text.Clean(f.HostB, 64)
 	if f.Retest > 0 {
 		what = fmt.Sprintf("retest %d", f.Retest)
 	}
 	switch {
 	case pr.Err != "":
-		return fmt.Sprintf("%s: %d -> %d (%s -> %s): failed: %s", what, f.A, f.B, f.HostA, f.HostB, text.Clean(pr.Err, 300))
+		return fmt.Sprintf("%s: %d -> %d (%s -> %s): failed: %s", what, f.A, f.B, ha, hb, text.Clean(pr.Err, 300))
 	case pr.LatP50NS > 0:
-		return fmt.Sprintf("%s: %d -> %d (%s -> %s): p50 %.2f us", what, f.A, f.B, f.HostA, f.HostB, float64(pr.LatP50NS)/1e3)
+		return fmt.Sprintf("%s: %d -> %d (%s -> %s): p50 %.2f us", what, f.A, f.B, ha, hb, float64(pr.LatP50NS)/1e3)
 	}
-	return fmt.Sprintf("%s: %d -> %d (%s -> %s): %.3f Gb/s", what, f.A, f.B, f.HostA, f.HostB, pr.Gbps)
+	return fmt.Sprintf("%s: %d -> %d (%s -> %s): %.3f Gb/s", what, f.A, f.B, ha, hb, pr.Gbps)
 }
 
 // End tells every member's agent (ranks 1..) that the fleet is over.

@@ -407,7 +407,7 @@ func K8sManifests(o K8sOptions) (string, error) {
 	}
 
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "# rdmabench fleet, pattern %s, over %d pods, one per node: kubectl apply -f THIS_FILE\n", o.Pattern, o.Members)
+	fmt.Fprintf(&b, "# rdmabench fleet, pattern %s, over %d pods, one per node: kubectl apply -f THIS_FILE\n", o.Pattern, o.Members) // text: local (the command line)
 	fmt.Fprintf(&b, "# Pod i is found by the others as %[1]s-i.%[1]s, its subdomain being the headless\n", o.Name)
 	fmt.Fprintf(&b, "# Service %s; its rank is its index, JOB_COMPLETION_INDEX. Rank 0 coordinates,\n", o.Name)
 	fmt.Fprintf(&b, "# at %s; its output:\n", o.Coordinator())

@@ -266,7 +266,7 @@ func (c *Conn) Send(m Msg) error {
 		return err
 	}
 	if len(body) > MaxBody {
-		return fmt.Errorf("message %q of %d bytes exceeds the %d-byte limit", m.Type, len(body), MaxBody)
+		return fmt.Errorf("message %q of %d bytes exceeds the %d-byte limit", m.Type, len(body), MaxBody) // text: local (the message this side sends)
 	}
 	frame := make([]byte, 10+len(body))
 	copy(frame, magic[:])

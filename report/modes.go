@@ -4,6 +4,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"github.com/rdmabench/rdmabench/internal/text"
 	"io"
 	"strings"
 
@@ -41,6 +42,9 @@ func verdictCell(v sweep.Relation, b, a string) string {
 // Gb/s, B over A with its interval and verdict, TCP where measured, and the break-even.
 func ModesTable(w io.Writer, outs []sweep.ModeOutcome) error {
 	for _, o := range outs {
+		// A modes file is input: its strings are cleaned before they are printed.
+		o.Op, o.A, o.B = text.Clean(o.Op, 16), text.Clean(o.A, 16), text.Clean(o.B, 16)
+		o.BreakEvenNote, o.TCPBreakEvenNote = text.Clean(o.BreakEvenNote, 500), text.Clean(o.TCPBreakEvenNote, 500)
 		tcp := false
 		for _, r := range o.Rows {
 			tcp = tcp || r.TCP != nil
@@ -66,20 +70,20 @@ func ModesTable(w io.Writer, outs []sweep.ModeOutcome) error {
 		if err := t.Render(); err != nil {
 			return err
 		}
-		fmt.Fprintf(w, "break-even (%s): %s\n", o.Op, o.BreakEvenNote)
+		fmt.Fprintf(w, "break-even (%s): %s\n", o.Op, o.BreakEvenNote) // text: cleaned above
 		if o.TCPBreakEvenNote != "" {
-			fmt.Fprintf(w, "against tcp (%s): %s\n", o.Op, o.TCPBreakEvenNote)
+			fmt.Fprintf(w, "against tcp (%s): %s\n", o.Op, o.TCPBreakEvenNote) // text: cleaned above
 		}
 		for _, r := range o.Rows {
 			for _, f := range r.Failed {
-				fmt.Fprintf(w, "failed: %s %s: %s\n", o.Op, result.FormatSize(r.Size), strings.ReplaceAll(f, "\n", "; "))
+				fmt.Fprintf(w, "failed: %s %s: %s\n", o.Op, result.FormatSize(r.Size), text.Clean(strings.ReplaceAll(f, "\n", "; "), 500)) // text: cleaned above
 			}
 		}
 		switch {
 		case o.Interrupted:
-			fmt.Fprintf(w, "%s: interrupted: the sizes above are all that was measured\n", o.Op)
+			fmt.Fprintf(w, "%s: interrupted: the sizes above are all that was measured\n", o.Op) // text: cleaned above
 		case o.BudgetSpent:
-			fmt.Fprintf(w, "%s: --budget spent: the sizes above are all that was measured\n", o.Op)
+			fmt.Fprintf(w, "%s: --budget spent: the sizes above are all that was measured\n", o.Op) // text: cleaned above
 		}
 	}
 	return nil

@@ -3,6 +3,7 @@ package report
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/rdmabench/rdmabench/internal/text"
 	"io"
 	"slices"
 	"sort"
@@ -220,7 +221,7 @@ func OptimumState(m sweep.Optimum) string {
 // explanations under them.
 func TunedTable(w io.Writer, t Tuned) error {
 	ops := tunedOps(t)
-	fmt.Fprintf(w, "Tuned parameters for %s (profile %s), objective %s\n", t.Client.Model, t.Profile, t.Objective)
+	fmt.Fprintf(w, "Tuned parameters for %s (profile %s), objective %s\n", text.Clean(t.Client.Model, 80), text.Clean(t.Profile, 32), text.Clean(t.Objective, 32))
 	tb := NewTable(w)
 	head := []any{"parameter"}
 	for _, op := range ops {

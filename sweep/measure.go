@@ -174,7 +174,7 @@ func (s *state) acquire(ctx context.Context, pt profiles.Point) (res result.Resu
 func (s *state) reuse(pt profiles.Point) (result.Result, error) {
 	queue := s.r.prior[s.p.Op]
 	if got := PointOf(queue[0].Config); got != pt {
-		return result.Result{}, fmt.Errorf("%w: its next %s run is of %v, this sweep asks for %v (%d runs in)", ErrStreamMismatch, s.p.Op, got, pt, s.o.Reused)
+		return result.Result{}, fmt.Errorf("%w: its next %s run is of %v, this sweep asks for %v (%d runs in)", ErrStreamMismatch, s.p.Op, got, pt, s.o.Reused) // text: local (this sweep's plan)
 	}
 	res := queue[0].Result
 	s.r.prior[s.p.Op] = queue[1:]

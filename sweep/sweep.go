@@ -177,7 +177,7 @@ func (s *state) ending(ctx context.Context, err error) error {
 		err = nil
 	}
 	if n := len(s.r.prior[s.p.Op]); err == nil && !s.o.Interrupted && n > 0 {
-		err = fmt.Errorf("%w: it holds %d more %s runs than this sweep asks for", ErrStreamMismatch, n, s.p.Op)
+		err = fmt.Errorf("%w: it holds %d more %s runs than this sweep asks for", ErrStreamMismatch, n, s.p.Op) // text: local (this sweep's plan)
 	}
 	return err
 }

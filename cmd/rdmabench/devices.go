@@ -66,7 +66,7 @@ func devicesRun(o *devicesOptions) error {
 		if o.JSON {
 			return json.NewEncoder(o.Out).Encode(c)
 		}
-		_, err = fmt.Fprintf(o.Out, "%s %d %d %s %s\n", c.Device, c.Port, c.Index, c.GID, c.Type)
+		_, err = fmt.Fprintf(o.Out, "%s %d %d %s %s\n", c.Device, c.Port, c.Index, c.GID, c.Type) // text: local (this host's sysfs)
 		return err
 	}
 	if o.JSON {
@@ -76,16 +76,16 @@ func devicesRun(o *devicesOptions) error {
 	}
 	for _, d := range devs {
 		fmt.Fprintf(o.Out, "%s: %s, driver %s, %s, node GUID %s, fw %s, vendor 0x%x part %d\n",
-			d.Name, d.Model, d.Driver, d.Transport, d.NodeGUID, d.FirmwareVer, d.VendorID, d.VendorPartID)
+			d.Name, d.Model, d.Driver, d.Transport, d.NodeGUID, d.FirmwareVer, d.VendorID, d.VendorPartID) // text: local (this host's sysfs)
 		fmt.Fprintf(o.Out, "  max_qp_wr %d, max_cqe %d, max_qp_rd_atom %d, max_mr_size %d\n",
 			d.MaxQPWR, d.MaxCQE, d.MaxQPRdAtom, d.MaxMRSize)
 		for _, p := range d.Ports {
 			fmt.Fprintf(o.Out, "  port %d: %s (%s), %s, active MTU %d (max %d), %dX %g Gb/s = %g Gb/s, LID %d\n",
-				p.Port, p.State, p.PhysState, p.LinkLayer, p.ActiveMTU, p.MaxMTU, p.Width, p.LaneGbps, p.RateGbps, p.LID)
+				p.Port, p.State, p.PhysState, p.LinkLayer, p.ActiveMTU, p.MaxMTU, p.Width, p.LaneGbps, p.RateGbps, p.LID) // text: local (this host's sysfs)
 			t := report.NewTable(o.Out)
 			t.Header("GID index", "GID", "type", "netdev")
 			for _, g := range p.GIDs {
-				t.Append(g.Index, g.GID, g.Type, g.Netdev)
+				t.Append(g.Index, g.GID, g.Type, g.Netdev) // text: local (this host's sysfs)
 			}
 			if err := t.Render(); err != nil {
 				return err

@@ -273,7 +273,7 @@ func (o *fleetOptions) coordinate(ctx context.Context, sv *bench.Server, pat pai
 		Outliers: pairs.OutlierOpts{MinBWFraction: o.MinBW, MaxLatFactor: o.MaxLat},
 		Token:    o.Token, Timeout: o.Timeout, MaxTest: o.MaxTest, Me: sv.Device(),
 		Record: func(r result.Result) error { return enc.Encode(r) }, Log: sv.Log.Printf}
-	sv.Log.Printf("fleet: %d members: %s; pattern %s, %s %s, results -> %s", len(hosts), strings.Join(hosts, " "), pat, o.Config.Op, o.Config.Test, path)
+	sv.Log.Printf("fleet: %d members: %s; pattern %s, %s %s, results -> %s", len(hosts), strings.Join(hosts, " "), pat, o.Config.Op, o.Config.Test, path) // text: local (this fleet's flags)
 	out, err := c.Run(ctx, hosts)
 	errs := []error{err, c.End(context.Background(), hosts)}
 	metric := pairs.MetricBW

@@ -154,7 +154,7 @@ func (o *serverOptions) start(configure func(*bench.Server)) (*bench.Server, net
 		auth = "token required"
 	}
 	sv.Log.Printf("listening on %s, device %s (%s) port %d GID %d (%s), max buffer %d bytes, max test time %v, %s",
-		l.Addr(), d.Name, d.Model, d.Port, d.GIDIndex, d.GIDType, o.MaxBuffer, o.MaxTest, auth)
+		l.Addr(), d.Name, d.Model, d.Port, d.GIDIndex, d.GIDType, o.MaxBuffer, o.MaxTest, auth) // text: local (this host's device)
 	if o.Token == "" && !loopback(l.Addr()) {
 		sv.Log.Printf("warning: no token: any host that reaches %s can make this server register up to %d bytes with remote %s access for up to %v per test; use --token-file on a shared network", l.Addr(), o.MaxBuffer, "WRITE/READ", o.MaxTest)
 	}

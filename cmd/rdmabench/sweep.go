@@ -260,7 +260,7 @@ func (o *sweepOptions) sweep(ctx context.Context, c *bench.Client) error {
 		errs = append(errs, o.writeHTML(path, t))
 	}
 	if ctx.Err() != nil {
-		fmt.Fprintf(o.Out.Stderr, "sweep: interrupted; continue with: rdmabench sweep --resume %s %s\n", path, o.Server)
+		fmt.Fprintf(o.Out.Stderr, "sweep: interrupted; continue with: rdmabench sweep --resume %s %s\n", path, o.Server) // text: local (the command line)
 	}
 	return errors.Join(errs...)
 }
@@ -323,7 +323,7 @@ func (p *progress) start(op string) {
 
 func (p *progress) event(e sweep.Event) {
 	r := e.Result
-	line := fmt.Sprintf("%s %s %s", e.Op, e.Phase, pointString(e.Point))
+	line := fmt.Sprintf("%s %s %s", e.Op, e.Phase, pointString(e.Point)) // text: local (this sweep's plan)
 	switch {
 	case e.Reused:
 		line += ": from the resumed stream"

@@ -13,6 +13,7 @@ package htmlreport
 import (
 	_ "embed"
 	"fmt"
+	"github.com/rdmabench/rdmabench/internal/text"
 	"html/template"
 	"io"
 	"math"
@@ -178,7 +179,7 @@ func heatSection(series []*Series, bw, _ [][]*cell) (section, error) {
 			title := fmt.Sprintf("%s%s: %s at %s", svgText(s.Label, 48), dev, strings.ToUpper(op), result.FormatSize(h.Size))
 			svg, err := heatChart(title, h)
 			if err != nil {
-				return sec, fmt.Errorf("%s %s heat map: %w", s.Label, op, err)
+				return sec, fmt.Errorf("%s %s heat map: %w", text.Clean(s.Label, 48), op, err)
 			}
 			cells, mixed := 0, false
 			for i, col := range h.Z {
