@@ -123,12 +123,14 @@ func FuzzShow(f *testing.F) {
 			t.Fatalf("CSV of %d results reads back as %d rows: %v\n%s", len(rs), len(rows), cerr, c.Bytes())
 		}
 
-		// show --json: one indented result after another; they read back the same.
+		// show --json: one JSON document; it reads back the same, and the schema
+		// accepts what the readers accepted.
 		var js bytes.Buffer
-		for _, r := range rs {
-			if err := result.WriteJSON(&js, r); err != nil {
-				t.Fatalf("cannot write back a result ReadAll accepted: %v", err)
-			}
+		if err := result.WriteJSONDocument(&js, rs); err != nil {
+			t.Fatalf("cannot write back results ReadAll accepted: %v", err)
+		}
+		if len(rs) > 0 && !json.Valid(js.Bytes()) {
+			t.Fatalf("show --json of %d results is not one JSON document", len(rs))
 		}
 		back, err := result.ReadAll(bytes.NewReader(js.Bytes()))
 		if err != nil || len(back) != len(rs) {

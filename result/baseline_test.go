@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rdmabench/rdmabench/internal/schemacheck"
 	"github.com/rdmabench/rdmabench/result"
 )
 
@@ -28,7 +27,7 @@ func TestSchemaAcceptsABaseline(t *testing.T) {
 			Iterations: 5000, Bytes: 5000 * 65536, DurationNS: 1e8, BWGbps: 25, LatKind: "completion_under_load", Baseline: &b}
 		var buf bytes.Buffer
 		result.WriteJSON(&buf, r)
-		if err := schemacheck.Validate(buf.Bytes()); err != nil {
+		if err := result.Validate(buf.Bytes()); err != nil {
 			t.Fatalf("a result with a baseline must validate: %v\n%s", err, buf.Bytes())
 		}
 		applied := 0
@@ -42,7 +41,7 @@ func TestSchemaAcceptsABaseline(t *testing.T) {
 				continue // that key is not in this one
 			}
 			applied++
-			if err := schemacheck.Validate([]byte(drift)); err == nil {
+			if err := result.Validate([]byte(drift)); err == nil {
 				t.Fatalf("drift must fail validation:\n%s", drift)
 			}
 		}

@@ -1,6 +1,7 @@
 package result
 
 import (
+	"encoding/json"
 	"bytes"
 	"encoding/csv"
 	"errors"
@@ -209,6 +210,15 @@ func decodeCSV(data []byte) ([]Result, error) {
 			return out, fmt.Errorf("reading CSV results: line %d: %w", line, err)
 		}
 		if err := checkVersion(r.SchemaVersion); err != nil {
+			return out, fmt.Errorf("line %d: %w", line, err)
+		}
+		// The row, as the result it reads into, must be one the schema accepts: what
+		// the JSON readers refuse is refused here too.
+		doc, err := json.Marshal(r)
+		if err == nil {
+			err = Validate(doc)
+		}
+		if err != nil {
 			return out, fmt.Errorf("line %d: %w", line, err)
 		}
 		out = append(out, r)

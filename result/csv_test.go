@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rdmabench/rdmabench/internal/schemacheck"
 	"github.com/rdmabench/rdmabench/result"
 )
 
@@ -133,7 +132,7 @@ func TestCSVCarriesTheOptionalParts(t *testing.T) {
 		if err := result.WriteJSON(&js, r); err != nil {
 			t.Fatal(err)
 		}
-		if err := schemacheck.Validate(js.Bytes()); err != nil {
+		if err := result.Validate(js.Bytes()); err != nil {
 			t.Errorf("result %d from CSV does not validate: %v\n%s", i, err, js.Bytes())
 		}
 	}

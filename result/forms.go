@@ -10,7 +10,8 @@ import (
 
 // The forms results are kept in, each written and read here and nowhere else:
 //
-//	JSON    one indented object per result, one after another (--json), or a JSON array
+//	JSON    one indented document (--json): the result, or an array of several; the
+//	        readers also take objects one after another
 //	NDJSON  one compact object per line (a sweep's results stream)
 //	CSV     a header (CSVHeader) and one row per result (--csv); a summary: it holds
 //	        the columns of CSVHeader only (see ReadCSV)
@@ -59,6 +60,21 @@ func WriteAll(e Encoder, rs []Result) error {
 	return e.Flush()
 }
 
+// WriteJSONDocument writes results as one JSON document, indented: the result itself
+// when there is one, an array of them when there are several or none (ReadAll reads
+// both). Unlike one object after another, any JSON parser reads it whole.
+func WriteJSONDocument(w io.Writer, rs []Result) error {
+	e := json.NewEncoder(w)
+	e.SetIndent("", "  ")
+	if len(rs) == 1 {
+		return e.Encode(rs[0])
+	}
+	if rs == nil {
+		rs = []Result{}
+	}
+	return e.Encode(rs)
+}
+
 // WriteJSON writes one result, indented.
 func WriteJSON(w io.Writer, r Result) error { return NewJSONEncoder(w).Encode(r) }
 
@@ -105,27 +121,44 @@ func decodeJSON[T Record](data []byte) ([]T, error) {
 		}
 		line := lineAt(data, start)
 		if raw[0] == '[' {
-			var many []T
+			var many []json.RawMessage
 			if err := json.Unmarshal(raw, &many); err != nil {
 				return out, fmt.Errorf("reading results: line %d: %w", line, err)
 			}
-			for i, one := range many {
-				if err := checkVersion(one.result().SchemaVersion); err != nil {
+			all := make([]T, 0, len(many)) // an array is read whole, or not at all
+			for i, el := range many {
+				one, err := decodeRecord[T](el)
+				if err != nil {
 					return out, fmt.Errorf("line %d: element %d of an array: %w", line, i, err)
 				}
+				all = append(all, one)
 			}
-			out = append(out, many...)
+			out = append(out, all...)
 			continue
 		}
-		var one T
-		if err := json.Unmarshal(raw, &one); err != nil {
-			return out, fmt.Errorf("reading results: line %d: %w", line, err)
-		}
-		if err := checkVersion(one.result().SchemaVersion); err != nil {
+		one, err := decodeRecord[T](raw)
+		if err != nil {
 			return out, fmt.Errorf("line %d: %w", line, err)
 		}
 		out = append(out, one)
 	}
+}
+
+// decodeRecord reads one record: its schema version first (another version's keys may
+// mean something else), then the whole record against the schema, which names the
+// field it refuses.
+func decodeRecord[T Record](raw json.RawMessage) (T, error) {
+	var one T
+	if err := json.Unmarshal(raw, &one); err != nil {
+		return one, fmt.Errorf("reading results: %w", err)
+	}
+	if err := checkVersion(one.result().SchemaVersion); err != nil {
+		return one, err
+	}
+	if err := Validate(raw); err != nil {
+		return one, err
+	}
+	return one, nil
 }
 
 // checkVersion refuses a result written under another schema: its keys may mean

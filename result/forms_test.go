@@ -72,7 +72,8 @@ func TestJSONFormsReadBack(t *testing.T) {
 // Every form a reader accepts has its schema version checked, result by result, and
 // the error says where, what it found and what this rdmabench reads.
 func TestReadAllChecksTheVersionOfEveryForm(t *testing.T) {
-	good := `{"schema_version":3}`
+	rec := func(v int) string { r := fixture(t)[0]; r.SchemaVersion = v; return jsonOf(t, r) }
+	good := rec(3)
 	csvRow := func(v string) string {
 		return strings.Join(CSVHeader, ",") + "\n" + v + strings.Repeat(",", len(CSVHeader)-1) + "\n"
 	}
@@ -81,11 +82,11 @@ func TestReadAllChecksTheVersionOfEveryForm(t *testing.T) {
 		want      []string // in the error
 		before    int      // results returned with it
 	}{
-		{"one object", `{"schema_version":99}`, []string{"line 1", "schema_version 99", "reads schema_version 3"}, 0},
-		{"version 1", "\n\n" + `{"schema_version":1}`, []string{"line 3", "schema_version 1;", "reads schema_version 3"}, 0},
-		{"array", `[{"schema_version":3},{"schema_version":99}]`, []string{"line 1", "element 1 of an array", "schema_version 99", "reads schema_version 3"}, 0},
-		{"array later", good + "\n" + `[{"schema_version":3},` + "\n" + `{"schema_version":4}]`, []string{"line 2", "element 1 of an array", "schema_version 4", "reads schema_version 3"}, 1},
-		{"ndjson", good + "\n" + good + "\n" + `{"schema_version":99}` + "\n" + good + "\n", []string{"line 3", "schema_version 99", "reads schema_version 3"}, 2},
+		{"one object", rec(99), []string{"line 1", "schema_version 99", "reads schema_version 3"}, 0},
+		{"version 1", "\n\n" + rec(1), []string{"line 3", "schema_version 1;", "reads schema_version 3"}, 0},
+		{"array", "[" + good + "," + rec(99) + "]", []string{"line 1", "element 1 of an array", "schema_version 99", "reads schema_version 3"}, 0},
+		{"array later", good + "\n" + "[" + good + ",\n" + rec(4) + "]", []string{"line 2", "element 1 of an array", "schema_version 4", "reads schema_version 3"}, 1},
+		{"ndjson", good + "\n" + good + "\n" + rec(99) + "\n" + good + "\n", []string{"line 3", "schema_version 99", "reads schema_version 3"}, 2},
 		{"no version", good + "\n{}\n", []string{"line 2", "no schema_version", "reads schema_version 3"}, 1},
 		{"null in an array", `[null]`, []string{"element 0", "no schema_version"}, 0},
 		{"cut short", good + "\n" + good + "\n" + `{"schema_version":3,"op`, []string{"line 3", "unexpected EOF"}, 2},
@@ -178,7 +179,8 @@ func TestRecordsKeepTheirKeys(t *testing.T) {
 		Result
 		WallNS int64 `json:"sweep_wall_ns,omitempty"`
 	}
-	in := []line{{Result{SchemaVersion: SchemaVersion, Config: Config{Op: "write"}}, 7}, {Result{SchemaVersion: SchemaVersion}, 0}}
+	base := fixture(t)[0]
+	in := []line{{base, 7}, {base, 0}}
 	var buf bytes.Buffer
 	e := NewNDJSONEncoder(&buf)
 	for _, l := range in {
@@ -193,7 +195,9 @@ func TestRecordsKeepTheirKeys(t *testing.T) {
 	if err != nil || len(out) != 2 || out[0].WallNS != 7 || out[0].Config.Op != "write" {
 		t.Fatalf("read back: %+v %v", out, err)
 	}
-	if _, err := ReadJSON[line](strings.NewReader(`{"schema_version":3}` + "\n" + `{"schema_version":9,"sweep_wall_ns":1}`)); err == nil ||
+	nine := base
+	nine.SchemaVersion = 9
+	if _, err := ReadJSON[line](strings.NewReader(jsonOf(t, line{base, 1}) + "\n" + jsonOf(t, line{nine, 1}))); err == nil ||
 		!strings.Contains(err.Error(), "line 2: result has schema_version 9; this rdmabench reads schema_version 3") {
 		t.Fatalf("want the version refused, got %v", err)
 	}

@@ -3,6 +3,7 @@ package sweep
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -74,10 +75,19 @@ func TestStreamResumesTheSweep(t *testing.T) {
 
 // The resume reader refuses what it cannot trust, saying where.
 func TestReadStreamRefuses(t *testing.T) {
-	good := `{"schema_version": 3,"config":{"op":"write"},"sweep_wall_ns":5}`
+	line := func(v int) string {
+		r := result.Result{SchemaVersion: v, Config: result.Config{Op: "write", Test: result.BW, MsgSizeBytes: 65536, Iterations: 1000, SQDepth: 128, PostList: 1, CQMod: 1, NumQPs: 1}}
+		b, err := json.Marshal(Recorded{Result: r, WallNS: 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	good := line(3)
 	for _, tc := range []struct{ doc, want string }{
-		{good + "\n" + `{"schema_version":1,"sweep_wall_ns":5}` + "\n", "line 2: result has schema_version 1; this rdmabench reads schema_version 3"},
-		{good + "\n" + `[{"schema_version":99}]` + "\n", "line 2: element 0 of an array: result has schema_version 99"},
+		{good + "\n" + line(1) + "\n", "line 2: result has schema_version 1; this rdmabench reads schema_version 3"},
+		{good + "\n" + "[" + line(99) + "]\n", "line 2: element 0 of an array: result has schema_version 99"},
+		{good + "\n" + `{"schema_version":3,"config":{"op":"write"},"sweep_wall_ns":5}` + "\n", "line 2: not a result of schema version 3"},
 		{good + "\n" + good + "\n" + `{"schema_version": 3,"conf`, "line 3"},
 	} {
 		got, err := ReadStream(strings.NewReader(tc.doc))

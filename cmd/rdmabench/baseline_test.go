@@ -13,7 +13,6 @@ import (
 	"github.com/rdmabench/rdmabench/bench"
 	"github.com/rdmabench/rdmabench/bench/benchtest"
 	"github.com/rdmabench/rdmabench/bench/ops"
-	"github.com/rdmabench/rdmabench/internal/schemacheck"
 	"github.com/rdmabench/rdmabench/result"
 )
 
@@ -81,7 +80,7 @@ func TestBaselineAfterTheRun(t *testing.T) {
 		t.Errorf("the table must show the TCP rate and the ratio:\n%s", out.String())
 	}
 	js, _ := os.ReadFile(file)
-	if err := schemacheck.Validate(js); err != nil || !bytes.Contains(js, []byte(`"rdma_over_tcp"`)) {
+	if err := result.Validate(js); err != nil || !bytes.Contains(js, []byte(`"rdma_over_tcp"`)) {
 		t.Errorf("the JSON result with its baseline: %v\n%s", err, js)
 	}
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -364,5 +365,40 @@ func TestReportShowConverts(t *testing.T) {
 	rs, err := readResults(back)
 	if err != nil || len(rs) != 1 || rs[0].BWGbps != 42 || rs[0].Config != r.Config {
 		t.Fatalf("JSON -> CSV -> JSON: %+v %v", rs, err)
+	}
+}
+
+// --json writes one JSON document, whatever the number of results (finding 9 of the
+// hostile-peers review: several results came out as objects one after another, neither
+// JSON nor NDJSON); a file named *.ndjson gets a line each.
+func TestReportShowJSONIsOneDocument(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "three.ndjson")
+	var buf bytes.Buffer
+	for i := range 3 {
+		r := result.Result{SchemaVersion: result.SchemaVersion, Config: result.Config{Op: "write", Test: result.BW, MsgSizeBytes: 64 << i, SQDepth: 128, PostList: 1, CQMod: 100, NumQPs: 1},
+			Iterations: 10, BWGbps: float64(i + 1)}
+		result.WriteAll(result.NewNDJSONEncoder(&buf), []result.Result{r})
+	}
+	os.WriteFile(in, buf.Bytes(), 0o644)
+	doc := filepath.Join(dir, "all.json")
+	if _, err := execute(newCmdReportShow(nil), in, "--json", doc); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(doc)
+	var rs []result.Result
+	if err := json.Unmarshal(b, &rs); err != nil || len(rs) != 3 || rs[2].BWGbps != 3 {
+		t.Fatalf("--json of three results is not one JSON array of them: %v (%d)\n%s", err, len(rs), b)
+	}
+	lines := filepath.Join(dir, "all.ndjson")
+	if _, err := execute(newCmdReportShow(nil), in, "--json", lines); err != nil {
+		t.Fatal(err)
+	}
+	b, _ = os.ReadFile(lines)
+	for i, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var r result.Result
+		if err := json.Unmarshal([]byte(l), &r); err != nil || r.BWGbps != float64(i+1) {
+			t.Fatalf("line %d of --json x.ndjson: %v\n%s", i+1, err, l)
+		}
 	}
 }

@@ -12,10 +12,16 @@ import (
 	"github.com/rdmabench/rdmabench/result"
 )
 
-// write writes results in every requested form.
+// write writes results in every requested form. --json is one JSON document (the
+// result, or an array of several), or NDJSON (a compact line each) when its file is
+// named *.ndjson.
 func (o outputs) write(rs []result.Result) error {
+	asJSON := func(w io.Writer) error { return result.WriteJSONDocument(w, rs) }
+	if strings.HasSuffix(o.JSON, ".ndjson") {
+		asJSON = func(w io.Writer) error { return result.WriteAll(result.NewNDJSONEncoder(w), rs) }
+	}
 	return o.emit(func(w io.Writer) error { err := report.Table(w, rs); baselineLines(w, rs); return err },
-		func(w io.Writer) error { return result.WriteAll(result.NewJSONEncoder(w), rs) },
+		asJSON,
 		func(w io.Writer) error { return result.WriteAll(result.NewCSVEncoder(w), rs) })
 }
 

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/counters"
-	"github.com/rdmabench/rdmabench/internal/schemacheck"
 	"github.com/rdmabench/rdmabench/profiles"
 	"github.com/rdmabench/rdmabench/result"
 	"github.com/rdmabench/rdmabench/sweep"
@@ -65,7 +64,7 @@ func TestFixtures(t *testing.T) {
 		n := 0
 		for sc.Scan() {
 			n++
-			if err := schemacheck.Validate(sc.Bytes()); err != nil {
+			if err := result.Validate(sc.Bytes()); err != nil {
 				t.Errorf("%s line %d: %v", name, n, err)
 			}
 		}

@@ -25,7 +25,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rdmabench/rdmabench/internal/schemacheck"
 	"github.com/rdmabench/rdmabench/oob"
 	"github.com/rdmabench/rdmabench/result"
 	"github.com/rdmabench/rdmabench/verbs"
@@ -154,7 +153,7 @@ func measure(t *testing.T, args ...string) result.Result {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := schemacheck.Validate(doc); err != nil {
+	if err := result.Validate(doc); err != nil {
 		t.Fatalf("result does not validate against result/schema.json: %v\n%s", err, doc)
 	}
 	var r result.Result
@@ -502,7 +501,7 @@ func TestCompletionEventsAndCQModeration(t *testing.T) {
 	switch {
 	case code == 0:
 		doc, _ := os.ReadFile(file)
-		if err := schemacheck.Validate(doc); err != nil {
+		if err := result.Validate(doc); err != nil {
 			t.Fatal(err)
 		}
 		t.Logf("%s supports CQ moderation", srvDev)
