@@ -63,7 +63,8 @@ docs:
 browser:
 	$(GO) test -tags browser -count=1 -run Browser ./report/html/
 
-# Go native fuzz targets (hostile peers and files), FUZZTIME each; fuzz-short: 150,000
+# Go native fuzz targets (hostile peers and files: the frame decoder, plans, every
+# results reader with report show's, the fleet's records, a sweep's stream), FUZZTIME each; fuzz-short: 150,000
 # inputs each (10-20 s here). fuzz-short counts inputs rather than seconds: with a duration,
 # Go 1.26's fuzz coordinator can report "context deadline exceeded" at the deadline under
 # CPU load, without any failing input (go.dev/issue/75804, fixed in Go 1.27); a count has
@@ -74,6 +75,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzRecv$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./oob
 	$(GO) test -run '^$$' -fuzz '^FuzzPlan$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./bench
 	$(GO) test -run '^$$' -fuzz '^FuzzShow$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./report
+	$(GO) test -run '^$$' -fuzz '^FuzzFleetRecords$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./fleet/pairs
+	$(GO) test -run '^$$' -fuzz '^FuzzStream$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./sweep
 
 fuzz-short:
 	$(MAKE) --no-print-directory fuzz FUZZTIME=150000x
