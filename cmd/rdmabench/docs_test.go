@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -164,4 +165,30 @@ func fence(s string) string {
 	}
 	f := strings.Repeat("`", n)
 	return f + "text\n" + s + "\n" + f
+}
+
+// docs/security.md lists each promise next to the tests that keep it: every test it
+// names exists, so that a promise cannot outlive its test unnoticed.
+func TestSecurityPromisesNameRealTests(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/security.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := regexp.MustCompile("`((?:Test|Fuzz)[A-Za-z0-9]+)`").FindAllStringSubmatch(string(doc), -1)
+	if len(names) < 10 {
+		t.Fatalf("docs/security.md names %d tests: its table of promises is gone", len(names))
+	}
+	var src strings.Builder
+	filepath.WalkDir("../..", func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(path, "_test.go") {
+			b, _ := os.ReadFile(path)
+			src.Write(b)
+		}
+		return nil
+	})
+	for _, n := range names {
+		if !strings.Contains(src.String(), "func "+n[1]+"(") {
+			t.Errorf("docs/security.md names %s, which no test file defines", n[1])
+		}
+	}
 }
