@@ -18,7 +18,8 @@ import (
 //   - with --peer-gid-check (Server.PeerGIDCheck), a RoCE endpoint whose GID is not
 //     the control connection's address is refused. It is off by default: where the
 //     control connection runs over another network than RoCE (a management network, or
-//     two devices on one host, as in the test bed), the addresses differ for good reason.
+//     a host whose connections leave from another address than its RDMA device's), the
+//     addresses differ for good reason.
 
 // checkPeerGID says what is wrong with ep for a client whose control connection came
 // from from: nil when ep's GID is from's address, or ep is InfiniBand (LID-routed
