@@ -26,7 +26,7 @@ type Config struct {
 	// stops answering is detected within about as long. It also bounds Close (plus a
 	// second per 64 MiB of region, for the server's hashing).
 	//
-	// A server holds a region for at most its --max-test-time (ServeConfig.MaxTestTime,
+	// A server holds a region for at most its --max-test-time (rdmaserver.Config.MaxTestTime,
 	// 10 minutes by default), counted from Dial: a connection held longer is ended by
 	// the server, and its ops in flight and all later ones then fail with the server's
 	// words ("the test ran past this server's --max-test-time"). Dial again for more.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"log"
 	"net"
 	"strings"
 	"sync"
@@ -12,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rdmabench/rdmabench/bench"
 	"github.com/rdmabench/rdmabench/oob"
 	"github.com/rdmabench/rdmabench/result"
 	"github.com/rdmabench/rdmabench/verbs/qp"
@@ -95,23 +93,17 @@ func TestDialPipeWithToken(t *testing.T) {
 	}
 }
 
-// The server's refusal reaches the caller in its words.
+// The server's refusal reaches the caller in its words (the server's own refusals are
+// bench's to test).
 func TestDialRefused(t *testing.T) {
-	f := NewLoopback()
-	sv := &bench.Server{Engine: loopEngine{f.f.Device("small")}, MaxBuffer: 4096, Timeout: time.Second, Log: log.New(io.Discard, "", 0)}
-	if err := sv.Open(); err != nil {
-		t.Fatal(err)
-	}
-	pl := newPipeListener()
-	ctx, cancel := context.WithCancel(bg)
-	served := make(chan error)
-	go func() { served <- sv.Serve(ctx, pl) }()
-	defer func() { cancel(); pl.Close(); <-served }()
-	dev := f.Device()
+	dev := NewLoopback().Device()
 	defer dev.Close()
-	_, err := dev.Dial(bg, "server", Config{Size: 8192, Dial: pl.dial})
+	refusal := "the plan needs 8192 bytes of buffer and queues on the server, above its --max-buffer of 4096 bytes"
+	_, err := dev.Dial(bg, "server", Config{Size: 8192, Dial: fakeServer(t, func(c *oob.Conn, plan *result.Config) {
+		c.SendError(errors.New(refusal))
+	})})
 	var pe *oob.PeerError
-	if !errors.As(err, &pe) || !strings.Contains(err.Error(), "refused a region of 8192 bytes") || !strings.Contains(err.Error(), "--max-buffer") {
+	if !errors.As(err, &pe) || !strings.Contains(err.Error(), "refused a region of 8192 bytes") || !strings.Contains(err.Error(), refusal) {
 		t.Fatalf("want the server's refusal, got %v", err)
 	}
 }

@@ -10,9 +10,11 @@
 //	copy(buf.Bytes(), data)
 //	err = c.Write(ctx, buf, 0).Wait(ctx)      // RDMA WRITE to offset 0 of the region
 //
-// Servers are `rdmabench server`: a client's "region" plan makes the server register
-// Config.Size bytes of zeros for remote WRITE and READ and hold them while the client
-// beats; Close releases the region and Digest then has the SHA-256 the server saw.
+// Servers are `rdmabench server`, or package rdmaserver's Serve in a Go program: a
+// client's "region" plan makes the server register Config.Size bytes of zeros for
+// remote WRITE and READ and hold them while the client beats; Close releases the
+// region and Digest then has the SHA-256 the server saw. This package is the client
+// and links no server: a Loopback's servers need rdmaserver linked (see Loopback).
 //
 // # Completions
 //
@@ -46,8 +48,8 @@
 //
 // # Time limits
 //
-// A server holds a region for at most its --max-test-time (ServeConfig.MaxTestTime, 10
-// minutes by default), counted from Dial: a connection held longer is ended by the
+// A server holds a region for at most its --max-test-time (rdmaserver.Config.MaxTestTime,
+// 10 minutes by default), counted from Dial: a connection held longer is ended by the
 // server, and its ops then fail with the server's words. Close is required, and takes
 // at most about Config.Timeout; a connection dropped without it keeps beating, and
 // holds the server's region, until the server ends it, and keeps its QPs and poller.
@@ -58,6 +60,7 @@
 // (status, vendor error, QP number, opcode, wr_id) or an error that wraps one: get it
 // with errors.As. The Err variables (ErrClosed, ErrRange, ...) are for errors.Is.
 // Without cgo or off Linux, Open returns an error that wraps ErrUnsupported;
-// NewLoopback, an in-memory fabric, works in every build. Device.Identity and
+// NewLoopback, an in-memory fabric, works in every build (its servers with package
+// rdmaserver linked). Device.Identity and
 // Conn.Server describe the two ends of a connection (DeviceInfo).
 package rdma

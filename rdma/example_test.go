@@ -10,6 +10,7 @@ import (
 	"log"
 
 	"github.com/rdmabench/rdmabench/rdma"
+	_ "github.com/rdmabench/rdmabench/rdma/rdmaserver" // a Loopback serves with rdmabench's server
 )
 
 // Write a buffer to a server's region, read it back, and compare with the server's

@@ -7,15 +7,13 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"io"
-	"log"
 	"net"
 	"os"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/rdmabench/rdmabench/bench"
+	"github.com/rdmabench/rdmabench/rdma/rdmaserver"
 )
 
 // TestVerbs runs the API on a real device against rdmabench's server on the same
@@ -29,20 +27,21 @@ func TestVerbs(t *testing.T) {
 	if name == "auto" {
 		name = ""
 	}
-	sv := &bench.Server{Local: bench.Local{Device: name, Port: 1, GIDIndex: -1}, MaxBuffer: 1 << 30,
-		Timeout: 5 * time.Second, Log: log.New(io.Discard, "", 0)}
-	if err := sv.Open(); err != nil {
-		t.Fatal(err)
-	}
-	defer sv.Close()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(bg)
 	served := make(chan error, 1)
-	go func() { served <- sv.Serve(ctx, ln) }()
-	defer func() { cancel(); <-served }()
+	go func() {
+		served <- rdmaserver.Serve(ctx, ln, rdmaserver.Config{Device: name, GIDIndex: -1, Timeout: 5 * time.Second})
+	}()
+	defer func() {
+		cancel()
+		if err := <-served; err != nil {
+			t.Errorf("server: %v", err)
+		}
+	}()
 
 	dev, err := Open(name, 1, -1)
 	if err != nil {

@@ -1,9 +1,9 @@
 package result
 
 import (
-	"encoding/json"
 	"bytes"
 	"encoding/csv"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/rdma"
+	"github.com/rdmabench/rdmabench/rdma/rdmaserver"
 )
 
 // example runs bin/examples/NAME (make e2e builds them) with args; it must succeed.
@@ -105,7 +106,7 @@ func TestAPIWriteBandwidth(t *testing.T) {
 		n, size, depth, api, r.BWGbps, api/r.BWGbps)
 }
 
-// rdma.Serve is the listening side of the API: the CLI and the examples use it as they
+// rdmaserver.Serve is the listening side of the API: the CLI and the examples use it as they
 // use 'rdmabench server'.
 func TestAPIServe(t *testing.T) {
 	needDevice(t)
@@ -116,7 +117,7 @@ func TestAPIServe(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
-	go func() { served <- rdma.Serve(ctx, l, rdma.ServeConfig{Device: srvDev, GIDIndex: -1}) }()
+	go func() { served <- rdmaserver.Serve(ctx, l, rdmaserver.Config{Device: srvDev, GIDIndex: -1}) }()
 	defer func() {
 		cancel()
 		if err := <-served; err != nil {

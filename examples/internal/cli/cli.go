@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/rdma"
+	_ "github.com/rdmabench/rdmabench/rdma/rdmaserver" // --loopback serves on an in-memory fabric
 )
 
 // Flags are the programs' common flags; Servers are the arguments.

@@ -1,4 +1,11 @@
-package rdma
+// Package rdmaserver is rdmabench's server for Go programs: Serve runs on a real
+// device what 'rdmabench server' runs, and linking the package lets a Loopback fabric
+// (package rdma) serve too. Package rdma is the client library and links no server:
+// a program or test that serves on a Loopback imports this package, for its side
+// effect if nothing else:
+//
+//	import _ "github.com/rdmabench/rdmabench/rdma/rdmaserver"
+package rdmaserver
 
 import (
 	"context"
@@ -14,8 +21,8 @@ import (
 	"github.com/rdmabench/rdmabench/verbs"
 )
 
-// ServeConfig says which device a server uses and how it admits clients.
-type ServeConfig struct {
+// Config says which device a server uses and how it admits clients.
+type Config struct {
 	Device   string // "" : the first device with an ACTIVE port
 	Port     int    // default 1
 	GIDIndex int    // -1: the GID rdmabench would pick (set it: 0 is an index)
@@ -30,10 +37,14 @@ type ServeConfig struct {
 	Log         *log.Logger // nil: discard
 }
 
+// ErrUnsupported is what Serve wraps in a build without cgo or off Linux.
+var ErrUnsupported = verbs.ErrUnsupported
+
 // Serve is the listening side: it serves rdmabench clients on l, the same server as
-// 'rdmabench server' (regions for Dial, and the CLI's write and read tests), until ctx
-// is done. One client's test or region at a time; the others wait or are told to retry.
-func Serve(ctx context.Context, l net.Listener, cfg ServeConfig) error {
+// 'rdmabench server' (regions for rdma.Device.Dial, and the CLI's write and read
+// tests), until ctx is done. One client's test or region at a time; the others wait or
+// are told to retry.
+func Serve(ctx context.Context, l net.Listener, cfg Config) error {
 	if cfg.Port == 0 {
 		cfg.Port = 1
 	}
@@ -50,7 +61,7 @@ func Serve(ctx context.Context, l net.Listener, cfg ServeConfig) error {
 	}
 	if err := sv.Open(); err != nil {
 		if errors.Is(err, verbs.ErrUnsupported) {
-			return fmt.Errorf("rdma: %w", err)
+			return fmt.Errorf("rdmaserver: %w", err)
 		}
 		return err
 	}

@@ -1,4 +1,4 @@
-package rdma
+package rdmaserver
 
 import (
 	"context"
@@ -15,7 +15,7 @@ func TestServeWithoutDevice(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	err = Serve(context.Background(), l, ServeConfig{Device: "no-such-device", GIDIndex: -1})
+	err = Serve(context.Background(), l, Config{Device: "no-such-device", GIDIndex: -1})
 	if err == nil {
 		t.Fatal("Serve without the device must fail")
 	}

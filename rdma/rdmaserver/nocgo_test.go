@@ -1,0 +1,5 @@
+//go:build !linux || !cgo
+
+package rdmaserver
+
+const cgoVerbs = false
