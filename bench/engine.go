@@ -28,7 +28,9 @@ type Device interface {
 
 // Session is one test's resources on one side: QPs, a CQ and a registered buffer.
 type Session interface {
-	Local() qp.Endpoint
+	// The lifecycle every side's queues share with package rdma's: Local, Connect
+	// (to one endpoint that offers as many QPs), Close.
+	qp.Queues
 	// ConnectPeers connects the QPs to one endpoint that offers as many, or QP i to
 	// endpoint i (one QP each: a client of several servers).
 	ConnectPeers(remotes []qp.Endpoint, mtu int) error
@@ -47,7 +49,6 @@ type Session interface {
 	ReadLatency(verbs.ReadLatParams) (verbs.LatResult, error)
 	// Stop makes the loop in progress return soon; safe from any goroutine.
 	Stop()
-	Close() error
 }
 
 // Verbs is the engine over libibverbs (without cgo, Open returns verbs.ErrUnsupported).

@@ -9,7 +9,6 @@ import (
 	"github.com/rdmabench/rdmabench/rdma/internal/provider"
 	"github.com/rdmabench/rdmabench/result"
 	"github.com/rdmabench/rdmabench/verbs"
-	"github.com/rdmabench/rdmabench/verbs/qp"
 )
 
 var (
@@ -162,7 +161,6 @@ type verbsSession struct {
 	q *verbs.Queue
 }
 
-func (s *verbsSession) Connect(r qp.Endpoint) error { return s.Session.Connect(r, 0) }
 func (s *verbsSession) WRs() []verbs.WR             { return s.q.WRs() }
 func (s *verbsSession) WCs() []verbs.WC             { return s.q.WCs() }
 func (s *verbsSession) Post(qp, n int) (int, error) { return s.q.Post(qp, n) }

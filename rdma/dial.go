@@ -70,7 +70,7 @@ func (d *Device) Dial(ctx context.Context, addr string, cfg Config) (*Conn, erro
 			c.sess = nil
 			return qp.Endpoint{}, err, fmt.Errorf("rdma: %w", err)
 		}
-		if err := c.sess.Connect(region); err != nil {
+		if err := c.sess.Connect(region, 0); err != nil {
 			return qp.Endpoint{}, err, fmt.Errorf("rdma: connecting to %s: %w", addr, err)
 		}
 		local = c.sess.Local()

@@ -197,6 +197,11 @@ func (s *Session) Local() qp.Endpoint {
 		Addr: uint64(s.qpns[0]) << 32, RKey: s.qpns[0], Len: uint64(len(s.buf))}
 }
 
+// Connect connects every QP to the peer session behind remote.
+func (s *Session) Connect(remote qp.Endpoint, mtu int) error {
+	return s.ConnectPeers([]qp.Endpoint{remote}, mtu)
+}
+
 // ConnectPeers connects every QP to one peer session (one endpoint offering as many
 // QPs), or QP i to the session behind endpoint i (one QP each).
 func (s *Session) ConnectPeers(rs []qp.Endpoint, mtu int) error {

@@ -68,7 +68,7 @@ func (s loopSession) ConnectPeers(rs []qp.Endpoint, mtu int) error {
 	if len(rs) != 1 {
 		return errLoopback
 	}
-	return s.Session.Connect(rs[0])
+	return s.Session.Connect(rs[0], mtu)
 }
 func (loopSession) PathMTU() int                        { return 4096 }
 func (loopSession) RdAtom() int                         { return 16 }

@@ -23,3 +23,13 @@ type Endpoint struct {
 	RKey      uint32   `json:"rkey"`
 	Len       uint64   `json:"len"`
 }
+
+// Queues is the lifecycle of one side's queues, whichever loops drive them (the timed
+// loops of package bench, the futures of package rdma): hand out the endpoint the peer
+// connects to, connect to the peer's (mtu 0: the ports' active MTU), and close. After
+// Close returns, no WR moves memory.
+type Queues interface {
+	Local() Endpoint
+	Connect(remote Endpoint, mtu int) error
+	Close() error
+}

@@ -283,7 +283,8 @@ func (s *Session) Local() qp.Endpoint {
 	return e
 }
 
-func (s *Session) Connect(r qp.Endpoint) error {
+// Connect joins the session's QPs to the peer's; a fabric has no path MTU to set.
+func (s *Session) Connect(r qp.Endpoint, mtu int) error {
 	if len(r.QPNs) != len(s.qps) || len(r.PSNs) != len(s.qps) {
 		return fmt.Errorf("peer offers %d QPs, this side has %d", len(r.QPNs), len(s.qps))
 	}

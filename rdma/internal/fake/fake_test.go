@@ -23,10 +23,10 @@ func pair(t *testing.T, depth int) (*Fabric, provider.Session, provider.Session,
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := srv.Connect(cli.Local()); err != nil {
+	if err := srv.Connect(cli.Local(), 0); err != nil {
 		t.Fatal(err)
 	}
-	if err := cli.Connect(srv.Local()); err != nil {
+	if err := cli.Connect(srv.Local(), 0); err != nil {
 		t.Fatal(err)
 	}
 	mem, err := cd.Register(4096, false, false)
@@ -128,8 +128,8 @@ func TestAccessChecked(t *testing.T) {
 	cd, sd := f.Device("c"), f.Device("s")
 	srv, _ := sd.NewSession(verbs.Spec{NumQP: 1, SQDepth: 1, BufSize: 64, RemoteRead: true}) // no remote write
 	cli, _ := cd.NewSession(verbs.Spec{NumQP: 1, SQDepth: 4, BufSize: 1})
-	srv.Connect(cli.Local())
-	cli.Connect(srv.Local())
+	srv.Connect(cli.Local(), 0)
+	cli.Connect(srv.Local(), 0)
 	mem, _ := cd.Register(64, false, false)
 	foreign, _ := sd.Register(64, false, false)
 	write(cli, mem, srv, 0, 1, 0, 8, true)
@@ -138,7 +138,7 @@ func TestAccessChecked(t *testing.T) {
 		t.Fatalf("WRITE without remote write access: %+v", cli.WCs()[0])
 	}
 	cli2, _ := cd.NewSession(verbs.Spec{NumQP: 1, SQDepth: 4, BufSize: 1})
-	cli2.Connect(srv.Local())
+	cli2.Connect(srv.Local(), 0)
 	write(cli2, foreign, srv, 0, 1, 0, 8, true)
 	cli2.WRs()[0].Opcode = verbs.WRRead
 	cli2.Post(0, 1)

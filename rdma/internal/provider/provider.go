@@ -35,10 +35,10 @@ type Memory interface {
 
 // Session is one connection's queues: QPs, their CQ and the session's own buffer.
 type Session interface {
-	// Local is what the peer needs to connect: QPNs, PSNs, GID and the buffer.
-	Local() qp.Endpoint
-	// Connect takes the QPs to RTS against the peer's endpoint.
-	Connect(remote qp.Endpoint) error
+	// Local is what the peer needs to connect (QPNs, PSNs, GID and the buffer); Connect
+	// takes the QPs to RTS against the peer's endpoint; Close destroys the QPs (no WR
+	// moves memory after it returns), the CQ and the buffer.
+	qp.Queues
 	// Bytes is the session's buffer.
 	Bytes() []byte
 	// WRs is the post list: fill WRs()[:n], then Post(qp, n) posts them to QP qp as one
@@ -54,6 +54,4 @@ type Session interface {
 	WCs() []verbs.WC
 	Poll() (int, error)
 	Wait(timeout time.Duration) (int, error)
-	// Close destroys the QPs (no WR moves memory after it returns), the CQ and the buffer.
-	Close() error
 }
