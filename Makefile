@@ -53,11 +53,13 @@ unit:
 	@cat bin/cover.txt
 	@awk -v min=$(COVER_MIN) '/coverage:/ && $$1 == "ok" { sub("%", "", $$5); if ($$5 + 0 < min) { print "coverage of " $$2 " is " $$5 "%, below " min "%"; bad = 1 } } END { exit bad }' bin/cover.txt
 
-# docs/cli.md, the command-line reference, generated from the cobra commands' help:
-# run it after changing a command, a flag or a help text, and commit the page. unit's
-# TestCLIDocs fails while the page is stale, and so does CI.
+# docs/cli.md, the command-line reference, generated from the cobra commands' help, and
+# docs/schemas/, the JSON Schemas of what the CLI writes besides results, generated from
+# their types: run it after changing a command, a flag, a help text or such a type, and
+# commit them. unit's TestCLIDocs and TestJSONSchemas fail while one is stale, and so
+# does CI.
 docs:
-	$(GO) test -count=1 -run '^TestCLIDocs$$' ./cmd/rdmabench -update
+	$(GO) test -count=1 -run '^(TestCLIDocs|TestJSONSchemas)$$' ./cmd/rdmabench -update
 
 # The HTML report in a real browser: headless Chromium renders the demo fixture's page.
 browser:

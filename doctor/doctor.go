@@ -86,15 +86,20 @@ func Run(ctx context.Context, o Options) []Check {
 
 // Report is what the command prints: the checks and how many had each verdict.
 type Report struct {
+	// SchemaVersion is the version of this JSON (docs/schemas/doctor.schema.json).
+	SchemaVersion int `json:"schema_version"`
 	// OK: no check failed (warnings allowed); the command exits 0.
 	OK      bool            `json:"ok"`
 	Summary map[Verdict]int `json:"summary"`
 	Checks  []Check         `json:"checks"`
 }
 
+// SchemaVersion is the version of doctor's JSON report.
+const SchemaVersion = 1
+
 // NewReport counts the verdicts of checks.
 func NewReport(checks []Check) Report {
-	r := Report{Summary: map[Verdict]int{OK: 0, Warn: 0, Fail: 0, Skip: 0}, Checks: checks}
+	r := Report{SchemaVersion: SchemaVersion, Summary: map[Verdict]int{OK: 0, Warn: 0, Fail: 0, Skip: 0}, Checks: checks}
 	for _, c := range checks {
 		r.Summary[c.Verdict]++
 	}

@@ -64,7 +64,8 @@ func TestDevicesJSONFields(t *testing.T) {
 	if err := devicesRun(o); err != nil {
 		t.Fatal(err)
 	}
-	for _, key := range []string{`"model": "ConnectX-6"`, `"vendor_part_id"`, `"max_qp_rd_atom"`, `"active_mtu_bytes"`, `"type": "RoCE v2"`, `"netdev": "eth0"`} {
+	validateDoc(t, "devices", out.Bytes())
+	for _, key := range []string{`"schema_version": 1`, `"model": "ConnectX-6"`, `"vendor_part_id"`, `"max_qp_rd_atom"`, `"active_mtu_bytes"`, `"type": "RoCE v2"`, `"netdev": "eth0"`} {
 		if !strings.Contains(out.String(), key) {
 			t.Errorf("devices --json lacks %s:\n%s", key, out.String())
 		}

@@ -101,16 +101,18 @@ interval (with its flags).`,
 
 // snapshotLine and deltaLine are the NDJSON lines of --json.
 type snapshotLine struct {
-	Kind    string `json:"kind"` // "snapshot"
-	Profile string `json:"profile,omitempty"`
+	SchemaVersion int    `json:"schema_version"`
+	Kind          string `json:"kind"` // "snapshot"
+	Profile       string `json:"profile,omitempty"`
 	counters.Snapshot
 	// Classes are the classes of the snapshot's counters that are not info.
 	Classes map[string]counters.Class `json:"classes,omitempty"`
 }
 
 type deltaLine struct {
-	Kind    string `json:"kind"` // "delta"
-	Profile string `json:"profile,omitempty"`
+	SchemaVersion int    `json:"schema_version"`
+	Kind          string `json:"kind"` // "delta"
+	Profile       string `json:"profile,omitempty"`
 	counters.Deltas
 	Flags []counters.Flag `json:"flags,omitempty"`
 }
@@ -150,7 +152,7 @@ func countersRun(o *countersOptions) error {
 		return err
 	}
 	if o.JSON {
-		line := snapshotLine{Kind: "snapshot", Profile: prof.Name, Snapshot: s, Classes: map[string]counters.Class{}}
+		line := snapshotLine{SchemaVersion: docsSchemaVersion, Kind: "snapshot", Profile: prof.Name, Snapshot: s, Classes: map[string]counters.Class{}}
 		for _, c := range s.Counters {
 			if k := classes.Of(c.Name); k != counters.Info {
 				line.Classes[c.Name] = k
@@ -197,7 +199,7 @@ func countersRun(o *countersOptions) error {
 			d = d.Changed()
 		}
 		if o.JSON {
-			err = json.NewEncoder(o.Out).Encode(deltaLine{Kind: "delta", Profile: prof.Name, Deltas: d, Flags: flags})
+			err = json.NewEncoder(o.Out).Encode(deltaLine{SchemaVersion: docsSchemaVersion, Kind: "delta", Profile: prof.Name, Deltas: d, Flags: flags})
 		} else {
 			err = deltaTable(o.Out, d, classes, flags)
 		}

@@ -109,11 +109,12 @@ func TestCountersSnapshotJSON(t *testing.T) {
 	if strings.Count(out, "\n") != 1 {
 		t.Fatalf("want one line:\n%s", out)
 	}
+	validateDoc(t, "counters-snapshot", []byte(out))
 	var line map[string]any
 	if err := json.Unmarshal([]byte(out), &line); err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range []string{"kind", "profile", "device", "port", "time", "took_ns", "state", "rate", "netdev", "netdev_mtu_bytes",
+	for _, k := range []string{"schema_version", "kind", "profile", "device", "port", "time", "took_ns", "state", "rate", "netdev", "netdev_mtu_bytes",
 		"hw_counters_lifespan_ns", "counters", "notes", "classes"} {
 		if _, ok := line[k]; !ok {
 			t.Errorf("snapshot line lacks %q: %s", k, out)
@@ -188,6 +189,9 @@ func TestCountersWatchJSON(t *testing.T) {
 	if len(lines) != 3 {
 		t.Fatalf("want a snapshot and 2 delta lines:\n%s", out)
 	}
+	validateDoc(t, "counters-snapshot", []byte(lines[0]))
+	validateDoc(t, "counters-delta", []byte(lines[1]))
+	validateDoc(t, "counters-delta", []byte(lines[2]))
 	var d struct {
 		Kind     string            `json:"kind"`
 		Device   string            `json:"device"`

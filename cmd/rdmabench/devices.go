@@ -64,7 +64,7 @@ func devicesRun(o *devicesOptions) error {
 			return err
 		}
 		if o.JSON {
-			return json.NewEncoder(o.Out).Encode(c)
+			return json.NewEncoder(o.Out).Encode(gidDoc{SchemaVersion: docsSchemaVersion, Choice: c})
 		}
 		_, err = fmt.Fprintf(o.Out, "%s %d %d %s %s\n", c.Device, c.Port, c.Index, c.GID, c.Type) // text: local (this host's sysfs)
 		return err
@@ -72,7 +72,7 @@ func devicesRun(o *devicesOptions) error {
 	if o.JSON {
 		e := json.NewEncoder(o.Out)
 		e.SetIndent("", "  ")
-		return e.Encode(devs)
+		return e.Encode(devicesDoc{SchemaVersion: docsSchemaVersion, Devices: devs})
 	}
 	for _, d := range devs {
 		fmt.Fprintf(o.Out, "%s: %s, driver %s, %s, node GUID %s, fw %s, vendor 0x%x part %d\n",

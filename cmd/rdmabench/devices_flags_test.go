@@ -101,11 +101,12 @@ func TestDevicesGIDJSON(t *testing.T) {
 	if err := devicesRun(o); err != nil {
 		t.Fatal(err)
 	}
+	validateDoc(t, "devices-gid", out.Bytes())
 	var got map[string]any
 	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
 		t.Fatalf("not one JSON object: %v\n%s", err, out.String())
 	}
-	want := map[string]any{"device": "rxe0", "port": 1.0, "index": 1.0, "gid": "10.0.0.1", "type": "RoCE v2", "netdev": "vethA"}
+	want := map[string]any{"schema_version": 1.0, "device": "rxe0", "port": 1.0, "index": 1.0, "gid": "10.0.0.1", "type": "RoCE v2", "netdev": "vethA"}
 	for k, v := range want {
 		if got[k] != v {
 			t.Errorf("%s: got %v, want %v (%s)", k, got[k], v, out.String())

@@ -68,8 +68,8 @@ With SERVER, also:
 
 Each check prints ok, warn, FAIL or skip (not applicable, or an earlier check failed),
 what it found and, for a warning or a failure, a fix; --json prints the same as one
-JSON object: {"ok", "summary": {verdict: count}, "checks": [{"name", "verdict",
-"found", "fix"}]}.
+JSON object: {"schema_version", "ok", "summary": {verdict: count}, "checks": [{"name",
+"verdict", "found", "fix"}]} (docs/schemas/doctor.schema.json).
 
 Exit status: 0 when no check failed (warnings allowed), 1 when one did, 2 for a bad
 command line.`,

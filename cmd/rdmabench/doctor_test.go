@@ -111,10 +111,12 @@ func TestDoctorJSON(t *testing.T) {
 	if exitCode(err) != 1 {
 		t.Fatalf("want exit 1: %v", err)
 	}
+	validateDoc(t, "doctor", []byte(out))
 	var r struct {
-		OK      bool           `json:"ok"`
-		Summary map[string]int `json:"summary"`
-		Checks  []struct {
+		SchemaVersion int            `json:"schema_version"`
+		OK            bool           `json:"ok"`
+		Summary       map[string]int `json:"summary"`
+		Checks        []struct {
 			Name, Verdict, Found, Fix string
 		} `json:"checks"`
 	}

@@ -259,7 +259,7 @@ func testRun(o *testOptions) error {
 				lines = f
 			}
 			enc := json.NewEncoder(lines)
-			c.OnInterval = func(l result.Interval) { enc.Encode(l) }
+			c.OnInterval = func(l result.Interval) { enc.Encode(intervalLine{docsSchemaVersion, l}) }
 		}
 		r, err := c.Run(ctx, o.Op, o.Config)
 		if err == nil && r.Config.Baseline == "tcp" && !r.Interrupted {

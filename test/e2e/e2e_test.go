@@ -193,10 +193,14 @@ func TestDevicesReportsSoftRoCE(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, out)
 	}
-	var devs []verbs.DeviceInfo
-	if err := json.Unmarshal([]byte(out), &devs); err != nil {
-		t.Fatalf("devices --json: %v\n%s", err, out)
+	var doc struct {
+		SchemaVersion int                `json:"schema_version"`
+		Devices       []verbs.DeviceInfo `json:"devices"`
 	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || doc.SchemaVersion != 1 {
+		t.Fatalf("devices --json: %v (schema_version %d)\n%s", err, doc.SchemaVersion, out)
+	}
+	devs := doc.Devices
 	want := map[string]bool{srvDev: true, cliDev: cliDev != ""}
 	for _, d := range devs {
 		if !want[d.Name] {

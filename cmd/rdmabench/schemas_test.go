@@ -1,0 +1,173 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/invopop/jsonschema"
+	"github.com/rdmabench/rdmabench/doctor"
+	"github.com/rdmabench/rdmabench/result"
+	sjs "github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// schemasDir is docs/schemas/, from this package's directory.
+const schemasDir = "../../docs/schemas"
+
+// jsonDocs are the JSON documents and lines the CLI writes besides results and tuned
+// reports, by the name of their schema file.
+var jsonDocs = map[string]any{
+	"devices":           devicesDoc{},
+	"devices-gid":       gidDoc{},
+	"doctor":            doctor.Report{},
+	"counters-snapshot": snapshotLine{},
+	"counters-delta":    deltaLine{},
+	"interval":          intervalLine{},
+}
+
+// genSchema is the JSON Schema of v's type, as its JSON encoding has it: every field
+// without omitempty required, no other key allowed.
+func genSchema(name string, v any) ([]byte, error) {
+	r := jsonschema.Reflector{DoNotReference: true}
+	s := r.Reflect(v)
+	nullable(s, reflect.TypeOf(v))
+	s.ID = jsonschema.ID("https://github.com/rdmabench/rdmabench/docs/schemas/" + name + ".schema.json")
+	version := docsSchemaVersion
+	if name == "doctor" {
+		version = doctor.SchemaVersion
+	}
+	if p, ok := s.Properties.Get("schema_version"); ok {
+		p.Const = version // a reader of another version's document is told at once
+	}
+	b, err := json.MarshalIndent(s, "", "  ")
+	return append(b, '\n'), err
+}
+
+// nullable lets a field that is a pointer to a number, a bool or a string be null, as
+// its JSON is where the value is unknown (a counter not available, a statistic the
+// samples do not support): the reflector makes it the plain type.
+func nullable(s *jsonschema.Schema, t reflect.Type) {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Slice, reflect.Array:
+		if s.Items != nil {
+			nullable(s.Items, t.Elem())
+		}
+	case reflect.Map:
+		if s.AdditionalProperties != nil {
+			nullable(s.AdditionalProperties, t.Elem())
+		}
+	case reflect.Struct:
+		if s.Properties == nil {
+			return
+		}
+		for i := range t.NumField() {
+			f := t.Field(i)
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if f.Anonymous && name == "" {
+				nullable(s, f.Type) // its fields are this object's
+				continue
+			}
+			if name == "" || name == "-" || !f.IsExported() {
+				continue
+			}
+			p, ok := s.Properties.Get(name)
+			if !ok {
+				continue
+			}
+			if f.Type.Kind() == reflect.Pointer && f.Type.Elem().Kind() != reflect.Struct && p.Type != "" {
+				s.Properties.Set(name, &jsonschema.Schema{AnyOf: []*jsonschema.Schema{{Type: p.Type}, {Type: "null"}}, Description: p.Description})
+				continue
+			}
+			nullable(p, f.Type)
+		}
+	}
+}
+
+// TestJSONSchemas keeps docs/schemas/ what the types generate (go test -run
+// TestJSONSchemas -update, which make docs runs, rewrites them).
+func TestJSONSchemas(t *testing.T) {
+	names := make([]string, 0, len(jsonDocs))
+	for n := range jsonDocs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		want, err := genSchema(n, jsonDocs[n])
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(schemasDir, n+".schema.json")
+		if *updateDocs {
+			if err := os.MkdirAll(schemasDir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, want, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		got, err := os.ReadFile(path)
+		if err != nil || !bytes.Equal(got, want) {
+			t.Errorf("%s is stale or missing (%v): run make docs and commit it", path, err)
+		}
+	}
+}
+
+// validateDoc checks doc against docs/schemas/NAME.schema.json.
+func validateDoc(t *testing.T, name string, doc []byte) {
+	t.Helper()
+	if err := validate(name, doc); err != nil {
+		t.Fatalf("%s does not validate against its schema: %v\n%s", name, err, doc)
+	}
+}
+
+func validate(name string, doc []byte) error {
+	raw, err := os.ReadFile(filepath.Join(schemasDir, name+".schema.json"))
+	if err != nil {
+		return err
+	}
+	schema, err := sjs.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return err
+	}
+	c := sjs.NewCompiler()
+	if err := c.AddResource(name+".json", schema); err != nil {
+		return err
+	}
+	sch, err := c.Compile(name + ".json")
+	if err != nil {
+		return err
+	}
+	inst, err := sjs.UnmarshalJSON(bytes.NewReader(doc))
+	if err != nil {
+		return err
+	}
+	return sch.Validate(inst)
+}
+
+// Every document the CLI writes validates against its schema: here the ones whose
+// commands have no test of their own that sees them (devices, doctor and counters
+// validate in theirs).
+func TestIntervalLineSchema(t *testing.T) {
+	l := intervalLine{docsSchemaVersion, result.Interval{Index: 2, DurationNS: 5e8, Messages: 100, Bytes: 6553600, BWGbps: 0.1, MsgRateMpps: 0.0002}}
+	b, err := json.Marshal(l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	validateDoc(t, "interval", b)
+	var ramp map[string]any
+	json.Unmarshal(b, &ramp)
+	ramp["schema_version"] = 2
+	b, _ = json.Marshal(ramp)
+	if err := validate("interval", b); err == nil {
+		t.Fatal("a line of another schema_version must not validate")
+	}
+}
