@@ -146,7 +146,9 @@ func (c *Client) Run(ctx context.Context, op Op, cfg result.Config) (r result.Re
 	}
 	rep, err := c.finish(cfg, reply, lost, perQP, r.Interrupted || merr != nil)
 	if err != nil {
-		return r, errors.Join(merr, err)
+		// The session's end first: when the server ended it or was lost, the loop's
+		// error (a flush, from the abort) is its consequence.
+		return r, errors.Join(err, merr)
 	}
 	if cfg.Verify {
 		merr = verified(&r, op, cfg, s, sl, perQP, rep, merr)
@@ -300,8 +302,11 @@ func (c *Client) start(cfg result.Config, local *sideCounters, started <-chan st
 	return c.peer.Start(started, reply)
 }
 
-// stopOn stops s's loop, whatever the session's reason.
-func stopOn(s Session) func(error) { return func(error) { s.Stop() } }
+// stopOn ends s's loop when the session ends from the server's side (its error, or
+// the connection lost): at once, flushing what is in flight (Abort), since the server's
+// QPs are gone or going and what is in flight would otherwise wait for the transport's
+// retries to run out.
+func stopOn(s Session) func(error) { return func(error) { s.Abort() } }
 
 // reportCheck is how much longer than its timeout the server may take to report: it
 // checks what arrived at 16 MiB/s or more.

@@ -47,8 +47,11 @@ type Session interface {
 	Bandwidth(verbs.BWParams) (verbs.BWResult, error)
 	PingPong(verbs.PingPongParams) (verbs.LatResult, error)
 	ReadLatency(verbs.ReadLatParams) (verbs.LatResult, error)
-	// Stop makes the loop in progress return soon; safe from any goroutine.
+	// Stop makes the loop in progress return soon, once what it has in flight has
+	// completed; Abort makes it return at once, flushing what is in flight, for a peer
+	// that is gone. Both are safe from any goroutine.
 	Stop()
+	Abort()
 }
 
 // Verbs is the engine over libibverbs (without cgo, Open returns verbs.ErrUnsupported).

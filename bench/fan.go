@@ -166,7 +166,7 @@ func (f *Fan) Run(ctx context.Context, op Op, cfg result.Config) (r result.Resul
 	}
 	// Each server's side: stop its responder, verify, report.
 	reports, errs := f.finish(cfg, lines, res.PerQP, r.Interrupted || merr != nil)
-	merr = errors.Join(append([]error{merr}, errs...)...)
+	merr = errors.Join(append(errs, merr)...) // the sessions' ends first: the loop's error follows from them
 	f.fanResult(&r, op, cfg, s, sl, lay, res, reports, merr)
 	if mine.began {
 		l, note := mine.close(f.dev, ended)

@@ -363,6 +363,11 @@ func (sv *Server) serve(ctx context.Context, c *oob.Conn, op Op, cfg result.Conf
 		}
 		return nil
 	})
+	if err != nil {
+		// The client is gone, or is told the test ends: flush what this side has in
+		// flight instead of waiting for the transport's retries (Abort).
+		s.Abort()
+	}
 	if rv != nil {
 		t.rev = rv.finish(err != nil || t.done.Done == nil || t.done.Done.Interrupted, sv.Timeout)
 	}

@@ -6,6 +6,7 @@ package verbs
 #include <stdlib.h>
 #include <errno.h>
 #include "rb.h"
+#include "rb_post.h"
 */
 import "C"
 
@@ -18,6 +19,7 @@ import (
 	"os"
 	"strings"
 	"sync/atomic"
+	"sync"
 	"syscall"
 	"unsafe"
 
@@ -121,6 +123,7 @@ type Session struct {
 	cq      *C.struct_ibv_cq
 	channel *C.struct_ibv_comp_channel
 	qps     []*C.struct_ibv_qp
+	qpsMu   sync.Mutex // Abort (from any goroutine) against Close
 	psns    []uint32
 	base    unsafe.Pointer
 	mapLen  int
@@ -414,18 +417,36 @@ func (s *Session) Digest(off, n int) [32]byte { return sha256.Sum256(s.Bytes()[o
 // Stop asks a running loop to finish what is in flight and return; safe from any goroutine.
 func (s *Session) Stop() { atomic.StoreInt32((*int32)(unsafe.Pointer(s.stop)), 1) }
 
+// Abort stops a running loop without waiting for what is in flight: for when the peer
+// is gone (its control connection lost, or it ended the test), and what is in flight
+// would otherwise complete only when the transport's retries run out (up to 7 x the QP
+// timeout: 30 s at -u 20). It moves every QP to the error state, so that the NIC stops
+// them and each outstanding WR completes at once, flushed (IBV_WC_WR_FLUSH_ERR): the
+// loop returns with what completed before and a completion error. Safe from any
+// goroutine; a no-op after Close.
+func (s *Session) Abort() {
+	s.Stop()
+	s.qpsMu.Lock()
+	defer s.qpsMu.Unlock()
+	for _, qp := range s.qps {
+		C.rb_qp_error(qp) // an error here leaves the loop to its watchdog, as before
+	}
+}
+
 // Close tears down QPs, CQ, MR and buffer in reverse order; nil-safe and idempotent.
 func (s *Session) Close() error {
 	if s == nil {
 		return nil
 	}
 	var errs []error
+	s.qpsMu.Lock()
 	for _, qp := range s.qps {
 		if rc := C.ibv_destroy_qp(qp); rc != 0 {
 			errs = append(errs, &VerbError{Verb: "ibv_destroy_qp", Err: syscall.Errno(rc)})
 		}
 	}
 	s.qps = nil
+	s.qpsMu.Unlock()
 	if s.cq != nil {
 		if rc := C.ibv_destroy_cq(s.cq); rc != 0 {
 			errs = append(errs, &VerbError{Verb: "ibv_destroy_cq", Err: syscall.Errno(rc)})

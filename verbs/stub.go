@@ -37,6 +37,7 @@ func (s *Session) Fill(seed uint32, off, n int)                 {}
 func (s *Session) Check(seed uint32, off, n int) int64          { return -1 }
 func (s *Session) Digest(off, n int) [32]byte                   { return [32]byte{} }
 func (s *Session) Stop()                                        {}
+func (s *Session) Abort()                                       {}
 func (s *Session) Close() error                                 { return nil }
 func (s *Session) Bandwidth(BWParams) (BWResult, error)         { return BWResult{}, ErrUnsupported }
 func (s *Session) PingPong(PingPongParams) (LatResult, error)   { return LatResult{}, ErrUnsupported }

@@ -278,6 +278,9 @@ func pattern(i int, seed uint32) byte {
 func (s *Session) Digest(off, n int) [32]byte { return sha256.Sum256(s.buf[off : off+n]) }
 
 // Stop after Close is a use after free in the verbs layer: the fake panics on it.
+// Abort is Stop: the fabric has nothing in flight to flush.
+func (s *Session) Abort() { s.Stop() }
+
 func (s *Session) Stop() {
 	if s.Closed() {
 		panic("fake: Stop on a closed session (the verbs layer would write freed memory)")

@@ -76,6 +76,7 @@ func (loopSession) MaxInline() int                      { return 0 }
 func (loopSession) Fill(seed uint32, off, n int)        {}
 func (loopSession) Check(seed uint32, off, n int) int64 { return -1 }
 func (loopSession) Stop()                               {}
+func (loopSession) Abort()                              {}
 func (s loopSession) Digest(off, n int) [32]byte        { return sha256.Sum256(s.Bytes()[off : off+n]) }
 func (loopSession) Bandwidth(verbs.BWParams) (verbs.BWResult, error) {
 	return verbs.BWResult{}, errLoopback

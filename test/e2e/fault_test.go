@@ -265,3 +265,24 @@ func TestNothingLeaks(t *testing.T) {
 		t.Errorf("RDMA resources after every rdmabench process ended: %v, before %v", after, before)
 	}
 }
+
+// A server killed mid-test, with the client at its default --timeout (30 s): the client
+// ends within seconds, not when its loop's watchdog or the transport's retries run out
+// (7 x the QP timeout; the bed runs at -u 20, 4.3 s each). Its loop is aborted when the
+// control connection says the server is gone: the QPs go to the error state and what is
+// in flight is flushed. Its JSON keeps what was measured, with the server's loss first.
+func TestServerKilledClientEndsPromptly(t *testing.T) {
+	needDevice(t)
+	for _, op := range []string{"write", "read"} {
+		s := spawnServer(t)
+		kill := func() {
+			time.Sleep(2 * time.Second)
+			s.cmd.Process.Signal(syscall.SIGKILL)
+			s.cmd.Wait()
+		}
+		r := runFailing(t, 2*time.Second+10*time.Second, kill, client(op, "bw", srvDev, s.port, "-s", "64K", "-D", "60")...)
+		if !strings.Contains(r.Error, "lost the server") {
+			t.Errorf("%s bw: the error does not say the server was lost: %s", op, r.Error)
+		}
+	}
+}
