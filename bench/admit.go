@@ -16,28 +16,39 @@ import (
 
 // admission keeps unauthenticated and idle connections from crowding out real clients.
 //
-// Handshakes: at most maxPreAuthPerSource from one address (an IPv6 /64 counts as one)
-// and maxPreAuth in all. A newcomer over its own address's share cuts that address's
-// oldest handshake; a newcomer at the total limit cuts the oldest handshake of the
-// address holding the most. So a flood from one address only ever cuts its own
-// connections, and a flood from many cuts the biggest first: a real client finishes
-// its handshake in milliseconds and is never the one holding the most. A cut
-// connection is closed, and counts as nothing (no failed guess) against its address.
+// Handshakes: at most maxPreAuthPerSource stalled ones (silent, no hello, for
+// stallAfter) from one address (an IPv6 /64 counts as one), and maxPreAuth in all. A
+// newcomer over its address's share cuts that address's oldest stalled handshake; a
+// newcomer at the total limit cuts the oldest silent handshake of the address holding
+// the most silent ones (or, when none is silent, the oldest of the address holding the
+// most). So a flood of silent connections from one address only ever cuts its own, a
+// real client (whose hello comes at once) is not cut for its address's share however
+// many it runs at once, and a flood from many addresses cuts the biggest first. A cut connection is
+// told why and closed, and counts as nothing (no failed guess) against its address.
 //
 // Sessions (after the handshake): at most maxSessions, and maxSessionsPerSource from
 // one address, so that a server without a token cannot be filled with idle sessions.
 type admission struct {
 	mu       sync.Mutex
 	pending  []*pendingConn // oldest first
-	preAuth  map[string]int // pending handshakes by source
+	silent   map[string]int // pending handshakes without a hello, by source
+	all      map[string]int // pending handshakes, by source
 	sessions int
 	bySource map[string]int
 }
 
+// pendingConn is a handshake in progress.
 type pendingConn struct {
+	a      *admission
 	nc     net.Conn
 	source string
+	since  time.Time
+	spoke  bool // its hello came
 }
+
+// stallAfter is how long a handshake may be silent before it counts as stalled: a real
+// client sends its hello as soon as it connects.
+const stallAfter = time.Second
 
 const (
 	maxPreAuthPerSource  = 8
@@ -45,50 +56,118 @@ const (
 	maxSessionsPerSource = 16
 )
 
-// handshake registers nc, from source, as handshaking and returns the function that
-// ends that state; it cuts a handshake first when there are too many (see admission).
-func (a *admission) handshake(nc net.Conn, source string) func() {
-	p := &pendingConn{nc: nc, source: source}
+// errCut is what a cut handshake is told.
+var errCut = errors.New("too many handshakes from your address at once: this one was cut; retry")
+
+// handshake registers nc, from source, as handshaking; it cuts a handshake first when
+// there are too many (see admission).
+func (a *admission) handshake(nc net.Conn, source string) *pendingConn {
+	p := &pendingConn{a: a, nc: nc, source: source, since: time.Now()}
 	a.mu.Lock()
-	if a.preAuth == nil {
-		a.preAuth = map[string]int{}
+	if a.silent == nil {
+		a.silent, a.all = map[string]int{}, map[string]int{}
 	}
-	switch {
-	case a.preAuth[source] >= maxPreAuthPerSource:
-		a.cut(source)
-	case len(a.pending) >= maxPreAuth:
-		a.cut(a.busiest())
+	var victim *pendingConn
+	if a.stalled(source) >= maxPreAuthPerSource {
+		victim = a.oldest(source, true)
+	}
+	if victim == nil && len(a.pending) >= maxPreAuth {
+		if src := a.busiest(a.silent); src != "" {
+			victim = a.oldest(src, true)
+		} else {
+			victim = a.oldest(a.busiest(a.all), false)
+		}
+	}
+	if victim != nil {
+		a.remove(victim)
 	}
 	a.pending = append(a.pending, p)
-	a.preAuth[source]++
+	a.silent[source]++
+	a.all[source]++
 	a.mu.Unlock()
-	return func() {
-		a.mu.Lock()
-		defer a.mu.Unlock()
-		a.remove(p)
+	if victim != nil {
+		go func() { // told why, briefly, then closed; never under the lock
+			c := oob.NewConn(victim.nc, 100*time.Millisecond)
+			c.SendError(errCut)
+			victim.nc.Close()
+		}()
+	}
+	return p
+}
+
+// spokeNow marks p's hello as come: p no longer counts against its address's share of
+// silent handshakes. Nil-safe.
+func (p *pendingConn) spokeNow() {
+	if p == nil {
+		return
+	}
+	a := p.a
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !p.spoke && a.has(p) {
+		p.spoke = true
+		a.dec(a.silent, p.source)
 	}
 }
 
-// busiest is the source holding the most pending handshakes (the first to reach that
-// count, in arrival order, on a tie).
-func (a *admission) busiest() string {
+// done ends p's handshake (authenticated, refused or failed). Nil-safe.
+func (p *pendingConn) done() {
+	if p == nil {
+		return
+	}
+	p.a.mu.Lock()
+	defer p.a.mu.Unlock()
+	p.a.remove(p)
+}
+
+// busiest is the source with the highest count in counts ("" when none), the first
+// to reach it in arrival order on a tie; a.mu is held.
+func (a *admission) busiest(counts map[string]int) string {
 	best := ""
 	for _, p := range a.pending {
-		if a.preAuth[p.source] > a.preAuth[best] {
+		if counts[p.source] > counts[best] {
 			best = p.source
 		}
 	}
 	return best
 }
 
-// cut closes source's oldest pending handshake; a.mu is held.
-func (a *admission) cut(source string) {
+// stalled counts source's stalled handshakes; a.mu is held.
+func (a *admission) stalled(source string) int {
+	n := 0
+	if a.silent[source] < maxPreAuthPerSource {
+		return n // cannot reach the share
+	}
 	for _, p := range a.pending {
-		if p.source == source {
-			a.remove(p)
-			p.nc.Close()
-			return
+		if p.source == source && !p.spoke && time.Since(p.since) >= stallAfter {
+			n++
 		}
+	}
+	return n
+}
+
+// oldest is source's oldest pending handshake (a silent one, if silent); a.mu is held.
+func (a *admission) oldest(source string, silent bool) *pendingConn {
+	for _, p := range a.pending {
+		if p.source == source && (!silent || !p.spoke) {
+			return p
+		}
+	}
+	return nil
+}
+
+func (a *admission) has(p *pendingConn) bool {
+	for _, q := range a.pending {
+		if q == p {
+			return true
+		}
+	}
+	return false
+}
+
+func (a *admission) dec(m map[string]int, source string) {
+	if m[source]--; m[source] <= 0 {
+		delete(m, source)
 	}
 }
 
@@ -97,9 +176,10 @@ func (a *admission) remove(p *pendingConn) {
 	for i, q := range a.pending {
 		if q == p {
 			a.pending = append(a.pending[:i], a.pending[i+1:]...)
-			if a.preAuth[p.source]--; a.preAuth[p.source] <= 0 {
-				delete(a.preAuth, p.source)
+			if !p.spoke {
+				a.dec(a.silent, p.source)
 			}
+			a.dec(a.all, p.source)
 			return
 		}
 	}
@@ -107,7 +187,8 @@ func (a *admission) remove(p *pendingConn) {
 
 // handshake reads the client's hello and, when the server has a token, has the client
 // prove it knows it. Nothing the peer sent is echoed back before it is authenticated.
-func (sv *Server) handshake(ctx context.Context, c *oob.Conn, from net.Addr) (*oob.Hello, error) {
+// p (nil outside Serve) is told when the hello came.
+func (sv *Server) handshake(ctx context.Context, c *oob.Conn, from net.Addr, p *pendingConn) (*oob.Hello, error) {
 	m, err := c.Expect(oob.THello)
 	if err != nil {
 		if errors.Is(err, io.EOF) {
@@ -116,6 +197,7 @@ func (sv *Server) handshake(ctx context.Context, c *oob.Conn, from net.Addr) (*o
 		c.SendError(preAuthError(err))
 		return nil, err
 	}
+	p.spokeNow()
 	me := &oob.Hello{Proto: oob.Version, Tool: result.Version, Host: sv.me.Host, Device: sv.me}
 	if sv.Token != "" {
 		if me.Proof, err = sv.authenticate(ctx, c, sourceOf(from)); err != nil {

@@ -12,52 +12,79 @@ import (
 	"github.com/rdmabench/rdmabench/result"
 )
 
-// closed says whether c's other end was closed (cut), without waiting long.
-func closed(c net.Conn) bool {
-	c.SetReadDeadline(time.Now().Add(10 * time.Millisecond))
-	_, err := c.Read(make([]byte, 1))
-	return err != nil && !isTimeout(err)
+// cut says whether the server cut the handshake whose client end is peer: the client
+// reads why (an error frame), or the end of the connection, rather than waiting.
+func cut(peer net.Conn) bool { return cutWithin(peer, time.Second) }
+
+// kept says the handshake was not cut: nothing comes within a short wait (a cut one's
+// error frame is written at once).
+func kept(peer net.Conn) bool { return !cutWithin(peer, 20*time.Millisecond) }
+
+func cutWithin(peer net.Conn, d time.Duration) bool {
+	peer.SetReadDeadline(time.Now().Add(d))
+	_, err := peer.Read(make([]byte, 1))
+	return err == nil || !isTimeout(err)
 }
 
-// A flood from one address cuts only its own handshakes; at the total limit the cut
-// falls on the address holding the most, never on a newcomer from a quiet address.
+// A flood of stalled connections from one address cuts only its own handshakes; at the
+// total limit the cut falls on the address holding the most silent ones, never on a
+// newcomer from a quiet address, nor on handshakes whose hello came.
 func TestHandshakesCutTheBusiestSource(t *testing.T) {
 	var a admission
-	open := func(source string) net.Conn {
+	open := func(source string) (*pendingConn, net.Conn) {
 		c, peer := net.Pipe()
 		t.Cleanup(func() { peer.Close(); c.Close() })
-		a.handshake(c, source)
-		return c
+		return a.handshake(c, source), peer
 	}
 	var flood []net.Conn
 	for range maxPreAuthPerSource + 2 {
-		flood = append(flood, open("192.0.2.1"))
+		p, peer := open("192.0.2.1")
+		p.since = p.since.Add(-stallAfter) // silent for long: stalled
+		flood = append(flood, peer)
 	}
-	for i, c := range flood {
-		if closed(c) != (i < 2) {
-			t.Fatalf("flood connection %d: closed %v; want only the 2 oldest cut", i, closed(c))
+	for i, peer := range flood[:2] {
+		if !cut(peer) {
+			t.Fatalf("flood connection %d was not cut: want the 2 oldest cut", i)
 		}
 	}
 	// Fill the server from eight more addresses, one handshake short of their share.
 	var others []net.Conn
 	for len(a.pending) < maxPreAuth {
-		src := net.IPv4(198, 51, 100, byte(len(others)%8)).String()
-		others = append(others, open(src))
+		_, peer := open(net.IPv4(198, 51, 100, byte(len(others)%8)).String())
+		others = append(others, peer)
 	}
-	quiet := open("203.0.113.5") // at the limit: the busiest address pays
-	if closed(quiet) {
-		t.Fatal("a newcomer from a quiet address was cut")
-	}
-	if closed(flood[2]) == false {
+	_, quiet := open("203.0.113.5") // at the limit: the busiest address pays
+	if !cut(flood[2]) {
 		t.Fatal("at the total limit the cut must fall on the address holding the most (the flood's oldest)")
 	}
-	for i, c := range others {
-		if closed(c) {
-			t.Fatalf("connection %d of an address below the flood's count was cut", i)
+	for i, peer := range append(append([]net.Conn{quiet}, flood[3:]...), others...) {
+		if !kept(peer) {
+			t.Fatalf("connection %d of the rest was cut", i)
 		}
 	}
-	if len(a.pending) != maxPreAuth || a.preAuth["192.0.2.1"] != maxPreAuthPerSource-1 {
-		t.Fatalf("%d pending (want %d), the flood holds %d", len(a.pending), maxPreAuth, a.preAuth["192.0.2.1"])
+	if len(a.pending) != maxPreAuth || a.silent["192.0.2.1"] != maxPreAuthPerSource-1 {
+		t.Fatalf("%d pending (want %d), the flood holds %d", len(a.pending), maxPreAuth, a.silent["192.0.2.1"])
+	}
+}
+
+// Handshakes whose hello came do not count against their address's share: a host
+// running many clients at once (incast, the Go API's Dial in parallel) is not cut.
+func TestHandshakesThatSpokeAreNotCut(t *testing.T) {
+	var a admission
+	var peers []net.Conn
+	for range 3 * maxPreAuthPerSource {
+		c, peer := net.Pipe()
+		t.Cleanup(func() { peer.Close(); c.Close() })
+		a.handshake(c, "192.0.2.9").spokeNow()
+		peers = append(peers, peer)
+	}
+	for i, peer := range peers {
+		if !kept(peer) {
+			t.Fatalf("handshake %d, which spoke, was cut for its address's share", i)
+		}
+	}
+	if len(a.pending) != 3*maxPreAuthPerSource || a.silent["192.0.2.9"] != 0 {
+		t.Fatalf("%d pending, %d silent", len(a.pending), a.silent["192.0.2.9"])
 	}
 }
 

@@ -56,8 +56,8 @@ func (sv *Server) runFor(ctx context.Context, c *oob.Conn, req oob.Run) error {
 	if err := op.Validate(cfg); err != nil {
 		return refuse(fmt.Errorf("run: invalid plan: %w", err))
 	}
-	if d := time.Duration(cfg.DurationS * float64(time.Second)); d > sv.MaxTestTime {
-		return refuse(fmt.Errorf("run: --duration %v is above this agent's --max-test-time %v", d, sv.MaxTestTime))
+	if err := sv.fits(cfg, "agent"); err != nil {
+		return refuse(fmt.Errorf("run: %w", err))
 	}
 	// As the client it holds the client's buffer and queues (qps x depth), not the
 	// server's: those are what --max-buffer must bound here.

@@ -190,3 +190,38 @@ func TestGuessesGoOneAtATime(t *testing.T) {
 	}
 	t.Logf("%d of %d connections challenged, one after another", len(got), n)
 }
+
+// Many real clients from one address at once (incast from one host, the Go API's Dial
+// in parallel) all get in: their handshakes spoke, so none is cut for the address's
+// share, and they take their turns at the token's challenge.
+func TestManyClientsFromOneAddressAtOnce(t *testing.T) {
+	const tok, n = "s3cret", 32
+	_, addr := serveToken(t, tok, 10*time.Second)
+	errs := make(chan error, n)
+	for range n {
+		go func() {
+			nc, err := dialFrom("127.0.0.4", addr)
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer nc.Close()
+			c := oob.NewConn(nc, 10*time.Second)
+			_, err = oob.Handshake(c, result.Device{Name: "client"}, tok)
+			if err == nil {
+				c.Send(oob.Msg{Type: oob.TBye})
+			}
+			errs <- err
+		}()
+	}
+	failed := 0
+	for range n {
+		if err := <-errs; err != nil {
+			failed++
+			t.Log(err)
+		}
+	}
+	if failed > 0 {
+		t.Fatalf("%d of %d simultaneous real handshakes from one address failed", failed, n)
+	}
+}

@@ -36,7 +36,7 @@ func shake(t *testing.T, serverToken, clientToken string) (srvErr, cliErr error,
 	sv := &Server{Token: serverToken, me: result.Device{Name: "rxe0"}}
 	done := make(chan error, 1)
 	go func() {
-		_, err := sv.handshake(context.Background(), oob.NewConn(tap{a, &mu, &buf}, 2*time.Second), a.RemoteAddr())
+		_, err := sv.handshake(context.Background(), oob.NewConn(tap{a, &mu, &buf}, 2*time.Second), a.RemoteAddr(), nil)
 		a.Close()
 		done <- err
 	}()
@@ -97,7 +97,7 @@ func TestPreAuthEchoesNothing(t *testing.T) {
 		a, b := net.Pipe()
 		sv := &Server{}
 		go func() {
-			sv.handshake(context.Background(), oob.NewConn(a, time.Second), a.RemoteAddr())
+			sv.handshake(context.Background(), oob.NewConn(a, time.Second), a.RemoteAddr(), nil)
 			a.Close()
 		}()
 		cc := oob.NewConn(b, time.Second)

@@ -653,3 +653,19 @@ func TestPipeSessionLinesAreBounded(t *testing.T) {
 		t.Fatalf("%d refused plans made %d log lines:\n%s", plans, n, logs[:min(len(logs), 2000)])
 	}
 }
+
+// --max-test-time bounds the whole test, so a --duration is admitted only with room
+// for its warm-up and drain: one that fits runs to its end, one that does not is
+// refused before it starts, saying the most that fits (never stopped at its end).
+func TestPipeDurationFitsMaxTestTime(t *testing.T) {
+	r := benchtest.NewRig(t, ops.All, func(s *bench.Server) { s.MaxTestTime = time.Second }) // --timeout 2 s: room 250 ms
+	c := dial(t, r, "")
+	if _, err := run(t, c, result.Config{Op: "write", Test: result.BW, DurationS: 0.7, WarmupIterations: 1000}); err != nil {
+		t.Fatalf("a --duration that fits: %v", err)
+	}
+	start := time.Now()
+	_, err := run(t, c, result.Config{Op: "write", Test: result.BW, DurationS: 1, WarmupIterations: 1000})
+	if err == nil || !strings.Contains(err.Error(), "at most --duration 750ms") || time.Since(start) > 500*time.Millisecond {
+		t.Fatalf("a --duration of the whole --max-test-time: want it refused up front, got %v after %v", err, time.Since(start))
+	}
+}

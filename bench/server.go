@@ -127,16 +127,16 @@ func (sv *Server) Serve(ctx context.Context, l net.Listener) error {
 			continue
 		}
 		backoff = 0
-		done := sv.admit.handshake(nc, sourceOf(nc.RemoteAddr()))
+		p := sv.admit.handshake(nc, sourceOf(nc.RemoteAddr()))
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			sv.serveConn(ctx, nc, done)
+			sv.serveConn(ctx, nc, p)
 		}()
 	}
 }
 
-func (sv *Server) serveConn(ctx context.Context, nc net.Conn, authenticated func()) {
+func (sv *Server) serveConn(ctx context.Context, nc net.Conn, p *pendingConn) {
 	defer nc.Close()
 	oob.Tune(nc, sv.Timeout)
 	c := oob.NewConn(nc, min(sv.Timeout, preAuthTimeout))
@@ -144,8 +144,8 @@ func (sv *Server) serveConn(ctx context.Context, nc net.Conn, authenticated func
 	// A shutdown interrupts whatever the connection waits for.
 	stop := context.AfterFunc(ctx, c.Interrupt)
 	defer stop()
-	hello, err := sv.handshake(ctx, c, nc.RemoteAddr())
-	authenticated()
+	hello, err := sv.handshake(ctx, c, nc.RemoteAddr(), p)
+	p.done()
 	if err != nil {
 		if !errors.Is(err, io.EOF) && ctx.Err() == nil { // EOF: connected and left without a word, a port probe
 			sv.logf(&sv.logs, "failed handshakes", "client %s: handshake: %v", nc.RemoteAddr(), err)
@@ -290,11 +290,24 @@ func (sv *Server) admitPlan(ctx context.Context, cfg result.Config) (op Op, _ re
 	if need > sv.MaxBuffer {
 		return op, cfg, nil, fmt.Errorf("the plan needs %d bytes of buffer and queues on the server, above its --max-buffer of %d bytes: use a smaller --size/--offset/--qps/--tx-depth or restart the server with a larger --max-buffer", need, sv.MaxBuffer)
 	}
-	if d := time.Duration(cfg.DurationS * float64(time.Second)); d > sv.MaxTestTime {
-		return op, cfg, nil, fmt.Errorf("--duration %v is above this server's --max-test-time %v", d, sv.MaxTestTime)
+	if err := sv.fits(cfg, "server"); err != nil {
+		return op, cfg, nil, err
 	}
 	release, err = sv.hold(ctx, need, "the plan")
 	return op, cfg, release, err
+}
+
+// fits says whether a plan's --duration fits in --max-test-time, which bounds the whole
+// test: the measured phase and, around it, the warm-up and the drain, for which it
+// keeps --timeout (at most a quarter of it). A plan that could not finish is refused
+// before it starts rather than stopped at its end.
+func (sv *Server) fits(cfg result.Config, who string) error {
+	room := min(sv.Timeout, sv.MaxTestTime/4)
+	limit := sv.MaxTestTime - room
+	if d := time.Duration(cfg.DurationS * float64(time.Second)); d > limit {
+		return fmt.Errorf("--duration %v does not fit in this %s's --max-test-time %v, which bounds the whole test: with %v kept for the warm-up and the drain, at most --duration %v", d, who, sv.MaxTestTime, room, limit)
+	}
+	return nil
 }
 
 // served is what serving a plan leaves for its report.

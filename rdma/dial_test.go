@@ -456,3 +456,32 @@ func TestBeatsHoldTheRegion(t *testing.T) {
 		t.Fatalf("Close: %v, digest %q", err, r.c.Digest())
 	}
 }
+
+// Parallel Dials from one process (one address) with a token all get in: the server
+// lets them take turns at its challenge rather than cutting them as a flood.
+func TestParallelDialsWithAToken(t *testing.T) {
+	lo := NewLoopback()
+	defer lo.Close()
+	addr, err := lo.Listen("s3cret")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dev := lo.Device()
+	defer dev.Close()
+	const n = 16
+	errs := make(chan error, n)
+	for range n {
+		go func() {
+			c, err := dev.Dial(bg, addr, Config{Size: 64, Token: "s3cret"})
+			if err == nil {
+				err = c.Close()
+			}
+			errs <- err
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Errorf("a parallel Dial: %v", err)
+		}
+	}
+}

@@ -18,8 +18,8 @@ import (
 	"net"
 	"os"
 	"strings"
-	"sync/atomic"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"unsafe"
 
