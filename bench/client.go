@@ -253,7 +253,7 @@ func verified(r *result.Result, op Op, cfg result.Config, s Session, sl slots, p
 		return errors.New("verification: the server sent no verification")
 	}
 	if !r.Verify.OK && merr == nil && perQP != nil {
-		return fmt.Errorf("verification failed at the %s: %s", r.Verify.Side, r.Verify.Detail)
+		return fmt.Errorf("verification failed at the %s: %s", r.Verify.Side, r.Verify.Detail) // text: cleaned above
 	}
 	return merr
 }

@@ -96,7 +96,7 @@ func SlurmScript(o SlurmOptions) (string, error) {
 		p("#SBATCH --partition=%s", o.Partition)
 	}
 	p("#")
-	p("# rdmabench fleet, pattern %s, over %d nodes: one member per node. Submit with", o.Pattern, o.Nodes)
+	p("# rdmabench fleet, pattern %s, over %d nodes: one member per node. Submit with", o.Pattern, o.Nodes) // text: local (the command line)
 	p("# `sbatch THIS_FILE`. Each member takes its rank and the world size from srun's")
 	p("# SLURM_PROCID and SLURM_NTASKS; rank 0 runs on the first host of the allocation")
 	p("# and coordinates the others over rdmabench's control protocol.")

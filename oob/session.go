@@ -299,9 +299,9 @@ func (p *Peer) Start(started <-chan struct{}, reply <-chan Received) error {
 		p.Drop()
 		switch {
 		case m.Err != nil && Lost(m.Err):
-			return lost("lost the server at the start of the measured phase: %w", m.Err)
+			return lost("lost the server at the start of the measured phase: %w", m.Err) // text: cleaned (a PeerError cleans what the peer said)
 		case m.Err != nil:
-			return lost("the server ended the test: %w", m.Err)
+			return lost("the server ended the test: %w", m.Err) // text: cleaned (a PeerError cleans what the peer said)
 		}
 		return &LostError{&ProtocolError{Msg: fmt.Sprintf("expected started, got %s", text.Quote(m.Type))}}
 	case <-t.C:

@@ -30,8 +30,10 @@ type Thresholds struct {
 // p99 its baseline has fails (the run lost a measurement CI relied on), and a baseline
 // without one only earns a note (there is nothing to regress from).
 func Check(rs []result.Result, th Thresholds) (fails, notes []string) {
+	// Every line is cleaned whole: a results file is input (its error, its
+	// verification's detail).
 	fail := func(r result.Result, format string, a ...any) {
-		fails = append(fails, ConfigKey(r.Config)+": "+fmt.Sprintf(format, a...))
+		fails = append(fails, ConfigKey(r.Config)+": "+text.Clean(fmt.Sprintf(format, a...), maxErrorText))
 	}
 	base := index(th.Baseline)
 	if len(rs) == 0 {
@@ -39,7 +41,7 @@ func Check(rs []result.Result, th Thresholds) (fails, notes []string) {
 	}
 	for _, r := range rs {
 		if r.Error != "" {
-			fail(r, "the run failed: %s", r.Error)
+			fail(r, "the run failed: %s", r.Error) // text: cleaned by fail
 			continue
 		}
 		if r.Config.Test != result.BW && r.Config.Test != result.Lat || r.Iterations == 0 {
@@ -55,7 +57,7 @@ func Check(rs []result.Result, th Thresholds) (fails, notes []string) {
 			if v.FirstBadOffset >= 0 {
 				fail(r, "data verification failed at byte %d", v.FirstBadOffset)
 			} else {
-				fail(r, "data verification failed: %s", v.Detail)
+				fail(r, "data verification failed: %s", v.Detail) // text: cleaned by fail
 			}
 		}
 		if r.Config.Test == result.BW {

@@ -45,3 +45,17 @@ func TestReadersPrintNoControlCharacters(t *testing.T) {
 	noControls(t, "ConfigKey", ConfigKey(rs[0].Config))
 
 }
+
+// report check prints a results file's error and verification detail cleaned (the
+// hostile-peers review's second round found them raw).
+func TestCheckPrintsNoControlCharacters(t *testing.T) {
+	rs := []result.Result{
+		{Config: result.Config{Op: "write", Test: result.BW}, Error: evil},
+		{Config: result.Config{Op: "write", Test: result.BW}, Iterations: 10, Verify: &result.Verify{FirstBadOffset: -1, Detail: evil}},
+	}
+	fails, notes := Check(rs, Thresholds{})
+	if len(fails) != 2 {
+		t.Fatalf("want both results failed: %q", fails)
+	}
+	noControls(t, "report check", strings.Join(append(fails, notes...), "\n"))
+}

@@ -99,7 +99,7 @@ bad. A token is required (all members share it).`,
 			}
 			op, test, ok := strings.Cut(o.Test, "-")
 			if _, known := ops.All[op]; !ok || !known || (test != "bw" && test != "lat") {
-				return flagErrorf("--test %q: want write-bw, read-bw, write-lat or read-lat", o.Test)
+				return flagErrorf("--test %q: want write-bw, read-bw, write-lat or read-lat", o.Test) // text: local (the command line)
 			}
 			o.Config.Op, o.Config.Test = op, result.Test(test)
 			ops.Defaults(&o.Config)

@@ -76,7 +76,7 @@ func (o *clientOptions) dial(ctx context.Context) (*bench.Client, error) {
 	case err != nil:
 		return nil, flagErrorf("SERVER: %v", err)
 	case len(addrs) > 1:
-		return nil, flagErrorf("SERVER %q: this command takes one server (several are for write bw and read bw)", o.Server)
+		return nil, flagErrorf("SERVER %q: this command takes one server (several are for write bw and read bw)", o.Server) // text: local (the command line)
 	}
 	if err := o.prepare(); err != nil {
 		return nil, err

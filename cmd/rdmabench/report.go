@@ -218,7 +218,7 @@ func reportCheckRun(o *reportCheckOptions) error {
 		}
 		for _, v := range out.Verdicts {
 			if v.Bad {
-				fails = append(fails, fmt.Sprintf("fleet pair %d -> %d (%s -> %s): %s", v.A, v.B, out.Hosts[v.A], out.Hosts[v.B], v.Why))
+				fails = append(fails, fmt.Sprintf("fleet pair %d -> %d (%s -> %s): %s", v.A, v.B, out.Hosts[v.A], out.Hosts[v.B], v.Why)) // text: cleaned (pairs.FromResults cleans the hosts; Why is built from cleaned text)
 			}
 		}
 	}

@@ -86,7 +86,7 @@ func reportMatrixRun(o *reportMatrixOptions) error {
 	}
 	for _, v := range out.Verdicts {
 		if !v.Good() {
-			fmt.Fprintf(o.Out, "%d -> %d (%s -> %s): %s\n", v.A, v.B, out.Hosts[v.A], out.Hosts[v.B], v.Why)
+			fmt.Fprintf(o.Out, "%d -> %d (%s -> %s): %s\n", v.A, v.B, out.Hosts[v.A], out.Hosts[v.B], v.Why) // text: cleaned (pairs.FromResults cleans the hosts; Why is built from cleaned text)
 		}
 	}
 	return nil

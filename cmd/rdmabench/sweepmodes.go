@@ -27,13 +27,13 @@ func (o *sweepOptions) checkModes(cmd *cobra.Command) error {
 	}
 	switch {
 	case len(o.MR) != 2 || o.MR[0] == o.MR[1]:
-		return flagErrorf("--mr %v: want two different modes, e.g. pool,per-io", o.MR)
+		return flagErrorf("--mr %v: want two different modes, e.g. pool,per-io", o.MR) // text: local (the command line)
 	case o.Resume != "":
 		return flagErrorf("--resume continues a tuning sweep; a --mr comparison is measured afresh")
 	case o.HTML != "":
 		return flagErrorf("--html draws a tuning sweep; a --mr comparison is a table (--json, --csv)")
 	case o.Baseline != "" && o.Baseline != "tcp":
-		return flagErrorf("--baseline %q: want tcp", o.Baseline)
+		return flagErrorf("--baseline %q: want tcp", o.Baseline) // text: local (the command line)
 	}
 	mo := o.modesOptions(profiles.Profile{})
 	for _, m := range o.MR {
@@ -86,7 +86,7 @@ func (o *sweepOptions) compareModes(ctx context.Context, c *bench.Client) error 
 	for _, op := range o.Ops {
 		m := opts.Modes(op)
 		fmt.Fprintf(o.Out.Stderr, "sweep --mr: %s, %s against %s at %d sizes, %d rounds each, %.2g s per run, results -> %s\n",
-			op, o.MR[1], o.MR[0], len(m.Sizes), o.Repeat, m.Base.DurationS, path)
+			op, o.MR[1], o.MR[0], len(m.Sizes), o.Repeat, m.Base.DurationS, path) // text: local (the command line)
 		out, err := sweep.CompareModes(ctx, measure, record, m)
 		outs = append(outs, out)
 		if err != nil {

@@ -288,11 +288,11 @@ func (rt *Retests) Final() []Verdict {
 		switch {
 		case v.Retests == 0:
 		case v.BadRetests == v.Retests:
-			v.Why = fmt.Sprintf("%s; bad again in %d of %d retests", v.Why, v.BadRetests, v.Retests)
+			v.Why = fmt.Sprintf("%s; bad again in %d of %d retests", v.Why, v.BadRetests, v.Retests) // text: cleaned (Why is built from cleaned text)
 		default:
 			last := runs[len(runs)-1]
 			v.Bad, v.Flaky = false, true
-			v.Why = fmt.Sprintf("flaky: %s; then in a retest: %s", v.Why, last.Why)
+			v.Why = fmt.Sprintf("flaky: %s; then in a retest: %s", v.Why, last.Why) // text: cleaned (Why is built from cleaned text)
 		}
 		out[i] = v
 	}

@@ -67,7 +67,7 @@ func (o Outcome) Bad() int {
 // PairOf is what the outlier rules judge of a result: Gb/s for a bandwidth test,
 // the p50 for a latency test (0 when unsupported: then the pair measured nothing).
 func PairOf(p Pair, r result.Result) PairResult {
-	pr := PairResult{A: p.A, B: p.B, Err: r.Error}
+	pr := PairResult{A: p.A, B: p.B, Err: text.Clean(r.Error, 300)} // a results file is input
 	if r.Config.Test == result.Lat {
 		if r.Lat.P50 != nil {
 			pr.LatP50NS = *r.Lat.P50
