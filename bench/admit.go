@@ -19,9 +19,8 @@ import (
 // Handshakes: at most maxPreAuthPerSource stalled ones (silent, no hello, for
 // stallAfter) from one address (an IPv6 /64 counts as one), and maxPreAuth in all. A
 // newcomer over its address's share cuts that address's oldest stalled handshake; a
-// newcomer at the total limit cuts the oldest silent handshake of the address holding
-// the most silent ones (or, when none is silent, the oldest of the address holding the
-// most). So a flood of silent connections from one address only ever cuts its own, a
+// newcomer at the total limit cuts a handshake of the address holding the most: its
+// oldest silent one, or its oldest. So a flood of silent connections from one address only ever cuts its own, a
 // real client (whose hello comes at once) is not cut for its address's share however
 // many it runs at once, and a flood from many addresses cuts the biggest first. A cut connection is
 // told why and closed, and counts as nothing (no failed guess) against its address.
@@ -72,10 +71,9 @@ func (a *admission) handshake(nc net.Conn, source string) *pendingConn {
 		victim = a.oldest(source, true)
 	}
 	if victim == nil && len(a.pending) >= maxPreAuth {
-		if src := a.busiest(a.silent); src != "" {
-			victim = a.oldest(src, true)
-		} else {
-			victim = a.oldest(a.busiest(a.all), false)
+		src := a.busiest(a.all)
+		if victim = a.oldest(src, true); victim == nil {
+			victim = a.oldest(src, false)
 		}
 	}
 	if victim != nil {
@@ -387,6 +385,9 @@ type turn struct {
 	users int
 }
 
+// maxFailureHosts bounds the addresses whose failures are remembered.
+const maxFailureHosts = 4096
+
 func failDelay(n int) time.Duration { return min(100*time.Millisecond<<min(n-1, 10), 10*time.Second) }
 
 // errTurn: the address's earlier handshake was still at its challenge when this one's
@@ -447,11 +448,17 @@ func (f *failures) failed(host string) time.Duration {
 	}
 	h := f.hosts[host]
 	if h == nil {
-		if len(f.hosts) > 4096 { // forget old offenders rather than grow without bound
+		if len(f.hosts) >= maxFailureHosts { // forget old offenders rather than grow without bound
 			for k, v := range f.hosts {
 				if time.Since(v.until) > time.Minute {
 					delete(f.hosts, k)
 				}
+			}
+			for k := range f.hosts { // still full (many addresses failing now): any, at random
+				if len(f.hosts) < maxFailureHosts {
+					break
+				}
+				delete(f.hosts, k)
 			}
 		}
 		h = &failure{}

@@ -22,10 +22,11 @@ import (
 //     addresses differ for good reason.
 
 // checkPeerGID says what is wrong with ep for a client whose control connection came
-// from from: nil when ep's GID is from's address, or ep is InfiniBand (LID-routed
-// within the subnet, no IP to aim at).
-func checkPeerGID(from net.Addr, ep qp.Endpoint) error {
-	if ep.LinkLayer == "InfiniBand" {
+// from from, on a port of linkLayer (this server's, never the one the peer claims): nil
+// when ep's GID is from's address, or the port is InfiniBand (LID-routed within the
+// subnet, no IP to aim at).
+func checkPeerGID(from net.Addr, linkLayer string, ep qp.Endpoint) error {
+	if linkLayer == "InfiniBand" {
 		return nil
 	}
 	ta, ok := from.(*net.TCPAddr)

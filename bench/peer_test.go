@@ -27,13 +27,17 @@ func TestCheckPeerGID(t *testing.T) {
 		{from, qp.Endpoint{LinkLayer: "Ethernet", GID: "\x1b[2Jnot-a-gid"}, "is not an address"},
 		{pipeAddr{}, qp.Endpoint{LinkLayer: "Ethernet", GID: "::ffff:10.0.0.2"}, "no IP address"},
 	} {
-		err := checkPeerGID(tc.from, tc.ep)
+		err := checkPeerGID(tc.from, tc.ep.LinkLayer, tc.ep)
 		if (tc.want == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s from %s: %v, want %q", tc.ep.GID, tc.from, err, tc.want)
 		}
 		if err != nil && strings.ContainsRune(err.Error(), 0x1b) {
 			t.Errorf("the refusal echoes a control character: %q", err)
 		}
+	}
+	// A RoCE server checks the GID whatever link layer the peer claims.
+	if err := checkPeerGID(from, "Ethernet", qp.Endpoint{LinkLayer: "InfiniBand", GID: "::ffff:192.0.2.1"}); err == nil {
+		t.Fatal("an endpoint claiming InfiniBand skipped the check on a RoCE port")
 	}
 }
 

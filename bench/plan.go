@@ -363,7 +363,7 @@ func validateRegion(c result.Config) error {
 	rest := c
 	rest.Op, rest.Test, rest.MsgSizeBytes, rest.NumQPs, rest.SQDepth, rest.MTUBytes = "", "", 0, 0, 0, 0
 	if name := firstSet(rest); name != "" {
-		return fmt.Errorf("a region plan takes a size, a number of QPs and an MTU only, not %s", name)
+		return fmt.Errorf("a region plan takes an operation, a size, a number of QPs, a send-queue depth and an MTU only, not %s", name)
 	}
 	return nil
 }

@@ -62,7 +62,7 @@ type Server struct {
 
 // Limits on connections that have not authenticated yet.
 const (
-	maxPreAuth     = 64              // handshakes in progress at once; the oldest is cut for a newcomer
+	maxPreAuth     = 64              // handshakes in progress at once (admission says which is cut for a newcomer)
 	preAuthTimeout = 5 * time.Second // each handshake step must finish in this (or --timeout, if shorter)
 	preAuthLimit   = 16 << 10        // the largest frame before authentication
 )
@@ -337,7 +337,7 @@ func (sv *Server) serve(ctx context.Context, c *oob.Conn, op Op, cfg result.Conf
 		return t, err
 	}
 	if sv.PeerGIDCheck {
-		if err := checkPeerGID(c.RemoteAddr(), *m.Endpoint); err != nil {
+		if err := checkPeerGID(c.RemoteAddr(), local.LinkLayer, *m.Endpoint); err != nil {
 			return t, refuse(err)
 		}
 	}

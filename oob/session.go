@@ -175,7 +175,7 @@ func (p *Peer) Answer() (qp.Endpoint, error) {
 func (p *Peer) Tell(local qp.Endpoint) error {
 	if err := p.Conn.Send(Msg{Type: TEndpoint, Endpoint: &local}); err != nil {
 		p.Drop()
-		return &LostError{err}
+		return lost("lost the server while connecting the QPs: %w", err)
 	}
 	return nil
 }
@@ -185,6 +185,7 @@ func (p *Peer) Ready() error {
 	if _, err := p.Conn.Expect(TReady); err != nil {
 		if Lost(err) {
 			p.Drop()
+			return lost("lost the server while connecting the QPs: %w", err)
 		}
 		return err
 	}

@@ -59,9 +59,9 @@ func TestFullSendQueue(t *testing.T) {
 	for range 4 {
 		ops = append(ops, r.c.Write(bg, src, 0))
 	}
+	start := time.Now() // before the deadline is set: it is 30 ms from then at the latest
 	ctx, cancel := context.WithTimeout(bg, 30*time.Millisecond)
 	defer cancel()
-	start := time.Now()
 	op := r.c.Write(ctx, src, 0)
 	if err := op.Err(); !errors.Is(err, context.DeadlineExceeded) || time.Since(start) < 30*time.Millisecond {
 		t.Fatalf("a post into a full queue: %v after %v", err, time.Since(start))
