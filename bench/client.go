@@ -34,7 +34,8 @@ type Client struct {
 	// (from another goroutine, one call at a time).
 	OnInterval func(result.Interval)
 	// BaselineLimit bounds a TCP baseline's whole transfer on this side (default
-	// DefaultBaselineLimit), whatever pace the server keeps.
+	// DefaultBaselineLimit; the command line takes the larger of that and 100 times the
+	// RDMA run's duration), whatever pace the server keeps.
 	BaselineLimit time.Duration
 }
 

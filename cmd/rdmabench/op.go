@@ -277,6 +277,9 @@ func tcpBaseline(ctx context.Context, c *bench.Client, r *result.Result) error {
 	if size := uint64(r.Config.MsgSizeBytes); size > 0 {
 		msgs = min(msgs, r.Bytes/size) // never more than the RDMA run moved
 	}
+	// TCP may be far slower than the RDMA run (small messages, a slow host): its bound
+	// grows with the run, at least the default.
+	c.BaselineLimit = max(bench.DefaultBaselineLimit, 100*time.Duration(r.DurationNS))
 	b, err := c.TCPBaseline(ctx, r.Config, msgs)
 	b.Compare(r.BWGbps)
 	r.Baseline = b

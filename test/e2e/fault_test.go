@@ -15,6 +15,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -23,15 +24,43 @@ import (
 // server is an rdmabench server process that a test may kill.
 type server struct {
 	cmd  *exec.Cmd
-	out  *bytes.Buffer
+	out  *logBuffer
 	port int
+}
+
+// logBuffer is a process's output, read while it is written.
+type logBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// waitLog waits up to d for the server's log to say what; false if it did not.
+func (s *server) waitLog(what string, d time.Duration) bool {
+	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		if strings.Contains(s.out.String(), what) {
+			return true
+		}
+	}
+	return false
 }
 
 func spawnServer(t *testing.T, extra ...string) *server {
 	t.Helper()
 	p := int(port.Add(1))
 	args := append([]string{"server", "-d", srvDev, "--bind", srvIP, "-p", fmt.Sprint(p)}, extra...)
-	s := &server{cmd: exec.Command(bin, args...), out: &bytes.Buffer{}, port: p}
+	s := &server{cmd: exec.Command(bin, args...), out: &logBuffer{}, port: p}
 	s.cmd.Stdout, s.cmd.Stderr = s.out, s.out
 	if err := s.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -62,17 +91,22 @@ func long(op, test, dev string, p int) []string {
 var tests4 = [][2]string{{"write", "bw"}, {"read", "bw"}, {"write", "lat"}, {"read", "lat"}}
 
 // A server killed mid-test: the client stops, exits 1 within --timeout + 5 s, and its
-// JSON keeps what was measured, with the error.
+// JSON keeps what was measured, with the error. The kill comes 2 s after the server
+// logged the client's connection: on a slow bed the QPs' setup alone can take that
+// long, and a kill before the measured phase would have nothing to keep.
 func TestServerKilledMidTest(t *testing.T) {
 	needDevice(t)
 	for _, ot := range tests4 {
 		s := spawnServer(t, "--timeout", "3s")
 		kill := func() {
+			if !s.waitLog("connected", 30*time.Second) {
+				t.Errorf("%s %s: the server never logged the client", ot[0], ot[1])
+			}
 			time.Sleep(2 * time.Second)
 			s.cmd.Process.Signal(syscall.SIGKILL)
 			s.cmd.Wait()
 		}
-		r := runFailing(t, 2*time.Second+3*time.Second+5*time.Second, kill, long(ot[0], ot[1], srvDev, s.port)...)
+		r := runFailing(t, 30*time.Second+2*time.Second+3*time.Second+5*time.Second, kill, long(ot[0], ot[1], srvDev, s.port)...)
 		if r.Iterations == 0 {
 			t.Errorf("%s %s: the partial measurement is lost", ot[0], ot[1])
 		}
