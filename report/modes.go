@@ -93,10 +93,17 @@ func ModesTable(w io.Writer, outs []sweep.ModeOutcome) error {
 func WriteModesJSON(w io.Writer, outs []sweep.ModeOutcome) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	return enc.Encode(struct {
-		Kind        string              `json:"kind"`
-		Comparisons []sweep.ModeOutcome `json:"comparisons"`
-	}{"mr_comparison", outs})
+	return enc.Encode(ModesDoc{SchemaVersion: ModesSchemaVersion, Kind: "mr_comparison", Comparisons: outs})
+}
+
+// ModesSchemaVersion is the version of sweep --mr's JSON (docs/schemas/sweep-modes.schema.json).
+const ModesSchemaVersion = 1
+
+// ModesDoc is what sweep --mr --json writes.
+type ModesDoc struct {
+	SchemaVersion int                 `json:"schema_version"`
+	Kind          string              `json:"kind"` // "mr_comparison"
+	Comparisons   []sweep.ModeOutcome `json:"comparisons"`
 }
 
 // ModesCSV writes one row per operation and size.

@@ -12,6 +12,8 @@ import (
 
 	"github.com/invopop/jsonschema"
 	"github.com/rdmabench/rdmabench/doctor"
+	"github.com/rdmabench/rdmabench/mrbench"
+	"github.com/rdmabench/rdmabench/report"
 	"github.com/rdmabench/rdmabench/result"
 	sjs "github.com/santhosh-tekuri/jsonschema/v6"
 )
@@ -22,6 +24,9 @@ const schemasDir = "../../docs/schemas"
 // jsonDocs are the JSON documents and lines the CLI writes besides results and tuned
 // reports, by the name of their schema file.
 var jsonDocs = map[string]any{
+	"tuned":             report.Tuned{},
+	"sweep-modes":       report.ModesDoc{},
+	"mr":                mrbench.Document{},
 	"devices":           devicesDoc{},
 	"devices-gid":       gidDoc{},
 	"doctor":            doctor.Report{},
@@ -37,9 +42,10 @@ func genSchema(name string, v any) ([]byte, error) {
 	s := r.Reflect(v)
 	nullable(s, reflect.TypeOf(v))
 	s.ID = jsonschema.ID("https://github.com/rdmabench/rdmabench/docs/schemas/" + name + ".schema.json")
-	version := docsSchemaVersion
-	if name == "doctor" {
-		version = doctor.SchemaVersion
+	version := map[string]int{"doctor": doctor.SchemaVersion, "tuned": report.TunedSchemaVersion,
+		"sweep-modes": report.ModesSchemaVersion, "mr": mrbench.SchemaVersion}[name]
+	if version == 0 {
+		version = docsSchemaVersion
 	}
 	if p, ok := s.Properties.Get("schema_version"); ok {
 		p.Const = version // a reader of another version's document is told at once
@@ -48,9 +54,9 @@ func genSchema(name string, v any) ([]byte, error) {
 	return append(b, '\n'), err
 }
 
-// nullable lets a field that is a pointer to a number, a bool or a string be null, as
-// its JSON is where the value is unknown (a counter not available, a statistic the
-// samples do not support): the reflector makes it the plain type.
+// nullable lets a field that is a pointer, a slice or a map be null, as its JSON is
+// when it is nil (a counter not available, a statistic the samples do not support, a
+// comparison not measured): the reflector makes it the plain type.
 func nullable(s *jsonschema.Schema, t reflect.Type) {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
@@ -82,11 +88,11 @@ func nullable(s *jsonschema.Schema, t reflect.Type) {
 			if !ok {
 				continue
 			}
-			if f.Type.Kind() == reflect.Pointer && f.Type.Elem().Kind() != reflect.Struct && p.Type != "" {
-				s.Properties.Set(name, &jsonschema.Schema{AnyOf: []*jsonschema.Schema{{Type: p.Type}, {Type: "null"}}, Description: p.Description})
-				continue
-			}
 			nullable(p, f.Type)
+			switch f.Type.Kind() {
+			case reflect.Pointer, reflect.Slice, reflect.Map: // nil is null
+				s.Properties.Set(name, &jsonschema.Schema{AnyOf: []*jsonschema.Schema{p, {Type: "null"}}})
+			}
 		}
 	}
 }
@@ -170,4 +176,14 @@ func TestIntervalLineSchema(t *testing.T) {
 	if err := validate("interval", b); err == nil {
 		t.Fatal("a line of another schema_version must not validate")
 	}
+}
+
+// A tuned report as sweep --json wrote it (the HTML report's fixture, from a demo)
+// validates against its schema.
+func TestTunedSchemaFixture(t *testing.T) {
+	b, err := os.ReadFile("../../report/html/testdata/demo4-tuned.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	validateDoc(t, "tuned", b)
 }
