@@ -20,6 +20,30 @@ import (
 	"github.com/rdmabench/rdmabench/result"
 )
 
+// otherAddress is an IPv4 address of this host that connections to addr do not leave
+// from by default (the bed's routes decide which of its two addresses they do): the
+// flood's source, apart from the real client's.
+func otherAddress(t *testing.T, addr string) string {
+	t.Helper()
+	nc, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := nc.LocalAddr().(*net.TCPAddr).IP
+	nc.Close()
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && n.IP.To4() != nil && !n.IP.IsLoopback() && !n.IP.Equal(src) {
+			return n.IP.String()
+		}
+	}
+	t.Skipf("no IPv4 address of this host other than %s", src)
+	return ""
+}
+
 func dialFrom(src, addr string) (net.Conn, error) {
 	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(src)}, Timeout: 5 * time.Second}
 	return d.Dial("tcp", addr)
@@ -31,11 +55,9 @@ func dialFrom(src, addr string) (net.Conn, error) {
 func TestHandshakeFloodAndGuesses(t *testing.T) {
 	needPair(t)
 	const tok = "s3cret"
-	// In the two-device shape the bed routes every connection to the server's address
-	// from the client device's (10.0.0.2): the flood comes from the server's own address.
-	flooder := srvIP
 	s := spawnServer(t, "--token", tok, "--timeout", "10s")
 	addr := net.JoinHostPort(srvIP, fmt.Sprint(s.port))
+	flooder := otherAddress(t, addr)
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	var flooded atomic.Int64
@@ -166,15 +188,27 @@ func TestSIGTERMDuringBidirectionalWarmup(t *testing.T) {
 }
 
 // --peer-gid-check: the server takes an endpoint whose GID is the address the control
-// connection came from, and refuses one that names another. In the two-device shape
-// the bed routes the client's connections from 10.0.0.2, rxe1's address.
+// connection came from, and refuses one that names another. Which of the bed's two
+// addresses a connection to the server leaves from depends on the bed's routes (tests
+// that take a netdev down and up change them), so the test asks first, with a dial of
+// its own, and expects the device of that address to pass and the other to be refused.
 func TestPeerGIDCheck(t *testing.T) {
 	needPair(t)
 	p := startServer(t, "--peer-gid-check")
-	r := measure(t, client("write", "bw", cliDev, p, "-s", "4K", "-n", "100")...)
-	t.Logf("%s from its own address: %.3f Gb/s", cliDev, r.BWGbps)
-	out, code := run(t, client("write", "bw", srvDev, p, "-s", "4K", "-n", "100")...)
+	nc, err := net.DialTimeout("tcp", net.JoinHostPort(srvIP, fmt.Sprint(p)), 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := nc.LocalAddr().(*net.TCPAddr).IP.String()
+	nc.Close()
+	pass, refused := cliDev, srvDev // the two-device shape: rxe1 is 10.0.0.2
+	if src == srvIP {
+		pass, refused = srvDev, cliDev
+	}
+	r := measure(t, client("write", "bw", pass, p, "-s", "4K", "-n", "100")...)
+	t.Logf("connections leave from %s: %s, whose GID that is, %.3f Gb/s", src, pass, r.BWGbps)
+	out, code := run(t, client("write", "bw", refused, p, "-s", "4K", "-n", "100")...)
 	if code != 1 || !strings.Contains(out, "--peer-gid-check") {
-		t.Fatalf("an endpoint whose GID (%s's) is not the connection's address: exit %d\n%s", srvDev, code, out)
+		t.Fatalf("%s, whose GID is not the connection's address (%s): exit %d\n%s", refused, src, code, out)
 	}
 }
