@@ -20,18 +20,17 @@ import (
 // stallAfter) from one address (an IPv6 /64 counts as one), and maxPreAuth in all. A
 // newcomer over its address's share cuts that address's oldest stalled handshake; a
 // newcomer at the total limit cuts a handshake of the address holding the most: its
-// oldest silent one, or its oldest. So a flood of silent connections from one address only ever cuts its own, a
-// real client (whose hello comes at once) is not cut for its address's share however
-// many it runs at once, and a flood from many addresses cuts the biggest first. A cut connection is
-// told why and closed, and counts as nothing (no failed guess) against its address.
+// oldest silent one, or its oldest. So a flood of silent connections from one address
+// only ever cuts its own, a real client (whose hello comes at once) is not cut for its
+// address's share however many it runs at once, and a flood from many addresses cuts
+// the biggest first. A cut connection is told why and closed, and counts as nothing
+// (no failed guess) against its address.
 //
 // Sessions (after the handshake): at most maxSessions, and maxSessionsPerSource from
 // one address, so that a server without a token cannot be filled with idle sessions.
 type admission struct {
 	mu       sync.Mutex
-	pending  []*pendingConn // oldest first
-	silent   map[string]int // pending handshakes without a hello, by source
-	all      map[string]int // pending handshakes, by source
+	pending  []*pendingConn // oldest first; at most maxPreAuth, so scanning it is cheap
 	sessions int
 	bySource map[string]int
 }
@@ -63,25 +62,20 @@ var errCut = errors.New("too many handshakes from your address at once: this one
 func (a *admission) handshake(nc net.Conn, source string) *pendingConn {
 	p := &pendingConn{a: a, nc: nc, source: source, since: time.Now()}
 	a.mu.Lock()
-	if a.silent == nil {
-		a.silent, a.all = map[string]int{}, map[string]int{}
-	}
 	var victim *pendingConn
-	if a.stalled(source) >= maxPreAuthPerSource {
-		victim = a.oldest(source, true)
+	if a.count(source, stalled) >= maxPreAuthPerSource {
+		victim = a.oldest(source, stalled)
 	}
 	if victim == nil && len(a.pending) >= maxPreAuth {
-		src := a.busiest(a.all)
-		if victim = a.oldest(src, true); victim == nil {
-			victim = a.oldest(src, false)
+		src := a.busiest()
+		if victim = a.oldest(src, silent); victim == nil {
+			victim = a.oldest(src, anyConn)
 		}
 	}
 	if victim != nil {
 		a.remove(victim)
 	}
 	a.pending = append(a.pending, p)
-	a.silent[source]++
-	a.all[source]++
 	a.mu.Unlock()
 	if victim != nil {
 		go func() { // told why, briefly, then closed; never under the lock
@@ -93,19 +87,15 @@ func (a *admission) handshake(nc net.Conn, source string) *pendingConn {
 	return p
 }
 
-// spokeNow marks p's hello as come: p no longer counts against its address's share of
-// silent handshakes. Nil-safe.
+// spokeNow marks p's hello as come: p no longer counts against its address's share.
+// Nil-safe.
 func (p *pendingConn) spokeNow() {
 	if p == nil {
 		return
 	}
-	a := p.a
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if !p.spoke && a.has(p) {
-		p.spoke = true
-		a.dec(a.silent, p.source)
-	}
+	p.a.mu.Lock()
+	p.spoke = true
+	p.a.mu.Unlock()
 }
 
 // done ends p's handshake (authenticated, refused or failed). Nil-safe.
@@ -118,55 +108,44 @@ func (p *pendingConn) done() {
 	p.a.remove(p)
 }
 
-// busiest is the source with the highest count in counts ("" when none), the first
-// to reach it in arrival order on a tie; a.mu is held.
-func (a *admission) busiest(counts map[string]int) string {
-	best := ""
-	for _, p := range a.pending {
-		if counts[p.source] > counts[best] {
-			best = p.source
-		}
-	}
-	return best
-}
+// What a pending handshake may be: silent (no hello yet), stalled (silent for
+// stallAfter), or any.
+func silent(p *pendingConn) bool  { return !p.spoke }
+func stalled(p *pendingConn) bool { return !p.spoke && time.Since(p.since) >= stallAfter }
+func anyConn(*pendingConn) bool   { return true }
 
-// stalled counts source's stalled handshakes; a.mu is held.
-func (a *admission) stalled(source string) int {
+// count is how many of source's pending handshakes match; a.mu is held.
+func (a *admission) count(source string, match func(*pendingConn) bool) int {
 	n := 0
-	if a.silent[source] < maxPreAuthPerSource {
-		return n // cannot reach the share
-	}
 	for _, p := range a.pending {
-		if p.source == source && !p.spoke && time.Since(p.since) >= stallAfter {
+		if p.source == source && match(p) {
 			n++
 		}
 	}
 	return n
 }
 
-// oldest is source's oldest pending handshake (a silent one, if silent); a.mu is held.
-func (a *admission) oldest(source string, silent bool) *pendingConn {
+// oldest is source's oldest pending handshake that matches; a.mu is held.
+func (a *admission) oldest(source string, match func(*pendingConn) bool) *pendingConn {
 	for _, p := range a.pending {
-		if p.source == source && (!silent || !p.spoke) {
+		if p.source == source && match(p) {
 			return p
 		}
 	}
 	return nil
 }
 
-func (a *admission) has(p *pendingConn) bool {
-	for _, q := range a.pending {
-		if q == p {
-			return true
+// busiest is the source holding the most pending handshakes, the first to reach that
+// count in arrival order on a tie ("" when none); a.mu is held.
+func (a *admission) busiest() string {
+	counts := map[string]int{}
+	best := ""
+	for _, p := range a.pending {
+		if counts[p.source]++; counts[p.source] > counts[best] {
+			best = p.source
 		}
 	}
-	return false
-}
-
-func (a *admission) dec(m map[string]int, source string) {
-	if m[source]--; m[source] <= 0 {
-		delete(m, source)
-	}
+	return best
 }
 
 // remove forgets p (once); a.mu is held.
@@ -174,10 +153,6 @@ func (a *admission) remove(p *pendingConn) {
 	for i, q := range a.pending {
 		if q == p {
 			a.pending = append(a.pending[:i], a.pending[i+1:]...)
-			if !p.spoke {
-				a.dec(a.silent, p.source)
-			}
-			a.dec(a.all, p.source)
 			return
 		}
 	}

@@ -62,8 +62,8 @@ func TestHandshakesCutTheBusiestSource(t *testing.T) {
 			t.Fatalf("connection %d of the rest was cut", i)
 		}
 	}
-	if len(a.pending) != maxPreAuth || a.silent["192.0.2.1"] != maxPreAuthPerSource-1 {
-		t.Fatalf("%d pending (want %d), the flood holds %d", len(a.pending), maxPreAuth, a.silent["192.0.2.1"])
+	if n := a.count("192.0.2.1", silent); len(a.pending) != maxPreAuth || n != maxPreAuthPerSource-1 {
+		t.Fatalf("%d pending (want %d), the flood holds %d", len(a.pending), maxPreAuth, n)
 	}
 }
 
@@ -83,8 +83,8 @@ func TestHandshakesThatSpokeAreNotCut(t *testing.T) {
 			t.Fatalf("handshake %d, which spoke, was cut for its address's share", i)
 		}
 	}
-	if len(a.pending) != 3*maxPreAuthPerSource || a.silent["192.0.2.9"] != 0 {
-		t.Fatalf("%d pending, %d silent", len(a.pending), a.silent["192.0.2.9"])
+	if n := a.count("192.0.2.9", silent); len(a.pending) != 3*maxPreAuthPerSource || n != 0 {
+		t.Fatalf("%d pending, %d silent", len(a.pending), n)
 	}
 }
 
