@@ -26,8 +26,9 @@ package bench
 // control --timeout (each side's own), the transfer no progress for --timeout, and the
 // whole transfer this server's --max-test-time (the server then closes the connection
 // and says so) and the client's Client.BaselineLimit (10 minutes unless set), so that
-// a server trickling bytes cannot hold the client either. The data connection is tuned as the control connection is
-// (oob.Tune), so that a vanished host is noticed within --timeout as well.
+// a server trickling bytes cannot hold the client either. The data connection is tuned
+// as the control connection is (oob.Tune), so that a vanished host is noticed within
+// --timeout as well.
 //
 // Over net.Pipe (tests: bench/benchtest's rig) the control connection has no IP address:
 // the server then listens on 127.0.0.1 and takes the data connection from 127.0.0.1

@@ -312,7 +312,7 @@ func fanVerified(peers []result.Peer) error {
 	var err error
 	for _, p := range peers {
 		if v := p.Verify; v != nil && !v.OK {
-			err = errors.Join(err, fmt.Errorf("verification failed for server %s at the %s: %s", p.Server, v.Side, v.Detail)) // text: local (the command line's server list)
+			err = errors.Join(err, fmt.Errorf("verification failed for server %s at the %s: %s", p.Server, v.Side, v.Detail)) // text: cleaned (a server's verification where it is read; p.Server is the command line's)
 		}
 	}
 	return err
