@@ -1,0 +1,544 @@
+// Package perftest speaks perftest's out-of-band exchange: the TCP conversation with
+// which ib_write_bw, ib_read_bw, ib_write_lat and ib_read_lat set up their QPs and
+// report, as src/perftest_communication.c of perftest 6.06 (Debian 12's perftest
+// 4.5-0.17) writes it. It is plain Go, like package oob: the messages and their order,
+// not the tests.
+//
+// The conversation, after the TCP connection (the client writes each exchange first,
+// the server reads first):
+//
+//	version     16 bytes: "6.06" and NULs
+//	sys data    4 bytes each: cycle buffer, then cache line size (big-endian int32)
+//	MTU         2 bytes: the active MTU's enum value as text, NUL ("5\0" is 4096)
+//	            (6.28+: the parameter negotiation, NegotiateSize bytes, only between
+//	            two peers that both announce 6.28 or later)
+//	keys        per QP: a key message (LID form 59 bytes, GID form 108), twice
+//	            (before and after the QPs are connected), then once more as a barrier
+//	run         bandwidth: nothing; latency: nothing
+//	end         a barrier (key message), the bandwidth report (client to server),
+//	            a barrier and "done\0"
+//
+// Every read is exact: a short or malformed message is an error naming what arrived.
+package perftest
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rdmabench/rdmabench/internal/text"
+)
+
+// DefaultPort is perftest's TCP port.
+const DefaultPort = 18515
+
+// Version is the perftest version rdmabench announces: the exchange it speaks. Peers
+// from 5.70 (the oldest 6.06 accepts) to 6.29 accept it; announcing it, rdmabench never
+// triggers 6.28's parameter negotiation.
+const Version = "6.06"
+
+// Message sizes.
+const (
+	VersionSize   = 16
+	KeySize       = 59  // the LID form (InfiniBand without -x)
+	KeySizeGID    = 108 // the GID form (RoCE, or InfiniBand with -x)
+	KeySizeDV     = 76  // 6.2x with --data_validation: not spoken
+	KeySizeGIDDV  = 125 // 6.2x with --data_validation: not spoken
+	mtuSize       = 2   // peers from 5.31
+	doneMsg       = "done\x00"
+	minPeer       = 5.70 // the oldest peer 6.06 talks to
+	negotiateFrom = 6.28
+)
+
+// Dest is a key message: one QP's address and its buffer, as perftest's pingpong_dest.
+type Dest struct {
+	LID      uint16
+	OutReads int    // the READs this side takes outstanding (perftest's -o)
+	QPN      uint32 // 24 bits
+	PSN      uint32 // 24 bits
+	RKey     uint32
+	VAddr    uint64
+	GID      [16]byte
+	SRQN     uint32
+}
+
+// Marshal is the key message: the GID form when gid, else the LID form. Both are
+// NUL-terminated text, as perftest's sprintf leaves them.
+func (d Dest) Marshal(gid bool) []byte {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%04x:%04x:%06x:%06x:%08x:%016x", d.LID, d.OutReads, d.QPN, d.PSN, d.RKey, d.VAddr)
+	if !gid {
+		fmt.Fprintf(&b, ":%08x", d.SRQN)
+		return pad(b.String(), KeySize)
+	}
+	for _, x := range d.GID {
+		fmt.Fprintf(&b, ":%02x", x)
+	}
+	fmt.Fprintf(&b, ":%08x:", d.SRQN)
+	return pad(b.String(), KeySizeGID)
+}
+
+// pad is s NUL-terminated in a message of n bytes (s fits: the fields are fixed width
+// for values in range).
+func pad(s string, n int) []byte {
+	out := make([]byte, n)
+	copy(out, s)
+	return out
+}
+
+// ParseDest reads a key message of the form gid says. Fields are hexadecimal, as
+// perftest writes them; a field out of its range, a missing field or trailing bytes
+// are errors.
+func ParseDest(msg []byte, gid bool) (Dest, error) {
+	want := KeySize
+	if gid {
+		want = KeySizeGID
+	}
+	if len(msg) != want {
+		return Dest{}, fmt.Errorf("key message of %d bytes, want %d", len(msg), want)
+	}
+	s, _, ok := bytes.Cut(msg, []byte{0})
+	if !ok {
+		return Dest{}, fmt.Errorf("key message %q is not NUL-terminated", text.Clean(string(msg), 40))
+	}
+	fields := strings.Split(string(s), ":")
+	n := 7
+	if gid {
+		n = 24 // six fields, 16 GID bytes, the SRQN and the empty field after its colon
+	}
+	if len(fields) != n || (gid && fields[n-1] != "") {
+		return Dest{}, fmt.Errorf("key message %q: %d fields, want %d (a %s form): is the peer perftest, and do both sides use -x the same way?", text.Clean(string(s), 120), len(fields), n, map[bool]string{true: "GID", false: "LID"}[gid])
+	}
+	var d Dest
+	var err error
+	field := func(i, bits int) uint64 {
+		if err != nil {
+			return 0
+		}
+		var v uint64
+		v, err = strconv.ParseUint(fields[i], 16, bits)
+		if err != nil {
+			err = fmt.Errorf("key message field %d %q: not a %d-bit hexadecimal number", i+1, text.Clean(fields[i], 20), bits)
+		}
+		return v
+	}
+	d.LID = uint16(field(0, 16))
+	d.OutReads = int(field(1, 16))
+	d.QPN = uint32(field(2, 24))
+	d.PSN = uint32(field(3, 24))
+	d.RKey = uint32(field(4, 32))
+	d.VAddr = field(5, 64)
+	if gid {
+		for i := range d.GID {
+			d.GID[i] = byte(field(6+i, 8))
+		}
+		d.SRQN = uint32(field(22, 32))
+	} else {
+		d.SRQN = uint32(field(6, 32))
+	}
+	return d, err
+}
+
+// IP is the GID as an address (RoCE v2's IPv4-mapped form, or IPv6).
+func (d Dest) IP() net.IP { return net.IP(d.GID[:]) }
+
+// V4Mapped says whether the GID is IPv4-mapped (perftest's ipv6_addr_v4mapped): both
+// sides' must agree, or perftest stops with "Found Incompatibility issue with GID
+// types".
+func (d Dest) V4Mapped() bool {
+	g := d.GID
+	mapped := bytes.Equal(g[:10], make([]byte, 10)) && g[10] == 0xff && g[11] == 0xff
+	mcast := g[0] == 0xff && g[1] == 0x0e && bytes.Equal(g[2:10], make([]byte, 8)) && g[10] == 0xff && g[11] == 0xff
+	return mapped || mcast
+}
+
+// EncodeVersion is the 16-byte version message.
+func EncodeVersion(v string) []byte { return pad(v, VersionSize) }
+
+// ParseVersion reads a peer's version message: the text up to its first NUL, which
+// must be a version number (perftest compares them with atof). It returns the text and
+// its value.
+func ParseVersion(msg []byte) (string, float64, error) {
+	if len(msg) != VersionSize {
+		return "", 0, fmt.Errorf("version message of %d bytes, want %d", len(msg), VersionSize)
+	}
+	s, _, _ := bytes.Cut(msg, []byte{0})
+	v, err := strconv.ParseFloat(string(s), 64)
+	if err != nil || v <= 0 || v > 100 {
+		return "", 0, fmt.Errorf("version %q is not a perftest version: is the peer perftest (ib_write_bw and the like)?", text.Clean(string(s), 20))
+	}
+	return string(s), v, nil
+}
+
+// CheckPeerVersion refuses what perftest 6.06 refuses, with its reason.
+func CheckPeerVersion(v float64) error {
+	if v < minPeer {
+		return fmt.Errorf("the peer runs perftest %.2f: perftest 6.06, whose exchange rdmabench speaks, is not compatible with versions older than 5.70", v)
+	}
+	return nil
+}
+
+// EncodeInt32 and ParseInt32 are the sys data's numbers (big-endian).
+func EncodeInt32(v int32) []byte {
+	return binary.BigEndian.AppendUint32(nil, uint32(v))
+}
+
+func ParseInt32(b []byte) int32 { return int32(binary.BigEndian.Uint32(b)) }
+
+// MTU enum values (ibv_mtu) and their sizes.
+var mtus = map[int]int{1: 256, 2: 512, 3: 1024, 4: 2048, 5: 4096}
+
+// EncodeMTU is the MTU message for an MTU of bytes.
+func EncodeMTU(bytes int) []byte {
+	for e, b := range mtus {
+		if b == bytes {
+			return []byte{byte('0' + e), 0}
+		}
+	}
+	panic(fmt.Sprintf("perftest: %d bytes is not an IB MTU", bytes))
+}
+
+// ParseMTU reads the MTU message: the peer's active MTU in bytes. perftest ignores a
+// value outside 256-4096 (and keeps its own); so does this.
+func ParseMTU(msg []byte) (int, bool) {
+	s, _, _ := bytes.Cut(msg, []byte{0})
+	e, err := strconv.Atoi(string(s))
+	if err != nil {
+		return 0, false
+	}
+	b, ok := mtus[e]
+	return b, ok
+}
+
+// BWReport is what a bandwidth test's client sends the server at the end, which the
+// server prints as its table: perftest's bw_report_data, in MB/s (2^20 bytes) or Gb/s
+// as the peer's --report_gbits says, and Mpps.
+type BWReport struct {
+	Size    uint64
+	Iters   uint64
+	BWPeak  float64
+	BWAvg   float64
+	MsgRate float64
+}
+
+// Encode is the report in the exchange's pieces, for a peer of version v: the size (8
+// bytes), the iterations (8 bytes from 5.33, else 4), the peak, the average and the
+// message rate (big-endian doubles). Each piece is one exchange.
+func (r BWReport) Encode(v float64) [][]byte {
+	iters := binary.BigEndian.AppendUint64(nil, r.Iters)
+	if v < 5.33 {
+		iters = binary.BigEndian.AppendUint32(nil, uint32(r.Iters))
+	}
+	f := func(x float64) []byte { return binary.BigEndian.AppendUint64(nil, math.Float64bits(x)) }
+	return [][]byte{binary.BigEndian.AppendUint64(nil, r.Size), iters, f(r.BWPeak), f(r.BWAvg), f(r.MsgRate)}
+}
+
+// ReportSizes are the pieces' sizes for a peer of version v.
+func ReportSizes(v float64) []int {
+	if v < 5.33 {
+		return []int{8, 4, 8, 8, 8}
+	}
+	return []int{8, 8, 8, 8, 8}
+}
+
+// ParseBWReport reads the pieces Encode writes.
+func ParseBWReport(pieces [][]byte) (BWReport, error) {
+	if len(pieces) != 5 {
+		return BWReport{}, fmt.Errorf("bandwidth report of %d pieces, want 5", len(pieces))
+	}
+	var r BWReport
+	r.Size = binary.BigEndian.Uint64(pieces[0])
+	if len(pieces[1]) == 4 {
+		r.Iters = uint64(binary.BigEndian.Uint32(pieces[1]))
+	} else {
+		r.Iters = binary.BigEndian.Uint64(pieces[1])
+	}
+	f := func(b []byte) float64 { return math.Float64frombits(binary.BigEndian.Uint64(b)) }
+	r.BWPeak, r.BWAvg, r.MsgRate = f(pieces[2]), f(pieces[3]), f(pieces[4])
+	for _, x := range []float64{r.BWPeak, r.BWAvg, r.MsgRate} {
+		if math.IsNaN(x) || math.IsInf(x, 0) || x < 0 {
+			return r, errors.New("bandwidth report with a negative or non-finite rate")
+		}
+	}
+	return r, nil
+}
+
+// Conn is one side of the exchange over TCP. The client writes each exchange first
+// and then reads the peer's; the server reads first. Every exchange is bounded by
+// Timeout.
+type Conn struct {
+	NC      net.Conn
+	Client  bool
+	Timeout time.Duration
+	// PeerVersion is the peer's, once Versions has run.
+	PeerVersion string
+	peer        float64
+}
+
+// Exchange sends mine and reads n bytes of the peer's, in the side's order.
+func (c *Conn) Exchange(what string, mine []byte, n int) ([]byte, error) {
+	c.NC.SetDeadline(time.Now().Add(c.Timeout))
+	defer c.NC.SetDeadline(time.Time{})
+	got := make([]byte, n)
+	read := func() error {
+		if _, err := readFull(c.NC, got); err != nil {
+			return fmt.Errorf("perftest exchange (%s): reading the peer's %d bytes: %w", what, n, explain(err, c.Timeout))
+		}
+		return nil
+	}
+	write := func() error {
+		if _, err := c.NC.Write(mine); err != nil {
+			return fmt.Errorf("perftest exchange (%s): %w", what, explain(err, c.Timeout))
+		}
+		return nil
+	}
+	if c.Client {
+		if err := write(); err != nil {
+			return nil, err
+		}
+		return got, read()
+	}
+	if err := read(); err != nil {
+		return nil, err
+	}
+	return got, write()
+}
+
+func readFull(nc net.Conn, b []byte) (int, error) {
+	n := 0
+	for n < len(b) {
+		m, err := nc.Read(b[n:])
+		n += m
+		if err != nil {
+			if n > 0 && n < len(b) && errors.Is(err, io.EOF) {
+				return n, fmt.Errorf("the peer closed the connection after %d of %d bytes", n, len(b))
+			}
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+func explain(err error, timeout time.Duration) error {
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return fmt.Errorf("the peer said nothing for %v (--timeout): does it run the same test with the same flags (-q, -s, -a, -D)?", timeout)
+	}
+	if errors.Is(err, io.EOF) {
+		return errors.New("the peer closed the connection: its own output says why (a flag it refused, a different test, a crash)")
+	}
+	return err
+}
+
+// Versions exchanges the version messages and refuses a peer perftest 6.06 would.
+func (c *Conn) Versions() error {
+	b, err := c.Exchange("version", EncodeVersion(Version), VersionSize)
+	if err != nil {
+		return err
+	}
+	s, v, err := ParseVersion(b)
+	if err != nil {
+		return err
+	}
+	c.PeerVersion, c.peer = s, v
+	return CheckPeerVersion(v)
+}
+
+// Peer is the peer's version as perftest reads it (atof).
+func (c *Conn) Peer() float64 { return c.peer }
+
+// SysData exchanges the cycle buffer and the cache line size; both sides then use the
+// larger of each (peers before 5.32 send none: then ours stand).
+func (c *Conn) SysData(cycle, cacheLine int) (int, int, error) {
+	if c.peer < 5.32 {
+		return cycle, cacheLine, nil
+	}
+	b, err := c.Exchange("cycle buffer", EncodeInt32(int32(cycle)), 4)
+	if err != nil {
+		return 0, 0, err
+	}
+	rc := int(ParseInt32(b))
+	b, err = c.Exchange("cache line size", EncodeInt32(int32(cacheLine)), 4)
+	if err != nil {
+		return 0, 0, err
+	}
+	rl := int(ParseInt32(b))
+	if rc < 0 || rc > 1<<30 || rl < 0 || rl > 1<<16 {
+		return 0, 0, fmt.Errorf("the peer's cycle buffer %d or cache line %d is out of range", rc, rl)
+	}
+	return max(cycle, rc), max(cacheLine, rl), nil
+}
+
+// MTU exchanges the active MTUs and returns the one both use: the smaller, or ours
+// when the peer's is not an MTU (as perftest).
+func (c *Conn) MTU(mine int) (int, error) {
+	if c.peer < 5.31 {
+		return 0, fmt.Errorf("the peer runs perftest %s: its MTU exchange (before 5.31) is not spoken", c.PeerVersion)
+	}
+	b, err := c.Exchange("MTU", EncodeMTU(mine), mtuSize)
+	if err != nil {
+		return 0, err
+	}
+	if r, ok := ParseMTU(b); ok && r < mine {
+		return r, nil
+	}
+	return mine, nil
+}
+
+// Keys exchanges one key message each way.
+func (c *Conn) Keys(what string, mine Dest, gid bool) (Dest, error) {
+	n := KeySize
+	if gid {
+		n = KeySizeGID
+	}
+	b, err := c.Exchange(what, mine.Marshal(gid), n)
+	if err != nil {
+		return Dest{}, err
+	}
+	d, err := ParseDest(b, gid)
+	if err != nil {
+		return Dest{}, fmt.Errorf("perftest exchange (%s): %w", what, err)
+	}
+	return d, nil
+}
+
+// Report exchanges bandwidth reports (perftest's xchg_bw_reports: both sides send
+// theirs; a server's is zeros).
+func (c *Conn) Report(mine BWReport) (BWReport, error) {
+	var pieces [][]byte
+	for _, p := range mine.Encode(c.peer) {
+		b, err := c.Exchange("bandwidth report", p, len(p))
+		if err != nil {
+			return BWReport{}, err
+		}
+		pieces = append(pieces, b)
+	}
+	return ParseBWReport(pieces)
+}
+
+// Done ends the conversation as perftest 6.06 does: "done" and close. A newer peer
+// may have closed already; that is not an error.
+func (c *Conn) Done() error {
+	c.NC.SetWriteDeadline(time.Now().Add(c.Timeout))
+	c.NC.Write([]byte(doneMsg))
+	return c.NC.Close()
+}
+
+// Negotiate is the parameter negotiation perftest 6.28 and later exchange after the
+// MTU, when both peers announce 6.28 or more (perftest_parameters_negotiate): the test
+// as each side was started, which 6.28 compares field by field and refuses on any
+// difference. rdmabench announces 6.06, so no peer sends it one; it is decoded to name
+// a mismatch in fixtures and tools. The layout is x86-64's (4-byte ints, 8-byte
+// aligned 64-bit fields), ints and sizes big-endian, the device attributes in the
+// sender's byte order.
+type Negotiate struct {
+	TestMethod     int32 // 0 regular, 1 all sizes (-a), 2 infinitely
+	ConnectionType int32 // 0 RC, 1 UC, 2 UD, 3 RawEth, 4 XRC, 5 DC, 6 SRD
+	Verb           int32 // 0 SEND, 1 SEND_IMM, 2 WRITE, 3 WRITE_IMM, 4 READ, 5 ATOMIC
+	Test           int32 // 0 LAT, 1 BW, 2 LAT_BY_BW, 3 FS_RATE
+	AtomicType     int32
+	TestType       int32 // 0 iterations, 1 duration
+	ReportFmt      int32 // 0 Gb/s, 1 MB/s
+	Size, Iters    uint64
+	AESXTS         int32
+	NumQPs         int32
+	Duration       int32
+	UseRDMACM      int32
+	WriteWithImm   int32
+	NoEnhReorder   int32
+	SigOffload     int32
+	DataValidation int32
+	DeviceAttr     [DeviceAttrSize]byte // struct ibv_device_attr, host order
+	// MLX5DVMask is sent only by a perftest built with mlx5dv (HasMLX5DV).
+	MLX5DVMask uint64
+	HasMLX5DV  bool
+}
+
+// Negotiation struct sizes: without and with perftest's mlx5dv field (a build option:
+// two peers must agree on it, or their exchange desynchronises).
+const (
+	DeviceAttrSize   = 232
+	NegotiateSize    = 312
+	NegotiateSizeDV  = 320
+	negotiateAttrOff = 80
+)
+
+var negotiateInts = []int{0, 4, 8, 12, 16, 20, 24, 48, 52, 56, 60, 64, 68, 72, 76}
+
+func (n *Negotiate) ints() []*int32 {
+	return []*int32{&n.TestMethod, &n.ConnectionType, &n.Verb, &n.Test, &n.AtomicType, &n.TestType, &n.ReportFmt,
+		&n.AESXTS, &n.NumQPs, &n.Duration, &n.UseRDMACM, &n.WriteWithImm, &n.NoEnhReorder, &n.SigOffload, &n.DataValidation}
+}
+
+// Encode is the struct as perftest sends it.
+func (n Negotiate) Encode() []byte {
+	size := NegotiateSize
+	if n.HasMLX5DV {
+		size = NegotiateSizeDV
+	}
+	b := make([]byte, size)
+	for i, p := range n.ints() {
+		binary.BigEndian.PutUint32(b[negotiateInts[i]:], uint32(*p))
+	}
+	binary.BigEndian.PutUint64(b[32:], n.Size)
+	binary.BigEndian.PutUint64(b[40:], n.Iters)
+	copy(b[negotiateAttrOff:], n.DeviceAttr[:])
+	if n.HasMLX5DV {
+		binary.BigEndian.PutUint64(b[NegotiateSize:], n.MLX5DVMask)
+	}
+	return b
+}
+
+// ParseNegotiate reads the struct, of either size.
+func ParseNegotiate(b []byte) (Negotiate, error) {
+	var n Negotiate
+	switch len(b) {
+	case NegotiateSize:
+	case NegotiateSizeDV:
+		n.HasMLX5DV = true
+		n.MLX5DVMask = binary.BigEndian.Uint64(b[NegotiateSize:])
+	default:
+		return n, fmt.Errorf("negotiation struct of %d bytes, want %d or %d", len(b), NegotiateSize, NegotiateSizeDV)
+	}
+	for i, p := range n.ints() {
+		*p = int32(binary.BigEndian.Uint32(b[negotiateInts[i]:]))
+	}
+	n.Size = binary.BigEndian.Uint64(b[32:])
+	n.Iters = binary.BigEndian.Uint64(b[40:])
+	copy(n.DeviceAttr[:], b[negotiateAttrOff:])
+	return n, nil
+}
+
+// VendorID and PartID are the device attributes' vendor_id and vendor_part_id (the
+// sender's byte order; little-endian on x86-64).
+func (n Negotiate) VendorID() uint32 { return binary.LittleEndian.Uint32(n.DeviceAttr[96:]) }
+func (n Negotiate) PartID() uint32   { return binary.LittleEndian.Uint32(n.DeviceAttr[100:]) }
+
+// Mismatch names the first field on which two sides' structs differ, as 6.28 refuses
+// them ("" when they agree on the test).
+func Mismatch(a, b Negotiate) string {
+	names := []string{"test_method", "connection_type", "verb", "tst", "atomicType", "test_type", "report_fmt",
+		"aes_xts", "num_of_qps", "duration", "use_rdma_cm", "use_write_with_imm", "no_enhanced_reorder", "sig_offload", "data_validation"}
+	ai, bi := a.ints(), b.ints()
+	for i := range ai {
+		if i == 7 {
+			switch {
+			case a.Size != b.Size:
+				return fmt.Sprintf("size (%d against %d)", a.Size, b.Size)
+			case a.Iters != b.Iters:
+				return fmt.Sprintf("iters (%d against %d)", a.Iters, b.Iters)
+			}
+		}
+		if *ai[i] != *bi[i] {
+			return fmt.Sprintf("%s (%d against %d)", names[i], *ai[i], *bi[i])
+		}
+	}
+	return ""
+}
