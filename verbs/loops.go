@@ -248,6 +248,8 @@ func (s *Session) PingPong(p PingPongParams) (LatResult, error) {
 	a.first = C.uint64_t(p.First)
 	a.iters = C.uint64_t(p.Iters)
 	a.initiator = boolInt(p.Initiator)
+	a.perftest_bytes = boolInt(p.Perftest)
+	a.timed_responder = boolInt(p.Perftest && !p.Initiator)
 	a.sq_depth = C.uint32_t(max(1, min(p.SQDepth, s.spec.SQDepth)))
 	a.cq_mod = C.uint32_t(max(1, min(p.CQMod, int(a.sq_depth))))
 	runtime.LockOSThread()

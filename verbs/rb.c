@@ -578,9 +578,10 @@ static int pingpong(rb_pp_args *a, struct ibv_send_wr *wrp, volatile uint8_t *tx
 	struct ibv_send_wr wr = *wrp;
 	uint64_t posted = 0, completed = 0;
 	a->done = 0;
+	int64_t answered = 0; // a timed responder: when it posted its last answer
 	for (uint64_t i = 0; i < a->iters; i++) {
 		uint64_t round = a->first + i;
-		uint8_t v = (uint8_t)(round % 255 + 1); // never 0, differs from the round before
+		uint8_t v = a->perftest_bytes ? (uint8_t)(round + 1) : (uint8_t)(round % 255 + 1); // differs from the round before
 		// Room in the send queue first (it is full only with sq_depth WRs outstanding):
 		// the initiator before its clock starts, the responder before it looks for the
 		// ping, so that nothing but the post stands between a ping and its pong.
@@ -589,17 +590,25 @@ static int pingpong(rb_pp_args *a, struct ibv_send_wr *wrp, volatile uint8_t *tx
 			return r;
 		if (!a->initiator && (r = await(a, v, wc, posted, &completed)) <= 0)
 			return r;
+		if (a->timed_responder && i > 0) {
+			int64_t t1 = ticks();
+			sample(x, t1 - answered);
+			if (i == 1)
+				w->first = answered;
+			w->last = t1;
+		}
 		*tx_last = v;
 		wr.wr_id = posted;
 		wr.send_flags = x->send_flags;
 		if ((posted + 1) % a->cq_mod == 0 || i + 1 == a->iters)
 			wr.send_flags |= IBV_SEND_SIGNALED;
 		struct ibv_send_wr *bad;
-		int64_t t0 = a->initiator ? ticks() : 0;
+		int64_t t0 = a->initiator || a->timed_responder ? ticks() : 0;
 		int err = ibv_post_send(a->qp, &wr, &bad);
 		if (err)
 			return verb_failed(x, "ibv_post_send", err);
 		posted++;
+		answered = t0;
 		if (a->initiator) {
 			if ((r = await(a, v, wc, posted, &completed)) <= 0)
 				return r;

@@ -159,13 +159,17 @@ int rb_rounds(rb_rounds_args *a);
 // byte carries a round number into the peer's buffer and spins on its own buffer's last
 // byte until the peer's answer arrives; the responder mirrors it. Both poll their CQ
 // after posting, outside the round trip; both watch it for errors while they spin.
-// Samples (initiator): the round-trip time of each round.
+// Samples (initiator): the round-trip time of each round. A timed responder (against
+// perftest's write_lat server, which sends first) samples from each answer it posts to
+// the next message seen: the same round trip, one fewer. Round r's byte is r % 255 + 1
+// (never 0), or with perftest_bytes perftest's own count, (r + 1) % 256.
 typedef struct {
 	rb_xfer x;
 	struct ibv_qp *qp;
 	volatile uint8_t *rx_last; // last byte of the local receive region
 	uint64_t first, iters;     // rounds first .. first+iters-1
 	int initiator;
+	int timed_responder, perftest_bytes;
 	uint32_t sq_depth, cq_mod;
 	uint64_t done;             // out: rounds completed
 } rb_pp_args;

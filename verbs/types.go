@@ -266,6 +266,9 @@ type PingPongParams struct {
 	Inline       bool
 	Timeout      time.Duration // fail when the peer is silent this long in a round; 0 = never
 	OneWay       bool          // samples are half of each round trip (perftest's write_lat)
+	// Against perftest's write_lat: the round byte is perftest's count, and a responder
+	// samples from each answer to the next message (perftest's server sends first).
+	Perftest bool
 }
 
 // ReadLatParams drives the READ latency loop.

@@ -83,7 +83,11 @@ static void peer_schedule(qm_model *m, int kind, uint8_t v, uint64_t round) {
 	a->round = round;
 }
 
-static uint8_t round_byte(qm_model *m, uint64_t r) { return (uint8_t)((m->cfg.pp_first + r) % 255 + 1); }
+static uint8_t round_byte(qm_model *m, uint64_t r) {
+	if (m->cfg.pp_perftest)
+		return (uint8_t)(m->cfg.pp_first + r + 1); // perftest's write_lat: (char)count
+	return (uint8_t)((m->cfg.pp_first + r) % 255 + 1);
+}
 
 // A WRITE of the loop's has landed in the peer's buffer: the ping-pong peer looks at it.
 static void peer_sees_write(qm_model *m, const qm_wr *w) {

@@ -120,6 +120,7 @@ typedef struct {
 	int pp;                // QM_PP_*
 	uint32_t pp_size;
 	uint64_t pp_first, pp_iters;
+	int pp_perftest; // round bytes as perftest's write_lat counts them
 	uint32_t peer_delay;   // ticks the model peer takes to answer
 	uint64_t peer_rounds;  // rounds the model peer plays before it goes silent
 	// registrations (rb_bw_mr): ibv_reg_mr and ibv_dereg_mr are the model's

@@ -189,3 +189,42 @@ func TestPingPongStop(t *testing.T) {
 // ppTimeout bounds a live ping-pong's waits: a healthy round takes microseconds of
 // model time, and the loop's watchdog looks at the clock only every 2^20 spins.
 const ppTimeout = 5e6
+
+// TestPingPongPerftest: against perftest's write_lat the round byte is perftest's
+// count, which wraps through 0 at round 256, and a responder (perftest's server sends
+// first) samples from each answer to the next ping: one sample fewer than rounds, each
+// a round trip, so at least the peer's delay and never backwards.
+func TestPingPongPerftest(t *testing.T) {
+	var cases []PPCase
+	for _, init := range []bool{true, false} {
+		for _, n := range ppNets {
+			for _, delay := range []int{0, 5} {
+				for _, it := range []uint64{1, 2, 255, 256, 600} {
+					cases = append(cases, PPCase{Net: n, Initiator: init, Size: 16, Iters: it, SQDepth: 1, CQMod: 1,
+						PeerDelay: delay, TimeoutNS: ppTimeout, Perftest: true})
+				}
+			}
+		}
+	}
+	runPP(t, "rb_pingpong, perftest's count", cases, func(c PPCase, o PPOutcome) []string {
+		bad := cleanRun(o.RC, o.Fail, o.Violations, o.FirstViolation)
+		f := func(format string, args ...any) { bad = append(bad, fmt.Sprintf(format, args...)) }
+		if o.Done != c.Iters || o.PeerRounds != c.Iters {
+			f("done %d, the model saw %d rounds; want %d", o.Done, o.PeerRounds, c.Iters)
+		}
+		if last := byte(c.Iters); o.RxLast != last || o.Remote[c.Size-1] != last {
+			f("last bytes: received %d, sent %d; want perftest's (char)%d = %d", o.RxLast, o.Remote[c.Size-1], c.Iters, last)
+		}
+		want := c.Iters
+		if !c.Initiator {
+			want = c.Iters - 1
+		}
+		if o.Hist.N != want || o.Hist.Backwards != 0 {
+			f("histogram n %d backwards %d; want %d samples", o.Hist.N, o.Hist.Backwards, want)
+		}
+		if o.Hist.N > 0 && o.Hist.Min < int64(c.PeerDelay) {
+			f("shortest round trip %d ticks, under the peer's own delay %d", o.Hist.Min, c.PeerDelay)
+		}
+		return bad
+	})
+}

@@ -471,6 +471,9 @@ type PPCase struct {
 	DeadPeer      bool   // the model peer never answers (PeerRounds 0)
 	TimeoutNS     int64
 	StopAfterPoll uint64
+	// Perftest: the round bytes are perftest's count, and a responder samples from
+	// each answer to the next ping (verbs.PingPongParams.Perftest).
+	Perftest bool
 }
 
 // PPOutcome is what rb_pingpong returned and the model recorded.
@@ -498,6 +501,9 @@ func RunPingPong(c PPCase) PPOutcome {
 	cfg.pp_size = C.uint32_t(c.Size)
 	cfg.pp_first = C.uint64_t(c.First)
 	cfg.pp_iters = C.uint64_t(c.Iters)
+	if c.Perftest {
+		cfg.pp_perftest = 1
+	}
 	cfg.peer_delay = C.uint32_t(c.PeerDelay)
 	cfg.peer_rounds = C.uint64_t(c.PeerRounds)
 	if c.PeerRounds == 0 {
@@ -527,6 +533,12 @@ func RunPingPong(c PPCase) PPOutcome {
 	a.iters = C.uint64_t(c.Iters)
 	if c.Initiator {
 		a.initiator = 1
+	}
+	if c.Perftest {
+		a.perftest_bytes = 1
+		if !c.Initiator {
+			a.timed_responder = 1
+		}
 	}
 	a.sq_depth = C.uint32_t(c.SQDepth)
 	a.cq_mod = C.uint32_t(c.CQMod)
