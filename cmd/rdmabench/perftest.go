@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log"
 	"net"
 	"os"
 	"os/signal"
@@ -87,4 +88,52 @@ func perftestClientRun(cmd *cobra.Command, o *testOptions) error {
 		return err
 	}
 	return errors.Join(err, o.Out.write(rs))
+}
+
+// addPerftestServerFlags is --perftest-port on the server: perftest clients too.
+func addPerftestServerFlags(cmd *cobra.Command, o *serverOptions) {
+	f := cmd.Flags()
+	f.IntVar(&o.PerftestPort, "perftest-port", 0, fmt.Sprintf("also serve plain perftest clients (ib_write_bw, ib_read_bw, "+
+		"ib_write_lat, ib_read_lat HOST) on this TCP port, one at a time, next to --port (perftest's is %d); "+
+		"they cannot prove a token, so not with --token", perftest.DefaultPort))
+	f.Var(sizeValue{&o.PerftestSize}, "perftest-size", "the message size of ib_write_lat clients (their -s), whose server "+
+		"sends first (default 2, perftest's)")
+}
+
+// checkPerftestServer refuses --perftest-port values before any device is opened.
+func checkPerftestServer(o *serverOptions) error {
+	switch {
+	case o.PerftestPort == 0:
+		return nil
+	case o.PerftestPort < 1 || o.PerftestPort > 65535:
+		return flagErrorf("--perftest-port %d: want 1 to 65535", o.PerftestPort)
+	case o.PerftestPort == o.TCPPort:
+		return flagErrorf("--perftest-port %d is --port too: give perftest clients a port of their own", o.PerftestPort)
+	case o.Token != "":
+		return flagErrorf("--perftest-port with --token: perftest clients cannot prove a token, so the port would let anyone in; serve them from a server without one, on a trusted network")
+	}
+	return nil
+}
+
+// servePerftest starts the perftest port's server, which ends with ctx.
+func servePerftest(ctx context.Context, o *serverOptions, lg *log.Logger) error {
+	if o.PerftestPort == 0 {
+		return nil
+	}
+	addr := net.JoinHostPort(o.Bind, strconv.Itoa(o.PerftestPort))
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("--perftest-port: cannot listen on %s: %w", addr, err)
+	}
+	ps := &bench.PerftestServer{
+		Engine: bench.Verbs, Local: o.Local, Timeout: o.Timeout, MaxTest: o.MaxTest, MaxBuffer: int64(o.MaxBuffer),
+		LatSize: max(o.PerftestSize, 2), Log: lg,
+	}
+	lg.Printf("serving perftest clients on %s (perftest %s's exchange; ib_write_lat clients with -s %d)", l.Addr(), perftest.Version, ps.LatSize)
+	go func() {
+		if err := ps.Serve(ctx, l); err != nil {
+			lg.Printf("perftest port: %v", err)
+		}
+	}()
+	return nil
 }

@@ -409,6 +409,28 @@ func (c *Conn) Keys(what string, mine Dest, gid bool) (Dest, error) {
 	return d, nil
 }
 
+// Read reads n bytes of the peer's, bounded by Timeout (a server's half of an
+// exchange, when what it writes back depends on what it read).
+func (c *Conn) Read(what string, n int) ([]byte, error) {
+	c.NC.SetReadDeadline(time.Now().Add(c.Timeout))
+	defer c.NC.SetReadDeadline(time.Time{})
+	b := make([]byte, n)
+	if _, err := readFull(c.NC, b); err != nil {
+		return nil, fmt.Errorf("perftest exchange (%s): reading the peer's %d bytes: %w", what, n, explain(err, c.Timeout))
+	}
+	return b, nil
+}
+
+// Write writes b, bounded by Timeout.
+func (c *Conn) Write(what string, b []byte) error {
+	c.NC.SetWriteDeadline(time.Now().Add(c.Timeout))
+	defer c.NC.SetWriteDeadline(time.Time{})
+	if _, err := c.NC.Write(b); err != nil {
+		return fmt.Errorf("perftest exchange (%s): %w", what, explain(err, c.Timeout))
+	}
+	return nil
+}
+
 // Report exchanges bandwidth reports (perftest's xchg_bw_reports: both sides send
 // theirs; a server's is zeros).
 func (c *Conn) Report(mine BWReport) (BWReport, error) {

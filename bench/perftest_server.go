@@ -1,0 +1,315 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"net"
+	"sync/atomic"
+	"time"
+
+	"github.com/rdmabench/rdmabench/internal/text"
+	"github.com/rdmabench/rdmabench/oob/perftest"
+	"github.com/rdmabench/rdmabench/result"
+	"github.com/rdmabench/rdmabench/verbs"
+	"github.com/rdmabench/rdmabench/verbs/qp"
+)
+
+// PerftestServer serves plain perftest clients (ib_write_bw, ib_read_bw, ib_write_lat,
+// ib_read_lat HOST) on perftest's port, one at a time, as a perftest server does.
+//
+// perftest 6.06's client does not say which test it runs. The server tells from the
+// exchange itself:
+//   - the QPs: one per new QP number in the key messages (a QP number seen again
+//     starts the second round);
+//   - the op: a client that offers more than one outstanding READ runs a READ test;
+//   - bandwidth or latency, for one QP: a latency client sends one key message more
+//     before its run. Its fourth arrives at once; a bandwidth client's comes after its
+//     run. A WRITE bandwidth client has written into the buffer by then (it starts
+//     with a pattern the server wrote); a READ one then sends its report, where a
+//     read_lat client sends a key message.
+//
+// ib_write_lat's server sends first and must know the message size: LatSize
+// (perftest's -s; its default 2 B). It plays as many rounds as the client answers.
+// The bandwidth tests and read_lat leave the server passive: it logs the client's
+// report, its own counters do not apply.
+type PerftestServer struct {
+	Engine    Engine
+	Local     Local
+	Timeout   time.Duration // each exchange; the silence a loop tolerates
+	MaxTest   time.Duration // how long a client's run may take
+	MaxBuffer int64         // bytes of buffer for all of a client's QPs
+	LatSize   int           // ib_write_lat's -s (default 2)
+	Log       *log.Logger
+}
+
+// perftestRegion is each QP's buffer: what perftest -a's largest message needs.
+const perftestRegion = 8 << 20
+
+// Serve accepts perftest clients on l until ctx ends.
+func (ps *PerftestServer) Serve(ctx context.Context, l net.Listener) error {
+	stop := context.AfterFunc(ctx, func() { l.Close() })
+	defer stop()
+	for {
+		nc, err := l.Accept()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+		from := nc.RemoteAddr().String()
+		what, err := ps.serve(ctx, nc)
+		if err != nil {
+			ps.Log.Printf("perftest client %s: %s: %v", from, what, err) // text: local (errors are cleaned where peer bytes enter them)
+			continue
+		}
+		ps.Log.Printf("perftest client %s: %s", from, what) // text: local
+	}
+}
+
+type ptQP struct {
+	s         Session
+	mine, rem perftest.Dest
+}
+
+// serve runs one client's conversation and says what it was.
+func (ps *PerftestServer) serve(ctx context.Context, nc net.Conn) (what string, err error) {
+	defer nc.Close()
+	stop := context.AfterFunc(ctx, func() { nc.SetDeadline(time.Now()) })
+	defer stop()
+	what = "setup"
+	pc := &perftest.Conn{NC: nc, Timeout: ps.Timeout}
+	dev, err := ps.Engine.Open(ps.Local)
+	if err != nil {
+		return what, err
+	}
+	defer dev.Close()
+	me := dev.Identity()
+	gid := me.LinkLayer == "Ethernet" || ps.Local.GIDIndex >= 0
+	w := perftestWire{pc: pc, gid: gid}
+	if err := w.setup(me.ActiveMTU, 0); err != nil {
+		return what, err
+	}
+	var qps []*ptQP
+	defer func() {
+		for _, q := range qps {
+			q.s.Close()
+		}
+	}()
+	keySize := perftest.KeySize
+	if gid {
+		keySize = perftest.KeySizeGID
+	}
+	region := max(w.cycle, perftestRegion, 2*max(ps.LatSize, 2))
+	readKey := func(what string, wait time.Duration) (perftest.Dest, error) {
+		pc.Timeout = wait
+		defer func() { pc.Timeout = ps.Timeout }()
+		b, err := pc.Read(what, keySize)
+		if err != nil {
+			return perftest.Dest{}, err
+		}
+		return perftest.ParseDest(b, gid)
+	}
+	answer := func(q *ptQP) error { return pc.Write("keys", q.mine.Marshal(gid)) }
+	closing := func() error { // the client's closing barrier
+		if _, err := readKey("close", ps.Timeout); err != nil {
+			return err
+		}
+		return answer(qps[0])
+	}
+	first := 0 // messages for QP 0 so far
+	for first < 3 {
+		d, err := readKey("keys", ps.Timeout)
+		if err != nil {
+			return what, err
+		}
+		var q *ptQP
+		for _, x := range qps {
+			if x.rem.QPN == d.QPN {
+				q = x
+			}
+		}
+		if q == nil {
+			if first > 1 {
+				return what, fmt.Errorf("a new QP (number %#x) after the second round began: not perftest's exchange", d.QPN)
+			}
+			if int64(len(qps)+1)*int64(region) > ps.MaxBuffer {
+				return what, fmt.Errorf("%d QPs of %d bytes each exceed --max-buffer %d", len(qps)+1, region, ps.MaxBuffer)
+			}
+			if q, err = ps.newQP(dev, me, w, d, region); err != nil {
+				return what, err
+			}
+			qps = append(qps, q)
+		} else if d != q.rem {
+			return what, fmt.Errorf("the client's key message for QP %#x changed between rounds", d.QPN)
+		}
+		if q == qps[0] {
+			first++
+		}
+		if err := answer(q); err != nil {
+			return what, err
+		}
+	}
+	read := qps[0].rem.OutReads > 1
+	op := map[bool]string{true: "read", false: "write"}[read]
+	what = fmt.Sprintf("%s_bw, %d QP", op, len(qps))
+	if len(qps) == 1 {
+		// One QP: bandwidth (the run has begun) or latency (a barrier comes at once).
+		d, err := readKey("the client's run", ps.MaxTest)
+		if err != nil {
+			return what, err
+		}
+		if d != qps[0].rem {
+			return what, errors.New("the client's fourth key message is not its first QP's")
+		}
+		lat := false
+		if !read {
+			lat = qps[0].s.Check(perftestPattern, 0, min(region, 4096)) < 0 // nothing written: the client waits for the server's first message
+		}
+		if err := answer(qps[0]); err != nil {
+			return what, err
+		}
+		if lat {
+			return ps.writeLat(ctx, pc, qps[0])
+		}
+		if read {
+			// read_bw's report, or read_lat's closing key message after its run.
+			b, err := (&perftest.Conn{NC: nc, Timeout: ps.MaxTest}).Read("the client's end", 8)
+			if err != nil {
+				return what, err
+			}
+			if b[4] == ':' {
+				rest, err := pc.Read("the client's end", keySize-8)
+				if err != nil {
+					return what, err
+				}
+				if _, err := perftest.ParseDest(append(b, rest...), gid); err != nil {
+					return what, err
+				}
+				if err := answer(qps[0]); err != nil {
+					return what, err
+				}
+				pc.Done()
+				return "read_lat", nil
+			}
+			return ps.bwEnd(pc, what, b, closing)
+		}
+		return ps.bwEnd(pc, what, nil, closing)
+	}
+	// Several QPs: bandwidth. Its end barrier comes after the run.
+	if _, err := readKey("the client's run", ps.MaxTest); err != nil {
+		return what, err
+	}
+	if err := answer(qps[0]); err != nil {
+		return what, err
+	}
+	return ps.bwEnd(pc, what, nil, closing)
+}
+
+// perftestPattern is what the server's buffers hold until a client writes.
+const perftestPattern = 0x5a5a5a00
+
+// newQP is one QP's session, connected to the client's key message d.
+func (ps *PerftestServer) newQP(dev Device, me result.Device, w perftestWire, d perftest.Dest, region int) (*ptQP, error) {
+	s, err := dev.NewSession(verbs.Spec{NumQP: 1, SQDepth: 1, BufSize: region, RemoteWrite: true, RemoteRead: true})
+	if err != nil {
+		return nil, err
+	}
+	s.Fill(perftestPattern, 0, region)
+	ep := s.Local()
+	mine := perftest.Dest{LID: ep.LID, OutReads: ep.RdAtom, QPN: ep.QPNs[0], PSN: ep.PSNs[0], RKey: ep.RKey, VAddr: ep.Addr}
+	copy(mine.GID[:], net.ParseIP(ep.GID).To16())
+	if w.gid && mine.V4Mapped() != d.V4Mapped() {
+		s.Close()
+		return nil, errors.New("found incompatibility issue with GID types (perftest's words): pick GIDs of one kind with -x on both sides")
+	}
+	remote := qp.Endpoint{
+		QPNs: []uint32{d.QPN}, PSNs: []uint32{d.PSN}, LID: d.LID, GID: d.IP().String(), GIDIndex: -1,
+		GIDType: ep.GIDType, LinkLayer: ep.LinkLayer, MTU: w.mtu, RdAtom: max(1, d.OutReads),
+		Addr: d.VAddr, RKey: d.RKey, Len: uint64(region),
+	}
+	if err := s.Connect(remote, w.mtu); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return &ptQP{s: s, mine: mine, rem: d}, nil
+}
+
+// bwEnd is a bandwidth client's end: its report (first holds its first 8 bytes when
+// they have been read), the closing barrier and "done".
+func (ps *PerftestServer) bwEnd(pc *perftest.Conn, what string, first []byte, closing func() error) (string, error) {
+	sizes := perftest.ReportSizes(pc.Peer())
+	var pieces [][]byte
+	for i, n := range sizes {
+		var b []byte
+		var err error
+		if i == 0 && first != nil {
+			b = first
+		} else if b, err = pc.Read("bandwidth report", n); err != nil {
+			return what, err
+		}
+		if err := pc.Write("bandwidth report", make([]byte, n)); err != nil { // the server measured nothing
+			return what, err
+		}
+		pieces = append(pieces, b)
+	}
+	rep, err := perftest.ParseBWReport(pieces)
+	if err != nil {
+		return what, err
+	}
+	what = fmt.Sprintf("%s: the client reported %d B x %d: %.2f MB/s, %.6f Mpps (its numbers)", what, rep.Size, rep.Iters, rep.BWAvg, rep.MsgRate)
+	if err := closing(); err != nil {
+		return what, err
+	}
+	pc.Done()
+	return what, nil
+}
+
+// writeLat plays ib_write_lat's server: it sends first and times each round trip, for
+// as many rounds as the client answers (the client's -n; the client leaves when it has
+// played them, which ends the loop).
+func (ps *PerftestServer) writeLat(ctx context.Context, pc *perftest.Conn, q *ptQP) (string, error) {
+	size := max(ps.LatSize, 2)
+	// The client closes the connection when its rounds are over: that ends the loop.
+	// The watcher stops the loop only while it runs, and is over before the session
+	// can be closed.
+	gone, watched := make(chan struct{}), make(chan struct{})
+	var running atomic.Bool
+	running.Store(true)
+	go func() {
+		defer close(watched)
+		b := make([]byte, 64)
+		pc.NC.SetReadDeadline(time.Now().Add(ps.MaxTest))
+		for {
+			if _, err := pc.NC.Read(b); err != nil {
+				break
+			}
+		}
+		if running.Load() {
+			close(gone)
+			q.s.Stop()
+		}
+	}()
+	stop := context.AfterFunc(ctx, q.s.Stop)
+	res, err := q.s.PingPong(verbs.PingPongParams{
+		Initiator: true, Size: size, Iters: 1 << 40, SQDepth: 1, CQMod: 1, Timeout: ps.Timeout, OneWay: true, Perftest: true,
+	})
+	running.Store(false)
+	stop()
+	pc.NC.SetReadDeadline(time.Now())
+	<-watched
+	select {
+	case <-gone:
+		err = nil // the last message went to a client that had left
+	default:
+	}
+	lat, _, lerr := result.NewLatency(res.Lat.Hist, res.Lat.Moments)
+	what := fmt.Sprintf("write_lat, %d B: %d rounds; one-way latency (half the round trip) mean %.2f us, min %.2f us, max %.2f us (this side's measurement)",
+		size, res.Done, lat.Mean/1e3, float64(lat.Min)/1e3, float64(lat.Max)/1e3)
+	if res.Done == 0 {
+		return "write_lat", errors.Join(errors.New("no round was answered: does the client use -s "+fmt.Sprint(size)+" (the server's --perftest-size)?"), err)
+	}
+	return text.Clean(what, 300), errors.Join(err, lerr)
+}
