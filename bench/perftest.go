@@ -50,7 +50,7 @@ func (p PerftestClient) Run(ctx context.Context, op Op, cfg result.Config, sizes
 	if len(sizes) == 0 {
 		sizes = []int{cfg.MsgSizeBytes}
 	}
-	if err := perftestRefusals(cfg, len(sizes)); err != nil {
+	if err := CheckPerftest(cfg, len(sizes)); err != nil {
 		return nil, err
 	}
 	for _, size := range sizes {
@@ -122,9 +122,9 @@ func (p PerftestClient) Run(ctx context.Context, op Op, cfg result.Config, sizes
 	return rs, nil
 }
 
-// perftestRefusals are the combinations perftest cannot express, or that its
-// exchange does not carry.
-func perftestRefusals(c result.Config, sizes int) error {
+// CheckPerftest refuses the combinations a perftest peer cannot run, or that its
+// exchange does not carry (sizes: how many sizes, -a's).
+func CheckPerftest(c result.Config, sizes int) error {
 	var what string
 	switch {
 	case c.Bidirectional:

@@ -128,11 +128,11 @@ func TestTableShowsUnsupportedPercentilesAndErrors(t *testing.T) {
 	}
 	s := out.String()
 	row := func(prefix string) string { return row(t, s, prefix) }
-	// bw: ... Gb/s MiB/s Mpps p50 p99 NIC note
-	if c := cells(row("│ write │ 65536")); c[11] != "1.80" || c[12] != "-" {
+	// bw: op bytes setup msgs Gb/s peak Mpps p50 p99 note
+	if c := cells(row("│ write │ 65536")); c[7] != "1.80" || c[8] != "-" || c[5] != "-" {
 		t.Errorf("50 samples: p50 shown, p99 '-': %q", c)
 	}
-	if c := cells(row("│ read  │ 4096")); c[8] != "-" || c[11] != "-" || c[12] != "-" || c[13] != "-" || c[14] != "ERROR (below)" {
+	if c := cells(row("│ read  │ 4096")); c[4] != "-" || c[7] != "-" || c[8] != "-" || c[9] != "ERROR (below)" {
 		t.Errorf("a failed run that completed nothing shows '-' and says it failed: %q", c)
 	}
 	if !strings.Contains(s, "error: read bw 4K qps=1 depth=128 post=1 cqmod=100 off=0 inline=0: ibv_post_send: Cannot allocate memory; and more\n") {
@@ -196,7 +196,7 @@ func TestCompareNeedsBothP99s(t *testing.T) {
 	}
 }
 
-// A tainted result: the NIC column says so, its flags are written under the table,
+// A tainted result: the note says so, its flags are written under the table,
 // and check --no-taint fails it.
 func TestTaintedResults(t *testing.T) {
 	r := noP99("write", 65536, 90)
@@ -211,11 +211,11 @@ func TestTaintedResults(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := out.String()
-	if c := cells(row(t, s, "│ write │ 65536")); c[13] != "TAINTED (1)" {
-		t.Errorf("NIC column %q", c[13])
+	if c := cells(row(t, s, "│ write │ 65536")); c[9] != "TAINTED (1)" {
+		t.Errorf("note %q", c[9])
 	}
-	if c := cells(row(t, s, "│ read  │ 65536")); c[13] != "clean" {
-		t.Errorf("NIC column %q", c[13])
+	if c := cells(row(t, s, "│ read  │ 65536")); c[9] != "" {
+		t.Errorf("note %q", c[9])
 	}
 	if !strings.Contains(s, "tainted: write bw 64K") || !strings.Contains(s, "remote error counter rcvd_seq_err (hw_port) +4") {
 		t.Errorf("the flags go under the table:\n%s", s)

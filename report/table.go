@@ -56,15 +56,24 @@ func Table(w io.Writer, rs []result.Result) error {
 	}
 	if len(bw) > 0 {
 		t := NewTable(w)
-		t.Header("op", "bytes", "QPs", "depth", "post list", "cq mod", "offset", "msgs", "Gb/s", "MiB/s", "Mpps", "p50 us", "p99 us", "NIC", "note")
+		// Within 100 columns: one column for the queue setup (QPs, tx depth, post list,
+		// cq-mod, offset), the peak in Gb/s as the average (peakNote says what it is), and
+		// the NIC's verdict is in the note (TAINTED), where it is one; plain (Plain) has a
+		// column for each.
+		t.Header("op", "bytes", "q/tx/pl/mod/off", "msgs", "Gb/s", "peak", "Mpps", "p50 us", "p99 us", "note")
 		for _, r := range bw {
 			c, ok := r.Config, r.Iterations > 0
-			t.Append(text.Clean(c.Op, 16), c.MsgSizeBytes, c.NumQPs, c.SQDepth, c.PostList, c.CQMod, c.BufOffsetBytes, r.Iterations,
-				ifMeasured(ok, f3(r.BWGbps)), ifMeasured(ok, fmt.Sprintf("%.2f", r.BWMiBps)), ifMeasured(ok, f4(r.MsgRateMpps)), usp(r.Lat.P50), usp(r.Lat.P99), nic(r), note(r))
+			n := note(r)
+			if r.Tainted {
+				n = strings.TrimSpace(nic(r) + " " + n)
+			}
+			t.Append(text.Clean(c.Op, 16), c.MsgSizeBytes, fmt.Sprintf("%d/%d/%d/%d/%d", c.NumQPs, c.SQDepth, c.PostList, c.CQMod, c.BufOffsetBytes), r.Iterations,
+				ifMeasured(ok, f3(r.BWGbps)), peakGbps(r), ifMeasured(ok, f4(r.MsgRateMpps)), usp(r.Lat.P50), usp(r.Lat.P99), n)
 		}
 		if err := t.Render(); err != nil {
 			return err
 		}
+		peakNote(w, bw)
 		errorLines(w, bw)
 		counterLines(w, bw)
 		mrLines(w, bw)

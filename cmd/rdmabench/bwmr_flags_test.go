@@ -14,7 +14,7 @@ import (
 // --mr and --mr-cache (bandwidth tests): the plan they make, and the usage errors
 // (exit 2) of plans the loops that register in the loop cannot run.
 func TestBWMRFlags(t *testing.T) {
-	client := clientOptions{Server: "host", TCPPort: oob.DefaultPort, Local: bench.Local{Port: 1, GIDIndex: -1}, Timeout: 30 * time.Second, Clock: "auto"}
+	client := clientOptions{Server: "host", TCPPort: oob.DefaultPort, Local: bench.Local{Port: 1, GIDIndex: -1}, Timeout: 30 * time.Second, Clock: "auto", Out: outputs{Format: "auto"}}
 	clean := func(o *testOptions) { o.Op, o.Out.Stdout, o.Out.Stderr = bench.Op{}, nil, nil }
 	for _, op := range []string{"write", "read"} {
 		plan := func(mod func(*result.Config)) result.Config {

@@ -42,8 +42,9 @@ type countersOptions struct {
 func newCmdCounters(runF func(*countersOptions) error) *cobra.Command {
 	o := &countersOptions{Root: "/", Local: bench.Local{Port: 1, GIDIndex: -1}}
 	cmd := &cobra.Command{
-		Use:   "counters [-d DEVICE] [-i PORT] [--watch 1s [--count N] [--all]] [--json]",
-		Short: "Show a port's counters (PMA, driver hw_counters, netdev drops), or watch them move",
+		Use:     "counters [-d DEVICE] [-i PORT] [--watch 1s [--count N] [--all]] [--json]",
+		Example: "  rdmabench counters -d mlx5_0\n  rdmabench counters -d mlx5_0 --watch 1s --count 10 --all",
+		Short:   "Show a port's counters (PMA, driver hw_counters, netdev drops), or watch them move",
 		Long: `Show a port's counters from sysfs: the PMA port counters, the driver's hw_counters
 (port and device), the drop and error counters of the port's netdev, and the link state
 and rate. It needs no cgo and opens no device. Without -d: the first device whose port

@@ -23,8 +23,9 @@ type devicesOptions struct {
 func newCmdDevices(runF func(*devicesOptions) error) *cobra.Command {
 	opts := &devicesOptions{List: verbs.Devices}
 	cmd := &cobra.Command{
-		Use:   "devices [--json] [--gid [-d DEVICE] [-i PORT] [-x INDEX]]",
-		Short: "List RDMA devices: identity, limits, ports and GID tables",
+		Use:     "devices [--json] [--gid [-d DEVICE] [-i PORT] [-x INDEX]]",
+		Example: "  rdmabench devices\n  rdmabench devices --gid -d rxe0     # rxe0 1 1 10.0.0.1 RoCE v2",
+		Short:   "List RDMA devices: identity, limits, ports and GID tables",
 		Long: `List RDMA devices: identity, limits, ports and GID tables.
 
 With --gid, print only the device, port and GID that server, write and read would use

@@ -40,8 +40,9 @@ type doctorOptions struct {
 func newCmdDoctor(runF func(*doctorOptions) error) *cobra.Command {
 	opts := &doctorOptions{Local: bench.Local{Port: 1, GIDIndex: -1}, Root: "/", Devices: verbs.Devices, Conn: dialControl, Client: bench.Dial}
 	cmd := &cobra.Command{
-		Use:   "doctor [-d DEVICE] [-i PORT] [-x INDEX] [--json] [SERVER [-p PORT] [--token-file FILE]]",
-		Short: "Check this host (and a server) for what rdmabench needs, with a fix for each problem",
+		Use:     "doctor [-d DEVICE] [-i PORT] [-x INDEX] [--json] [SERVER [-p PORT]]",
+		Example: "  rdmabench doctor\n  rdmabench doctor -d mlx5_0 --token-file ~/.rdmabench-token host-a",
+		Short:   "Check this host (and a server) for what rdmabench needs, with a fix for each problem",
 		Long: `Check this host for what rdmabench needs, and say how to fix what is wrong:
 
   device       an RDMA device, its port ACTIVE and a GID, as server/write/read pick them

@@ -101,7 +101,7 @@ func TestProfilesFlags(t *testing.T) {
 }
 
 func TestReportShowFlags(t *testing.T) {
-	checkFlags(t, "report show", newCmdReportShow, func() reportShowOptions { return reportShowOptions{} },
+	checkFlags(t, "report show", newCmdReportShow, func() reportShowOptions { return reportShowOptions{Out: outputs{Format: "auto"}} },
 		func(o *reportShowOptions) { o.Out.Stdout, o.Out.Stderr = nil, nil },
 		[]flagCase[reportShowOptions]{
 			{args: []string{"a.json"}, want: func(o *reportShowOptions) { o.Files = []string{"a.json"} }},
@@ -112,6 +112,8 @@ func TestReportShowFlags(t *testing.T) {
 			{args: nil, wantErr: "requires at least 1 arg(s), only received 0"},
 			{args: []string{"--json", "-", "--csv", "-", "a.json"}, wantErr: "only one can go to stdout"},
 			{args: []string{"--json"}, wantErr: "flag needs an argument: --json"},
+			{args: []string{"a.json", "--format", "plain"}, want: func(o *reportShowOptions) { o.Files, o.Out.Format = []string{"a.json"}, "plain" }},
+			{args: []string{"a.json", "--format", "boxes"}, wantErr: `--format "boxes": want auto, table, plain, perftest`},
 		})
 }
 
@@ -183,7 +185,8 @@ func TestServerFlags(t *testing.T) {
 }
 
 func TestTestCommandFlags(t *testing.T) {
-	client := clientOptions{Server: "host", TCPPort: oob.DefaultPort, Local: bench.Local{Port: 1, GIDIndex: -1}, Timeout: 30 * time.Second, Clock: "auto"}
+	client := clientOptions{Server: "host", TCPPort: oob.DefaultPort, Local: bench.Local{Port: 1, GIDIndex: -1}, Timeout: 30 * time.Second, Clock: "auto",
+		Out: outputs{Format: "auto"}}
 	for _, op := range []string{"write", "read"} {
 		// What newCmdTest's defaults resolve to, as ops.Defaults resolves them.
 		plan := func(test string) result.Config {
@@ -213,8 +216,11 @@ func TestTestCommandFlags(t *testing.T) {
 					ops.Defaults(&o.Config)
 					o.Config.WarmupIterations = bench.DefaultWarmup(o.Config)
 				}},
-				{args: nil, wantErr: "accepts 1 arg(s), received 0"},
-				{args: []string{"a", "b"}, wantErr: "accepts 1 arg(s), received 2"},
+				{args: nil, wantErr: "SERVER missing"},
+				{args: []string{"a", "b"}, wantErr: "accepts at most 1 arg(s), received 2"},
+				{args: []string{"host", "--perftest", "pt"}, wantErr: "give one"},
+				{args: []string{"--perftest", "pt", "--token", "x"}, wantErr: "a perftest server takes no token"},
+				{args: []string{"--perftest", "pt", "-b"}, wantErr: "-b"},
 				{args: []string{"host", "-s", "3X"}, wantErr: `invalid argument "3X" for "-s, --size"`},
 				{args: []string{"host", "--json", "-", "--csv", "-"}, wantErr: "only one can go to stdout"},
 				{args: []string{"host", "-t", "8", "-Q", "9"}, wantErr: "--cq-mod"},
@@ -237,7 +243,7 @@ func TestTestCommandFlags(t *testing.T) {
 					o.Config.MsgSizeBytes, o.Config.Iterations = 64, 10000
 					o.Config.WarmupIterations = bench.DefaultWarmup(o.Config)
 				}},
-				{args: nil, wantErr: "accepts 1 arg(s), received 0"},
+				{args: nil, wantErr: "SERVER missing"},
 				{args: []string{"host", "-q", "2"}, wantErr: "unknown shorthand flag: 'q'"},
 				{args: []string{"host", "--events"}, wantErr: "unknown flag: --events"},
 			})
@@ -245,6 +251,8 @@ func TestTestCommandFlags(t *testing.T) {
 }
 
 func TestSweepFlags(t *testing.T) {
+	t.Chdir(t.TempDir()) // --resume s.ndjson must exist
+	os.WriteFile("s.ndjson", nil, 0o644)
 	checkFlags(t, "sweep", newCmdSweep,
 		func() sweepOptions {
 			return sweepOptions{clientOptions: clientOptions{Server: "host", TCPPort: oob.DefaultPort, Local: bench.Local{Port: 1, GIDIndex: -1},

@@ -24,8 +24,9 @@ import (
 func newCmdAgent(runF func(*serverOptions) error) *cobra.Command {
 	opts := &serverOptions{Local: bench.Local{Port: 1, GIDIndex: -1}}
 	cmd := &cobra.Command{
-		Use:   "agent",
-		Short: "Serve like 'server', and run tests on request as the client of another agent (fleets)",
+		Use:     "agent",
+		Example: "  rdmabench agent -d mlx5_0 --token-file ~/.rdmabench-token",
+		Short:   "Serve like 'server', and run tests on request as the client of another agent (fleets)",
 		Long: `An agent serves rdmabench clients like 'rdmabench server' and, when a fleet's
 coordinator asks (authenticated with the same token), runs a test as the client of
 another agent and answers with the result. It needs a token (--token-file, --token or
@@ -75,8 +76,10 @@ type fleetOptions struct {
 func newCmdFleet(runF func(*fleetOptions) error) *cobra.Command {
 	o := &fleetOptions{serverOptions: serverOptions{Local: bench.Local{Port: 1, GIDIndex: -1}}, Rank: fleet.Unset, World: fleet.Unset}
 	cmd := &cobra.Command{
-		Use:   "fleet --coordinator HOST [--pattern P] [--test write-bw] [flags]",
-		Short: "Run as one member of a fleet: every pair (or a ring, fan-out, incast) measured, slow links found and retested",
+		Use: "fleet --coordinator HOST [--pattern P] [--test write-bw] [flags]",
+		Example: "  mpirun -np 8 --map-by node rdmabench fleet --coordinator node1 --token-file ~/.rdmabench-token\n" +
+			"  rdmabench fleet --coordinator node1 --rank 2 --world 4 --pattern ring --json fleet.ndjson",
+		Short: "Run as a fleet member: every pair (or ring, fan-out, incast) measured, slow ones again",
 		Long: `Run one member per host, started by the launcher the cluster has (mpirun, srun, a
 Kubernetes Indexed Job: 'fleet slurm' and 'fleet k8s' print the recipes). The rank and
 the world size come from the launcher's environment (OMPI_COMM_WORLD_RANK/SIZE,
@@ -126,8 +129,8 @@ bad. A token is required (all members share it).`,
 	f := cmd.Flags()
 	f.StringVar(&o.Coordinator, "coordinator", "", "rank 0's host, or host:port (default port: --port)")
 	f.StringVar(&o.Advertise, "advertise", "", "the host other members reach this member's agent at (default: --bind if it is an address, else the address its registration came from)")
-	f.IntVar(&o.Rank, "rank", fleet.Unset, "this member's rank (default: from the launcher's environment)")
-	f.IntVar(&o.World, "world", fleet.Unset, "the number of members (default: from the launcher's environment)")
+	f.IntVar(&o.Rank, "rank", fleet.Unset, "this member's rank; -1: from the launcher's environment")
+	f.IntVar(&o.World, "world", fleet.Unset, "the number of members; -1: from the launcher's environment")
 	f.StringVar(&o.Pattern, "pattern", pairs.Pairwise, "pairwise (every pair once), ring, fanout:R or incast:R")
 	f.StringVar(&o.Test, "test", "write-bw", "the test every pair runs: write-bw, read-bw, write-lat or read-lat")
 	f.VarP(sizeValue{&o.Config.MsgSizeBytes}, "size", "s", "message size (default as the test's)")

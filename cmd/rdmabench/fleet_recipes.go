@@ -48,8 +48,9 @@ func fleetExtraArgs(cmd *cobra.Command, args []string) ([]string, error) {
 func newCmdFleetSlurmRun(runF func(*fleetSlurmOptions) error) *cobra.Command {
 	o := &fleetSlurmOptions{}
 	cmd := &cobra.Command{
-		Use:   "slurm -N NODES [--pattern P] [--time T] [--partition P] [-- FLEET-ARGS...]",
-		Short: "Print an sbatch script that runs a fleet, one member per node",
+		Use:     "slurm -N NODES [--pattern P] [--time T] [--partition P] [-- FLEET-ARGS...]",
+		Example: "  rdmabench fleet slurm -N 16 --time 20 > fleet.sbatch && sbatch fleet.sbatch",
+		Short:   "Print an sbatch script that runs a fleet, one member per node",
 		Long: `Print an sbatch script that runs 'rdmabench fleet' on NODES nodes, one member each:
 
   rdmabench fleet slurm -N 8 --pattern pairwise > fleet.sbatch && sbatch fleet.sbatch
@@ -100,8 +101,9 @@ func fleetSlurmRun(o *fleetSlurmOptions) error {
 func newCmdFleetK8sRun(runF func(*fleetK8sOptions) error) *cobra.Command {
 	o := &fleetK8sOptions{}
 	cmd := &cobra.Command{
-		Use:   "k8s -n MEMBERS --image IMAGE [--rdma-resource NAME=COUNT] [--network NAD] [--host-network] [--name NAME] [--namespace NS] [--pattern P] [-- FLEET-ARGS...]",
-		Short: "Print Kubernetes manifests that run a fleet: a headless Service and an Indexed Job, one pod per node",
+		Use:     "k8s -n MEMBERS --image IMAGE [--pattern P] [-- FLEET-ARGS...]",
+		Example: "  rdmabench fleet k8s -n 8 --image registry.example/rdmabench:1 | kubectl apply -f -",
+		Short:   "Print Kubernetes manifests for a fleet: a headless Service and an Indexed Job",
 		Long: `Print Kubernetes manifests that run 'rdmabench fleet' in MEMBERS pods, one per node:
 
   rdmabench fleet k8s -n 8 --image registry/rdmabench:TAG \

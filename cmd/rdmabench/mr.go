@@ -32,8 +32,9 @@ func newCmdMR(runF func(*mrOptions) error) *cobra.Command {
 	o := &mrOptions{Local: bench.Local{Port: 1, GIDIndex: -1}}
 	var sizes, modes []string
 	cmd := &cobra.Command{
-		Use:   "mr [-d DEVICE] [-i PORT] [--sizes 4K,64K,1M,64M] [--modes warm,cold,huge,odp] [-n 20] [--json FILE]",
-		Short: "Measure what registering memory costs: ibv_reg_mr and ibv_dereg_mr latency per size and mode",
+		Use:     "mr [-d DEVICE] [--sizes 4K,64K] [--modes warm,cold] [-n 20] [--json FILE]",
+		Example: "  rdmabench mr -d mlx5_0\n  rdmabench mr -d mlx5_0 --sizes 4K,1M --modes warm,cold -n 20 --json mr.json",
+		Short:   "Measure what registering memory costs: ibv_reg_mr/ibv_dereg_mr per size and mode",
 		Long: `Measure what registering memory costs, on one host: the latency of ibv_reg_mr and,
 timed apart, of ibv_dereg_mr, n times per buffer size and mode, with the access a
 benchmark's buffer gets (local write, remote write, remote read). Modes:

@@ -106,68 +106,215 @@ type testOptions struct {
 	Config       result.Config
 	IntervalFile string // --interval lines, NDJSON ("-": stdout)
 	warmup       int64
+	// perftest's flags (compat.go)
+	All      bool            // -a: every size from 2 B to 8 MiB
+	Plans    []result.Config // -a: the plan of each size, defaults filled in
+	Infinite bool            // --run_infinitely
+	CPUFreq  bool            // -F: accepted; nothing to do
+	Perftest string          // --perftest HOST: the server is perftest's (perftest.go)
 }
 
 func newCmdOp(name string) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   name,
 		Short: fmt.Sprintf("RDMA %s tests against an rdmabench server", map[string]string{"write": "WRITE", "read": "READ"}[name]),
+		Example: fmt.Sprintf(`  rdmabench %[1]s bw -d mlx5_0 host-a
+  rdmabench %[1]s lat -d mlx5_0 host-a`, name),
 	}
 	cmd.AddCommand(newCmdTest(name, "bw", nil), newCmdTest(name, "lat", nil))
 	return cmd
 }
 
+// runInfinitelyS is --run_infinitely's --duration when none is given: the longest a
+// server with the default --max-test-time (10 min) and --timeout (30 s) follows.
+const runInfinitelyS = 570
+
 func newCmdTest(op, test string, runF func(*testOptions) error) *cobra.Command {
 	o := &testOptions{Op: ops.All[op], Config: result.Config{Op: op, Test: result.Test(test), InlineBytes: bench.InlineAuto}}
 	what := map[string]string{"bw": "bandwidth and message rate (with completion latency under load)", "lat": "latency histogram"}[test]
+	perftest := map[string]string{"writebw": "ib_write_bw", "readbw": "ib_read_bw", "writelat": "ib_write_lat", "readlat": "ib_read_lat"}[op+test]
 	cmd := &cobra.Command{
 		Use:   test + " SERVER",
 		Short: fmt.Sprintf("Measure %s %s", op, what),
-		Args:  cobra.ExactArgs(1),
+		Long: fmt.Sprintf(`Measure %s %s
+against 'rdmabench server' on SERVER: perftest's %s loop, defaults and short flags.
+perftest's long names are accepted too (--ib-dev, --qp, --post_list, --inline_size,
+--report_gbits, --run_infinitely: '_' or '-'); a perftest flag rdmabench does not
+implement is refused with what to do instead (README: the flag map).`, op, what, perftest),
+		Example: testExample(op, test),
+		Args:    cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			o.Server = args[0]
-			if addrs, err := bench.SplitServers(o.Server, o.TCPPort); err != nil {
-				return flagErrorf("SERVER: %v", err)
-			} else if len(addrs) > 1 {
-				o.Config.Peers = len(addrs) // a fan-out / fan-in run
-			}
-			if err := checkQPTimeout(cmd, o.Config.QPTimeout); err != nil {
+			if err := o.server(args); err != nil {
 				return err
 			}
-			ops.Defaults(&o.Config)
-			o.Config.WarmupIterations = bench.DefaultWarmup(o.Config)
-			if cmd.Flags().Changed("warmup") {
-				if o.warmup < 0 {
-					return flagErrorf("--warmup %d: want 0 (none) or more", o.warmup)
-				}
-				o.Config.WarmupIterations = uint64(o.warmup)
-			}
-			if err := ops.Validate(o.Config); err != nil {
-				return &flagError{err}
-			}
-			if err := o.Out.check(); err != nil {
+			if err := o.check(cmd); err != nil {
 				return err
 			}
 			o.Out.Stdout, o.Out.Stderr = cmd.OutOrStdout(), cmd.ErrOrStderr()
 			if runF != nil {
 				return runF(o)
 			}
+			if o.Perftest != "" {
+				return perftestClientRun(cmd, o)
+			}
 			return testRun(o)
 		},
 	}
 	addClientFlags(cmd, &o.clientOptions)
+	addPerftestFlag(cmd, o)
 	addConfigFlags(cmd, &o.Config, test)
-	cmd.Flags().Int64Var(&o.warmup, "warmup", 0, "warm-up iterations before measuring (default: a tenth of --iters, or with --duration twice --tx-depth, at least 16; 0: none)")
+	f := cmd.Flags()
+	f.Int64Var(&o.warmup, "warmup", 0, "warm-up iterations before measuring (default: a tenth of --iters, or with --duration "+
+		"twice --tx-depth, at least 16; 0: none)")
+	f.BoolVarP(&o.All, "all", "a", false, "run every message size from 2 B to 8 MiB, doubling, as perftest's -a: a result each, "+
+		"one session")
+	f.BoolVarP(&o.CPUFreq, "cpu-freq", "F", false, "accepted for perftest's command lines, which need it to run with CPU frequency "+
+		"scaling on; rdmabench does not use the CPU's frequency: it times with --clock and converts ticks at a rate measured over "+
+		"the loop itself")
+	addFormatFlag(cmd, &o.Out)
+	f.StringVar(&o.Out.Output, "output", "", map[string]string{
+		"bw":  "print only this number, as perftest: bandwidth (MiB/s, or Gb/s with --report_gbits) or message_rate (Mpps)",
+		"lat": "print only this number, as perftest: latency (the mean, us)"}[test])
 	if test == "bw" {
-		cmd.Flags().StringVar(&o.IntervalFile, "interval-file", "", "where the --interval lines go (default, or '-': stdout)")
+		f.BoolVar(&o.Out.Gbits, "report-gbits", false, "--format perftest and --output bandwidth in Gb/s instead of MiB/s "+
+			"(the other formats show Gb/s)")
+		f.BoolVar(&o.Infinite, "run-infinitely", false, fmt.Sprintf("run until Ctrl-C or SIGTERM, an --interval line every 5 s "+
+			"unless --interval says otherwise; the result measured until then is kept and written. --duration still bounds "+
+			"the run (default %d s: the most a server with the default --max-test-time follows)", runInfinitelyS))
+		f.StringVar(&o.IntervalFile, "interval-file", "", "where the --interval lines go (default, or '-': stdout)")
 	}
+	addPerftestFlags(cmd)
 	return cmd
+}
+
+func testExample(op, test string) string {
+	p := map[string]string{"writebw": "ib_write_bw", "readbw": "ib_read_bw", "writelat": "ib_write_lat", "readlat": "ib_read_lat"}[op+test]
+	if test == "lat" {
+		return fmt.Sprintf(`  rdmabench %[1]s lat -d mlx5_0 host-a
+  rdmabench %[1]s lat -d mlx5_0 host-a -a --format perftest     # %[2]s -a
+  rdmabench %[1]s lat -d mlx5_0 host-a -s 64 -n 100000 --json lat.json`, op, p)
+	}
+	return fmt.Sprintf(`  rdmabench %[1]s bw -d mlx5_0 host-a -s 64K -D 10 --json bw.json
+  rdmabench %[1]s bw -d mlx5_0 -x 3 -a -F -q 2 --report_gbits host-a     # %[2]s's flags
+  rdmabench %[1]s bw -d mlx5_0 host-a --run_infinitely --interval 1     # until Ctrl-C
+  rdmabench %[1]s bw -d mlx5_0 host-a --format plain | awk 'NR > 1 {print $9}'     # Gb/s`, op, p)
+}
+
+// check checks a test command's flags and turns them into plans, before any device is
+// opened: a value that cannot be right is a usage error naming its flag.
+func (o *testOptions) check(cmd *cobra.Command) error {
+	if err := refusePerftestFlags(cmd); err != nil {
+		return err
+	}
+	if err := checkNotZero(cmd, "size", "iters", "tx-depth", "qps", "post-list", "cq-mod", "duration", "mtu"); err != nil {
+		return err
+	}
+	if err := checkPorts(o.TCPPort, o.Local.Port); err != nil {
+		return err
+	}
+	test, fl := string(o.Config.Test), cmd.Flags()
+	addrs, err := bench.SplitServers(o.Server, o.TCPPort)
+	if err != nil {
+		return flagErrorf("SERVER: %v", err)
+	} else if len(addrs) > 1 {
+		o.Config.Peers = len(addrs) // a fan-out / fan-in run
+	}
+	if err := checkQPTimeout(cmd, o.Config.QPTimeout); err != nil {
+		return err
+	}
+	if err := checkOutput(o.Out.Output, test); err != nil {
+		return err
+	}
+	switch {
+	case o.All && fl.Changed("size"):
+		return flagErrorf("-a/--all runs every size from 2 B to 8 MiB: drop --size")
+	case o.All && o.Config.Peers > 0:
+		return flagErrorf("-a/--all takes one server (SERVER %q names %d)", o.Server, o.Config.Peers) // text: local (the command line)
+	case o.All && o.Config.Baseline != "":
+		return flagErrorf("-a/--all with --baseline: measure the baseline one size at a time")
+	case o.Infinite && o.All:
+		return flagErrorf("--run_infinitely runs one size until interrupted: drop -a")
+	case o.Infinite && fl.Changed("iters"):
+		return flagErrorf("--run_infinitely runs until interrupted: drop --iters")
+	case o.Infinite && o.Config.CompletionEvents:
+		return flagErrorf("--run_infinitely polls the CQ (as perftest's): drop --events")
+	case o.Infinite && o.Config.Baseline != "":
+		return flagErrorf("--run_infinitely with --baseline: the baseline needs a run that ends; drop --baseline")
+	}
+	if o.Infinite {
+		if !fl.Changed("duration") {
+			o.Config.DurationS = runInfinitelyS
+		}
+		if !fl.Changed("interval") {
+			o.Config.IntervalS = 5 // perftest's default period
+		}
+	}
+	base := o.Config // before the defaults: -a fills them in per size
+	ops.Defaults(&o.Config)
+	o.Config.WarmupIterations = bench.DefaultWarmup(o.Config)
+	if fl.Changed("warmup") {
+		if o.warmup < 0 {
+			return flagErrorf("--warmup %d: want 0 (none) or more", o.warmup)
+		}
+		o.Config.WarmupIterations = uint64(o.warmup)
+	}
+	if err := ops.Validate(o.Config); err != nil {
+		return &flagError{err}
+	}
+	if o.All {
+		for _, size := range allSizes() {
+			c := base
+			c.MsgSizeBytes = size
+			ops.Defaults(&c)
+			c.WarmupIterations = o.Config.WarmupIterations
+			if !fl.Changed("warmup") {
+				c.WarmupIterations = bench.DefaultWarmup(c)
+			}
+			if err := ops.Validate(c); err != nil {
+				return flagErrorf("-a/--all at %s: %v", result.FormatSize(size), err)
+			}
+			o.Plans = append(o.Plans, c)
+		}
+		o.Config = o.Plans[0]
+	}
+	return o.Out.check()
+}
+
+// checkNotZero refuses an explicit 0 for each named flag: left out, such a flag means
+// "the default", and a 0 given on purpose would quietly mean that too (-s 0 ran 64 KiB).
+func checkNotZero(cmd *cobra.Command, names ...string) error {
+	for _, name := range names {
+		f := cmd.Flags().Lookup(name)
+		if f == nil || !f.Changed {
+			continue
+		}
+		if v, err := strconv.ParseFloat(f.Value.String(), 64); err == nil && v == 0 {
+			return flagErrorf("--%s 0: want more than 0 (leave --%s out for the default)", name, name)
+		}
+	}
+	return nil
+}
+
+// checkPorts refuses a TCP port (--port) or a device port (--ib-port) out of range.
+func checkPorts(tcp, ib int) error {
+	if tcp < 1 || tcp > 65535 {
+		return flagErrorf("--port %d: want a TCP port, 1 to 65535", tcp)
+	}
+	if ib < 1 || ib > 255 {
+		return flagErrorf("--ib-port %d: want a device port, 1 to 255 ('rdmabench devices' lists them)", ib)
+	}
+	return nil
 }
 
 func addConfigFlags(cmd *cobra.Command, c *result.Config, test string) {
 	f := cmd.Flags()
-	f.VarP(sizeValue{&c.MsgSizeBytes}, "size", "s", "message size (units: 2, 4K, 64K, 1M); default 64K for bw, 2 for lat")
-	f.Uint64VarP(&c.Iterations, "iters", "n", 0, "messages per QP (default 5000 for bw, 1000 for lat)")
+	f.VarP(sizeValue{&c.MsgSizeBytes}, "size", "s", map[string]string{"bw": "message size (units: 2, 4K, 64K, 1M; default 64K)",
+		"lat": "message size (units: 2, 4K, 64K, 1M; default 2)"}[test])
+	iters := uint64(1000)
+	if op := ops.All[c.Op]; test == "bw" && op.BWIterations > 0 {
+		iters = op.BWIterations
+	}
+	f.Uint64VarP(&c.Iterations, "iters", "n", 0, fmt.Sprintf("messages per QP (default %d, as perftest's)", iters))
 	if test == "bw" {
 		f.Float64VarP(&c.DurationS, "duration", "D", 0, "run for this many seconds instead of --iters")
 		f.IntVarP(&c.NumQPs, "qps", "q", 1, "number of QPs")
@@ -186,7 +333,7 @@ func addConfigFlags(cmd *cobra.Command, c *result.Config, test string) {
 	f.IntVarP(&c.CQMod, "cq-mod", "Q", 0, "signal every Nth WR (default, as perftest: the post list if longer than 1, else 1 for bw messages over 8K without --events, else 100; at most tx-depth)")
 	f.Var(sizeValue{&c.BufOffsetBytes}, "offset", "buffer offset from a 4 KiB page boundary, bytes")
 	f.BoolVar(&c.Hugepages, "hugepages", false, "back buffers with 2 MiB hugepages")
-	f.Var(inlineValue{&c.InlineBytes}, "inline", "WRITE: send messages up to this size inline; auto: perftest's default for the device (220 for WRITE latency on ConnectX and the NICs perftest knows, its own size on a few, 0 for bandwidth tests and for devices it does not know, such as rxe)")
+	f.VarP(inlineValue{&c.InlineBytes}, "inline", "I", "WRITE: send messages up to this size inline; auto: perftest's default for the device (220 for WRITE latency on ConnectX and the NICs perftest knows, its own size on a few, 0 for bandwidth tests and for devices it does not know, such as rxe)")
 	f.IntVarP(&c.MTUBytes, "mtu", "m", 0, "path MTU (default: the smaller active MTU of both ports)")
 	addQPTimeoutFlag(cmd, &c.QPTimeout)
 	addCountersFlag(cmd, &c.Counters)
@@ -231,42 +378,74 @@ func (v inlineValue) Type() string { return "auto|size" }
 
 func addEventFlags(cmd *cobra.Command, c *result.Config) {
 	f := cmd.Flags()
-	f.BoolVar(&c.CompletionEvents, "events", false, "sleep on completion events instead of busy-polling the CQ")
+	f.BoolVarP(&c.CompletionEvents, "events", "e", false, "sleep on completion events instead of busy-polling the CQ")
 	f.IntVar(&c.CQModerationCount, "cq-moderation", 0, "with --events: moderate the CQ (ibv_modify_cq) to an event per N completions")
 	f.IntVar(&c.CQModerationUS, "cq-moderation-usec", 0, "with --events: ... or per this many microseconds")
 }
 
 func testRun(o *testOptions) error {
+	// The files first: a path that cannot be written is found before the run.
+	if err := o.Out.openResults(); err != nil {
+		return err
+	}
+	defer o.Out.close()
+	var lines io.Writer
+	if o.Config.IntervalS > 0 {
+		lines = o.Out.Stdout
+		if o.Out.JSON == "-" || o.Out.CSV == "-" || o.Out.Output != "" { // stdout carries the result
+			lines = o.Out.Stderr
+		}
+		if o.IntervalFile != "" && o.IntervalFile != "-" {
+			f, err := os.Create(o.IntervalFile)
+			if err != nil {
+				return flagErrorf("--interval-file %s: cannot write it: %v", o.IntervalFile, errors.Unwrap(err))
+			}
+			defer f.Close()
+			lines = f
+		}
+	}
 	if o.Config.Peers > 0 {
 		addrs, _ := bench.SplitServers(o.Server, o.TCPPort) // checked in RunE
 		return fanRun(o, addrs)
 	}
-	return o.session(func(ctx context.Context, c *bench.Client) error {
-		// The result is written whatever happened: a failed run's JSON carries its
-		// error and whatever was measured before it, so that a pipeline sees why.
-		var lines io.Writer
-		if o.Config.IntervalS > 0 {
-			lines = o.Out.Stdout
-			if o.Out.JSON == "-" || o.Out.CSV == "-" { // stdout carries the result
-				lines = o.Out.Stderr
-			}
-			if o.IntervalFile != "" && o.IntervalFile != "-" {
-				f, err := os.Create(o.IntervalFile)
-				if err != nil {
-					return fmt.Errorf("--interval-file: %w", err)
-				}
-				defer f.Close()
-				lines = f
-			}
-			enc := json.NewEncoder(lines)
-			c.OnInterval = func(l result.Interval) { enc.Encode(intervalLine{docsSchemaVersion, l}) }
-		}
-		r, err := c.Run(ctx, o.Op, o.Config)
+	return o.session(func(ctx context.Context, c *bench.Client) error { return o.measure(ctx, c, lines) })
+}
+
+// measure runs the plans (one, or -a's) on c, the --interval lines going to lines
+// (nil: none), and writes the results. Each result is written as soon as it exists,
+// whatever happened: a failed run's JSON carries its error and whatever was measured
+// before it, so that a pipeline sees why; with -a, the sizes measured so far are on
+// disk before the next size runs. Ctrl-C ends the current run, keeps what it measured,
+// and runs no more sizes.
+func (o *testOptions) measure(ctx context.Context, c *bench.Client, lines io.Writer) error {
+	plans := o.Plans // -a
+	if len(plans) == 0 {
+		plans = []result.Config{o.Config}
+	}
+	if lines != nil {
+		enc := json.NewEncoder(lines)
+		c.OnInterval = func(l result.Interval) { enc.Encode(intervalLine{docsSchemaVersion, l}) }
+	}
+	if o.Infinite {
+		fmt.Fprintf(o.Out.Stderr, "rdmabench: --run_infinitely: measuring until Ctrl-C or SIGTERM (at most %g s)\n", o.Config.DurationS)
+	}
+	var rs []result.Result
+	var errs []error
+	for _, cfg := range plans {
+		r, err := c.Run(ctx, o.Op, cfg)
 		if err == nil && r.Config.Baseline == "tcp" && !r.Interrupted {
 			err = tcpBaseline(ctx, c, &r)
 		}
-		return errors.Join(err, o.Out.write([]result.Result{r}))
-	})
+		rs = append(rs, r)
+		errs = append(errs, err)
+		if len(plans) > 1 {
+			errs = append(errs, o.Out.save(rs))
+		}
+		if err != nil || ctx.Err() != nil {
+			break
+		}
+	}
+	return errors.Join(append(errs, o.Out.write(rs))...)
 }
 
 // tcpBaseline (--baseline tcp) measures the RDMA run's transfer over TCP: the messages
@@ -305,4 +484,8 @@ func (o *clientOptions) session(fn func(context.Context, *bench.Client) error) e
 type outputs struct {
 	JSON, CSV      string
 	Stdout, Stderr io.Writer
+	Format         string // --format: "" (a table), auto, table, plain or perftest
+	Output         string // --output: only this number (perftest's), no table
+	Gbits          bool   // --report_gbits: perftest's columns in Gb/s
+	opened         map[string]*outFile
 }

@@ -5,11 +5,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
+	"github.com/mattn/go-isatty"
 	"github.com/rdmabench/rdmabench/internal/text"
 	"github.com/rdmabench/rdmabench/report"
 	"github.com/rdmabench/rdmabench/result"
+	"github.com/spf13/cobra"
 )
 
 // write writes results in every requested form. --json is one JSON document (the
@@ -20,9 +23,55 @@ func (o outputs) write(rs []result.Result) error {
 	if strings.HasSuffix(o.JSON, ".ndjson") {
 		asJSON = func(w io.Writer) error { return result.WriteAll(result.NewNDJSONEncoder(w), rs) }
 	}
-	return o.emit(func(w io.Writer) error { err := report.Table(w, rs); baselineLines(w, rs); return err },
+	return o.emit(func(w io.Writer) error { return o.show(w, rs) },
 		asJSON,
 		func(w io.Writer) error { return result.WriteAll(result.NewCSVEncoder(w), rs) })
+}
+
+// save writes rs to the --json and --csv files now (not to stdout, which gets them
+// with the table at the end, from write): a command that measures several results
+// calls it after each, so that what was measured is on disk before the next run.
+func (o outputs) save(rs []result.Result) error {
+	saved := o
+	saved.Output, saved.Stdout, saved.Stderr = "", io.Discard, io.Discard
+	if saved.JSON == "-" {
+		saved.JSON = ""
+	}
+	if saved.CSV == "-" {
+		saved.CSV = ""
+	}
+	return saved.write(rs)
+}
+
+// show writes what the terminal gets: --output's one number per result, else the
+// results in --format, and the baselines under them.
+func (o outputs) show(w io.Writer, rs []result.Result) error {
+	if o.Output != "" {
+		for _, r := range rs {
+			if _, err := fmt.Fprintln(w, outputNumber(o.Output, o.Gbits, r.BWGbps, r.MsgRateMpps, r.Lat.Mean)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	err := report.Show(w, rs, o.format(w), o.Gbits)
+	baselineLines(w, rs)
+	return err
+}
+
+// format is --format for the writer w: auto is a table on a terminal and plain
+// elsewhere (a pipe, a file), so that a script reads columns without asking.
+func (o outputs) format(w io.Writer) report.Format {
+	switch o.Format {
+	case "", string(report.FormatTable):
+		return report.FormatTable
+	case "auto":
+		if f, ok := w.(*os.File); ok && isatty.IsTerminal(f.Fd()) {
+			return report.FormatTable
+		}
+		return report.FormatPlain
+	}
+	return report.Format(o.Format)
 }
 
 // baselineLines writes, under the table, each result's --baseline: the other
@@ -69,6 +118,9 @@ func (o outputs) to(path string, fn func(io.Writer) error) error {
 	if path == "-" {
 		return fn(o.Stdout)
 	}
+	if f := o.opened[path]; f != nil {
+		return f.replace(fn)
+	}
 	f, err := os.Create(path)
 	if err != nil {
 		return fmt.Errorf("cannot write results: %w", err)
@@ -80,10 +132,86 @@ func (o outputs) to(path string, fn func(io.Writer) error) error {
 	return f.Close()
 }
 
-// check refuses a command line that sends two forms to stdout: neither would parse.
+// check refuses a command line that sends two forms to stdout (neither would parse),
+// and a --format or --output that does not exist.
 func (o outputs) check() error {
 	if o.JSON == "-" && o.CSV == "-" {
 		return flagErrorf("--json - and --csv -: only one can go to stdout")
 	}
+	if o.Format != "" && !slices.Contains(report.Formats, o.Format) {
+		return flagErrorf("--format %q: want %s", o.Format, strings.Join(report.Formats, ", "))
+	}
 	return nil
+}
+
+// outFile is a results file opened before the run (outputs.open).
+type outFile struct {
+	f       *os.File
+	created bool // it did not exist before: close removes it if nothing was written
+	written bool
+}
+
+// replace writes the file's whole content anew with fn.
+func (o *outFile) replace(fn func(io.Writer) error) error {
+	if err := o.f.Truncate(0); err != nil {
+		return fmt.Errorf("writing %s: %w", o.f.Name(), err)
+	}
+	if _, err := o.f.Seek(0, io.SeekStart); err != nil {
+		return fmt.Errorf("writing %s: %w", o.f.Name(), err)
+	}
+	o.written = true
+	if err := fn(o.f); err != nil {
+		return fmt.Errorf("writing %s: %w", o.f.Name(), err)
+	}
+	return nil
+}
+
+// open opens the files of flags (flag name: path; "" and "-" are not files) before a
+// run, so that a path that cannot be written is a usage error (exit 2) found before
+// any device is opened, not the loss of a long run's result after it. A file that
+// exists is not truncated until there is a result to write into it; one that did not
+// and gets nothing is removed again by close.
+func (o *outputs) open(flags ...[2]string) error {
+	if o.opened == nil {
+		o.opened = map[string]*outFile{}
+	}
+	for _, fp := range flags {
+		flag, path := fp[0], fp[1]
+		if path == "" || path == "-" || o.opened[path] != nil {
+			continue
+		}
+		_, statErr := os.Stat(path)
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o644)
+		if err != nil {
+			o.close()
+			return flagErrorf("%s %s: cannot write it: %v", flag, path, errors.Unwrap(err))
+		}
+		o.opened[path] = &outFile{f: f, created: statErr != nil}
+	}
+	return nil
+}
+
+// openResults opens --json and --csv (open).
+func (o *outputs) openResults() error {
+	return o.open([2]string{"--json", o.JSON}, [2]string{"--csv", o.CSV})
+}
+
+// close closes the files open opened, removing those it created and nothing was
+// written to.
+func (o *outputs) close() error {
+	var errs []error
+	for path, f := range o.opened {
+		errs = append(errs, f.f.Close())
+		if f.created && !f.written {
+			os.Remove(path)
+		}
+	}
+	o.opened = nil
+	return errors.Join(errs...)
+}
+
+// addFormatFlag adds --format, how result tables are shown.
+func addFormatFlag(cmd *cobra.Command, o *outputs) {
+	cmd.Flags().StringVar(&o.Format, "format", "auto", "how results are shown: table, plain (one header line, "+
+		"space-separated, for awk), perftest (perftest's columns) or auto (a table on a terminal, else plain)")
 }

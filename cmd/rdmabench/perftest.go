@@ -35,6 +35,19 @@ func (o *testOptions) server(args []string) error {
 		return flagErrorf("SERVER missing: give an rdmabench server's address, or a perftest server's with --perftest HOST (see '--help')")
 	default:
 		o.Server = o.Perftest
+		switch {
+		case o.Token != "" || o.TokenFile != "":
+			return flagErrorf("--token/--token-file with --perftest: a perftest server takes no token")
+		case o.Infinite:
+			return flagErrorf("--run_infinitely with --perftest: run rdmabench on both sides for this")
+		}
+		sizes := 1
+		if o.All {
+			sizes = 23
+		}
+		if err := bench.CheckPerftest(o.Config, sizes); err != nil {
+			return &flagError{err}
+		}
 	}
 	return nil
 }
@@ -61,12 +74,6 @@ func perftestClientRun(cmd *cobra.Command, o *testOptions) error {
 	addr, err := perftestAddr(o.Perftest)
 	if err != nil {
 		return err
-	}
-	if o.Token != "" || o.TokenFile != "" {
-		return flagErrorf("--token/--token-file with --perftest: a perftest server takes no token")
-	}
-	if o.Infinite {
-		return flagErrorf("--run_infinitely with --perftest: run rdmabench on both sides for this")
 	}
 	if err := o.prepare(); err != nil {
 		return err

@@ -19,9 +19,10 @@ type profilesOptions struct {
 func newCmdProfiles(runF func(*profilesOptions) error) *cobra.Command {
 	o := &profilesOptions{}
 	return &cobra.Command{
-		Use:   "profiles [NAME|FILE]",
-		Short: "List the NIC profiles, or show one (its match rules, grid, start point, article values)",
-		Args:  cobra.MaximumNArgs(1),
+		Use:     "profiles [NAME|FILE]",
+		Example: "  rdmabench profiles\n  rdmabench profiles cx6",
+		Short:   "List the NIC profiles, or show one (match rules, grid, start point, article values)",
+		Args:    cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
 				o.Name = args[0]

@@ -19,8 +19,9 @@ import (
 
 func newCmdReport() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "report",
-		Short: "Read result files: show them, compare runs, check them in CI",
+		Use:     "report",
+		Example: "  rdmabench report show w.json\n  rdmabench report check w.json --min-link-fraction 0.5",
+		Short:   "Read result files: show them, compare runs, check them in CI",
 	}
 	cmd.AddCommand(newCmdReportShow(nil), newCmdReportCompare(nil), newCmdReportCheck(nil), newCmdReportHTML(nil), newCmdReportMatrix(nil))
 	return cmd
@@ -51,9 +52,10 @@ type reportShowOptions struct {
 func newCmdReportShow(runF func(*reportShowOptions) error) *cobra.Command {
 	o := &reportShowOptions{}
 	cmd := &cobra.Command{
-		Use:   "show FILE...",
-		Short: "Show results (JSON, NDJSON streams, CSV) or a tuned-parameter report as tables; convert with --json/--csv",
-		Args:  cobra.MinimumNArgs(1),
+		Use:     "show FILE...",
+		Example: "  rdmabench report show w.json sweep.ndjson\n  rdmabench report show w.json --format plain --csv w.csv",
+		Short:   "Show results (JSON, NDJSON, CSV) or a tuned report as tables, or convert them",
+		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Files = args
 			if err := o.Out.check(); err != nil {
@@ -68,6 +70,7 @@ func newCmdReportShow(runF func(*reportShowOptions) error) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&o.Out.JSON, "json", "", "also write the results as JSON to FILE ('-' for stdout)")
 	cmd.Flags().StringVar(&o.Out.CSV, "csv", "", "also write the results as CSV to FILE ('-' for stdout)")
+	addFormatFlag(cmd, &o.Out)
 	return cmd
 }
 
@@ -111,9 +114,10 @@ type reportCompareOptions struct {
 func newCmdReportCompare(runF func(*reportCompareOptions) error) *cobra.Command {
 	o := &reportCompareOptions{}
 	return &cobra.Command{
-		Use:   "compare A B [C...]",
-		Short: "Compare runs or NIC generations side by side, aligned by configuration, with deltas against A",
-		Args:  cobra.MinimumNArgs(2),
+		Use:     "compare A B [C...]",
+		Example: "  rdmabench report compare cx5.json cx6.json",
+		Short:   "Compare runs or NIC generations side by side, by configuration, with deltas against A",
+		Args:    cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Files, o.Out = args, cmd.OutOrStdout()
 			if runF != nil {
@@ -150,8 +154,9 @@ type reportCheckOptions struct {
 func newCmdReportCheck(runF func(*reportCheckOptions) error) *cobra.Command {
 	o := &reportCheckOptions{}
 	cmd := &cobra.Command{
-		Use:   "check FILE...",
-		Short: "Check results against thresholds or a baseline; exit 1 with one line per failure",
+		Use:     "check FILE...",
+		Example: "  rdmabench report check w.json --min-bw 90\n  rdmabench report check new.json --baseline old.json --tolerance 0.05",
+		Short:   "Check results against thresholds or a baseline; exit 1 with one line per failure",
 		Long: `Check results against thresholds or a baseline, for CI: exit 0 when every result
 passes, exit 1 with one line per failure (naming the configuration and the reason).
 
@@ -246,8 +251,9 @@ type reportHTMLOptions struct {
 func newCmdReportHTML(runF func(*reportHTMLOptions) error) *cobra.Command {
 	o := &reportHTMLOptions{}
 	cmd := &cobra.Command{
-		Use:   "html FILE... [-o report.html]",
-		Short: "Write results, sweep streams and tuned reports as one self-contained HTML page of charts and tables",
+		Use:     "html FILE... [-o report.html]",
+		Example: "  rdmabench report html sweep.ndjson tuned.json -o report.html",
+		Short:   "Write results, sweep streams and tuned reports as one self-contained HTML page",
 		Long: `Write one self-contained HTML page (inline SVG and CSS; it loads nothing): bandwidth
 and message rate against message size, heat maps of the bandwidth over SQ depth and CQ
 moderation, latency spectra and CDFs from the stored histograms, the tuned report's

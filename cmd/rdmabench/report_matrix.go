@@ -20,8 +20,9 @@ type reportMatrixOptions struct {
 func newCmdReportMatrix(runF func(*reportMatrixOptions) error) *cobra.Command {
 	o := &reportMatrixOptions{}
 	cmd := &cobra.Command{
-		Use:   "matrix FILE...",
-		Short: "Show a fleet's results as a host x host table, bad pairs marked",
+		Use:     "matrix FILE...",
+		Example: "  rdmabench report matrix fleet.ndjson",
+		Short:   "Show a fleet's results as a host x host table, bad pairs marked",
 		Long: `Show the results stream of 'rdmabench fleet' as a host x host table (row: the client,
 column: the server) of Gb/s or p50 latency, each pair judged against the fleet as the
 coordinator judged it (with the retests the stream holds): '!' bad, '~' flaky (bad, then

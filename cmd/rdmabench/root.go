@@ -7,6 +7,7 @@ import (
 
 	"github.com/rdmabench/rdmabench/result"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // flagError marks bad command-line usage: exit code 2 rather than 1.
@@ -24,13 +25,48 @@ func newRootCmd() *cobra.Command {
 		Short:         "Measure RDMA WRITE and READ: bandwidth, message rate, latency histograms, tuned parameters",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       version,
+		Example: `  rdmabench server -d mlx5_0 --token-file ~/.rdmabench-token      # on host-a
+  rdmabench write bw -d mlx5_0 --token-file ~/.rdmabench-token host-a
+  rdmabench sweep -d mlx5_0 --token-file ~/.rdmabench-token host-a --json tuned.json`,
 	}
+	// --version prints what 'rdmabench version' does (a template: no braces in it).
+	root.SetVersionTemplate(strings.NewReplacer("{", "{{`{`}}", "}", "{{`}`}}").Replace(versionLine()) + "\n")
+	root.Flags().Bool("version", false, "print the version, as 'rdmabench version'")
 	root.AddCommand(newCmdVersion(nil), newCmdDevices(nil), newCmdServer(nil), newCmdAgent(nil), newCmdFleet(nil), newCmdOp("write"), newCmdOp("read"),
 		newCmdSweep(nil), newCmdProfiles(nil), newCmdReport(), newCmdCounters(nil), newCmdDoctor(nil), newCmdMR(nil))
 	root.InitDefaultCompletionCmd()
+	completionExamples(root)
 	root.SetHelpCommand(newCmdHelp())
+	// Flag help wrapped to fit 100 columns (cobra's template does not wrap).
+	root.SetUsageTemplate(strings.NewReplacer(".LocalFlags.FlagUsages", "wrappedFlags .LocalFlags",
+		".InheritedFlags.FlagUsages", "wrappedFlags .InheritedFlags").Replace(root.UsageTemplate()))
 	usageErrors(root)
 	return root
+}
+
+// helpColumns is the width help texts keep within.
+const helpColumns = 100
+
+func init() {
+	cobra.AddTemplateFunc("wrappedFlags", func(f *pflag.FlagSet) string { return f.FlagUsagesWrapped(helpColumns) })
+}
+
+// completionExamples gives cobra's completion commands an Examples section, as every
+// command has.
+func completionExamples(root *cobra.Command) {
+	for _, c := range root.Commands() {
+		if c.Name() != "completion" {
+			continue
+		}
+		c.Example = "  rdmabench completion bash > /etc/bash_completion.d/rdmabench"
+		for _, sh := range c.Commands() {
+			sh.Example = fmt.Sprintf("  source <(rdmabench completion %s)", sh.Name())
+			if sh.Name() == "powershell" {
+				sh.Example = "  rdmabench completion powershell | Out-String | Invoke-Expression"
+			}
+		}
+	}
 }
 
 // usageErrors makes every bad command line under c a *flagError (exit 2): flags that do

@@ -32,6 +32,9 @@ type serverOptions struct {
 	Idle       time.Duration
 	PeerGID    bool
 	Log        io.Writer
+	// perftest clients (perftest.go)
+	PerftestPort int
+	PerftestSize int
 }
 
 func newCmdServer(runF func(*serverOptions) error) *cobra.Command {
@@ -54,6 +57,8 @@ stream) goes to the GID the client's endpoint names, which a client could point 
 another host. A server without a token refuses -b plans; --peer-gid-check also refuses
 a RoCE endpoint whose GID is not the control connection's address (off by default:
 the control connection may run over another network than RoCE). See docs/security.md.`,
+		Example: `  rdmabench server -d mlx5_0 --token-file ~/.rdmabench-token
+  rdmabench server -d rxe0 --bind 10.0.0.1 -p 18515 --max-test-time 1h   # for --run_infinitely`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := opts.check(cmd); err != nil {
@@ -66,6 +71,7 @@ the control connection may run over another network than RoCE). See docs/securit
 		},
 	}
 	addServerFlags(cmd, opts)
+	addPerftestServerFlags(cmd, opts)
 	return cmd
 }
 
@@ -83,6 +89,9 @@ func (opts *serverOptions) check(cmd *cobra.Command) error {
 	}
 	if opts.MaxBuffer < 1 {
 		return flagErrorf("--max-buffer must be positive")
+	}
+	if err := checkPorts(opts.TCPPort, opts.Local.Port); err != nil {
+		return err
 	}
 	if opts.Concurrent < 1 || opts.Concurrent > 64 {
 		return flagErrorf("--concurrent %d: want 1 to 64 tests at a time", opts.Concurrent)
@@ -112,12 +121,16 @@ func addServerFlags(cmd *cobra.Command, opts *serverOptions) {
 
 func addLocalFlags(cmd *cobra.Command, l *bench.Local) {
 	f := cmd.Flags()
+	f.SetNormalizeFunc(perftestNames) // --ib-dev, as perftest's
 	f.StringVarP(&l.Device, "device", "d", "", "RDMA device (default: the first with an ACTIVE port)")
 	f.IntVarP(&l.Port, "ib-port", "i", 1, "device port")
-	f.IntVarP(&l.GIDIndex, "gid-index", "x", -1, "GID index (default: RoCE v2 IPv4-mapped, like perftest)")
+	f.IntVarP(&l.GIDIndex, "gid-index", "x", -1, "GID index; -1: the RoCE v2 IPv4-mapped GID, as perftest picks")
 }
 
 func serverRun(o *serverOptions) error {
+	if err := checkPerftestServer(o); err != nil {
+		return err
+	}
 	sv, l, err := o.start(nil)
 	if err != nil {
 		return err
@@ -125,6 +138,9 @@ func serverRun(o *serverOptions) error {
 	defer sv.Close()
 	ctx, cancel := signalContext(sv.Log)
 	defer cancel()
+	if err := servePerftest(ctx, o, sv.Log); err != nil {
+		return err
+	}
 	return sv.Serve(ctx, l)
 }
 

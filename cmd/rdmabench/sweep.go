@@ -48,8 +48,11 @@ type sweepOptions struct {
 func newCmdSweep(runF func(*sweepOptions) error) *cobra.Command {
 	o := &sweepOptions{}
 	cmd := &cobra.Command{
-		Use:   "sweep SERVER",
-		Short: "Sweep message size, SQ depth, alignment, moderation and post list; report the tuned parameters",
+		Use: "sweep SERVER",
+		Example: "  rdmabench sweep -d mlx5_0 host-a --json tuned.json --csv tuned.csv\n" +
+			"  rdmabench sweep -d mlx5_0 host-a --ops write --budget 5m --resolution 0.05\n" +
+			"  rdmabench sweep -d mlx5_0 host-a --resume sweep-cx6-20250101-120000.ndjson",
+		Short: "Sweep size, SQ depth, alignment, moderation and post list; report the tuned parameters",
 		Long: `Sweep the parameters that decide RDMA performance against a running 'rdmabench server',
 for WRITE and for READ, and print the tuned-parameter table: the optimum of each
 operation next to the tuning article's hand-made values (docs/claims.md), with a
@@ -141,11 +144,28 @@ func (o *sweepOptions) check(cmd *cobra.Command) error {
 	case o.Repeat < 2:
 		return flagErrorf("--repeat %d: want 2 or more (an interval needs two runs)", o.Repeat)
 	case !(o.Resolution >= 0 && o.Resolution < 1):
-		return flagErrorf("--resolution %g: want a fraction in (0, 1), e.g. 0.05 for +-5%%, or 0 for what the budget buys", o.Resolution)
+		name := "--resolution"
+		if cmd.Flags().Changed("tolerance") && !cmd.Flags().Changed("resolution") {
+			name = "--tolerance" // the flag the user gave
+		}
+		return flagErrorf("%s %g: want a fraction in (0, 1), e.g. 0.05 for +-5%%, or 0 for what the budget buys", name, o.Resolution)
 	case o.Budget < 0:
 		return flagErrorf("--budget %v: want a duration, or 0 for no limit", o.Budget)
-	case !(o.PointDuration >= 0) || !(o.MaxDuration >= 0):
-		return flagErrorf("--point-duration and --point-duration-max: want seconds, not negative")
+	case !(o.PointDuration >= 0):
+		return flagErrorf("--point-duration %g: want seconds, not negative (0: the profile's)", o.PointDuration)
+	case !(o.MaxDuration >= 0):
+		return flagErrorf("--point-duration-max %g: want seconds, not negative (0: four times --point-duration)", o.MaxDuration)
+	}
+	if err := checkNotZero(cmd, "qps"); err != nil {
+		return err
+	}
+	if err := checkPorts(o.TCPPort, o.Local.Port); err != nil {
+		return err
+	}
+	if o.Profile != "" {
+		if _, err := profiles.Load(o.Profile); err != nil {
+			return flagErrorf("--profile %s: %v ('rdmabench profiles' lists them)", o.Profile, err)
+		}
 	}
 	if err := bench.ValidateCounters(o.Counters); err != nil {
 		return &flagError{err}
@@ -162,10 +182,20 @@ func (o *sweepOptions) check(cmd *cobra.Command) error {
 	if o.Resume != "" && o.Results != "" && o.Resume != o.Results {
 		return flagErrorf("--resume appends to the file it resumes: drop --results")
 	}
+	if o.Resume != "" {
+		if _, err := os.Stat(o.Resume); err != nil {
+			return flagErrorf("--resume %s: %v (give the results stream of the sweep to continue)", o.Resume, errors.Unwrap(err))
+		}
+	}
 	return o.Out.check()
 }
 
 func sweepRun(o *sweepOptions) error {
+	// The report files first: a path that cannot be written is found before the sweep.
+	if err := o.Out.openResults(); err != nil {
+		return err
+	}
+	defer o.Out.close()
 	if len(o.MR) > 0 {
 		return o.session(o.compareModes)
 	}

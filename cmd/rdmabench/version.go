@@ -17,9 +17,10 @@ type versionOptions struct {
 func newCmdVersion(runF func(*versionOptions) error) *cobra.Command {
 	o := &versionOptions{}
 	return &cobra.Command{
-		Use:   "version",
-		Short: "Print the version, the protocol version and the result schema version",
-		Args:  cobra.NoArgs,
+		Use:     "version",
+		Short:   "Print the version, the protocol version and the result schema version",
+		Example: "  rdmabench version\n  rdmabench --version",
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.Out = cmd.OutOrStdout()
 			if runF != nil {
@@ -31,7 +32,12 @@ func newCmdVersion(runF func(*versionOptions) error) *cobra.Command {
 }
 
 func versionRun(o *versionOptions) error {
-	_, err := fmt.Fprintf(o.Out, "rdmabench %s (protocol %d, result schema %d, %s %s/%s)\n",
-		version, oob.Version, result.SchemaVersion, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	_, err := fmt.Fprintln(o.Out, versionLine())
 	return err
+}
+
+// versionLine is what 'rdmabench version' and 'rdmabench --version' print.
+func versionLine() string {
+	return fmt.Sprintf("rdmabench %s (protocol %d, result schema %d, %s %s/%s)",
+		version, oob.Version, result.SchemaVersion, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 }

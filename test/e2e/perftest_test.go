@@ -1,0 +1,165 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// gidIndex is the GID index perftest needs for dev: the one rdmabench picks (the test
+// bed's scripts use the same, rb_gid).
+func gidIndex(t *testing.T, dev string) string {
+	t.Helper()
+	out, err := exec.Command("bash", "-c", `. test/rxevm/guest-lib.sh && rb_gid "$1" && echo "$RB_GID_INDEX"`, "-", dev).Output()
+	if err != nil {
+		t.Fatalf("GID index of %s: %v", dev, err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// perftestProc is a perftest process with its output.
+type perftestProc struct {
+	cmd *exec.Cmd
+	out *logBuffer
+}
+
+func startPerftest(t *testing.T, name string, args ...string) *perftestProc {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
+	p := &perftestProc{cmd: exec.CommandContext(ctx, name, args...), out: &logBuffer{}}
+	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cancel()
+		if p.cmd.ProcessState == nil {
+			p.cmd.Wait()
+		}
+	})
+	return p
+}
+
+// wait waits up to d for the process and returns its exit code (-1: it was killed).
+func (p *perftestProc) wait(d time.Duration) int {
+	done := make(chan error, 1)
+	go func() { done <- p.cmd.Wait() }()
+	select {
+	case <-done:
+		return p.cmd.ProcessState.ExitCode()
+	case <-time.After(d):
+		p.cmd.Process.Kill()
+		<-done
+		return -1
+	}
+}
+
+var perftestTests = []struct{ name, op, test, iters string }{
+	{"ib_write_bw", "write", "bw", "1000"},
+	{"ib_read_bw", "read", "bw", "1000"},
+	{"ib_write_lat", "write", "lat", "300"},
+	{"ib_read_lat", "read", "lat", "300"},
+}
+
+// TestPerftestInterop: each of perftest's four tests, with rdmabench as the client of
+// a plain perftest 6.06 server (--perftest), and with perftest as the client of
+// 'rdmabench server --perftest-port'. Both sides end with exit 0; rdmabench's result
+// validates and counts every message; perftest prints its table with the same count.
+func TestPerftestInterop(t *testing.T) {
+	needDevice(t)
+	if _, err := exec.LookPath("ib_write_bw"); err != nil {
+		t.Fatal("perftest is not installed: run 'make setup'")
+	}
+	cdev := srvDev
+	if cliDev != "" {
+		cdev = cliDev
+	}
+	sg, cg := gidIndex(t, srvDev), gidIndex(t, cdev)
+	for _, tc := range perftestTests {
+		t.Run(tc.name+"/rdmabench-client", func(t *testing.T) {
+			p := int(port.Add(1))
+			srv := startPerftest(t, tc.name, "-d", srvDev, "-x", sg, "-p", fmt.Sprint(p), "-n", tc.iters)
+			if !socketListens(p) {
+				t.Fatalf("%s did not listen:\n%s", tc.name, srv.out)
+			}
+			r := measure(t, tc.op, tc.test, "-d", cdev, "-x", cg, "-n", tc.iters, "--timeout", "20s",
+				"--perftest", fmt.Sprintf("%s:%d", srvIP, p))
+			if code := srv.wait(60 * time.Second); code != 0 {
+				t.Fatalf("%s server: exit %d\n%s", tc.name, code, srv.out)
+			}
+			if fmt.Sprint(r.Iterations) != tc.iters || r.Error != "" {
+				t.Fatalf("rdmabench measured %d (want %s), error %q", r.Iterations, tc.iters, r.Error)
+			}
+			if r.ServerDevice.Model == "" || !strings.Contains(r.ServerDevice.Model, "perftest") {
+				t.Errorf("server_device does not say the peer was perftest: %+v", r.ServerDevice)
+			}
+			if tc.test == "bw" && !regexp.MustCompile(`(?m)^\s*65536\s+`+tc.iters+`\s`).MatchString(srv.out.String()) {
+				t.Fatalf("%s server's table does not show 65536 B x %s:\n%s", tc.name, tc.iters, srv.out)
+			}
+			t.Logf("%s server printed:\n%s", tc.name, tail(srv.out.String(), 4))
+		})
+		t.Run(tc.name+"/perftest-client", func(t *testing.T) {
+			pp := int(port.Add(1))
+			s := spawnServer(t, "--perftest-port", fmt.Sprint(pp), "--timeout", "20s")
+			if !listening(pp) {
+				t.Fatalf("no perftest port:\n%s", s.out)
+			}
+			cli := startPerftest(t, tc.name, "-d", cdev, "-x", cg, "-p", fmt.Sprint(pp), "-n", tc.iters, srvIP)
+			if code := cli.wait(120 * time.Second); code != 0 {
+				t.Fatalf("%s client: exit %d\n%s", tc.name, code, cli.out)
+			}
+			if !regexp.MustCompile(`(?m)^\s*(65536|2)\s+` + tc.iters + `\s`).MatchString(cli.out.String()) {
+				t.Fatalf("%s client's table does not show %s iterations:\n%s", tc.name, tc.iters, cli.out)
+			}
+			want := map[string]string{
+				"ib_write_bw":  "write_bw, 1 QP: the client reported 65536 B x " + tc.iters,
+				"ib_read_bw":   "read_bw, 1 QP: the client reported 65536 B x " + tc.iters,
+				"ib_write_lat": "write_lat, 2 B: " + tc.iters + " rounds",
+				"ib_read_lat":  "read_lat",
+			}[tc.name]
+			if !s.waitLog(want, 20*time.Second) {
+				t.Fatalf("server log does not say %q:\n%s", want, s.out)
+			}
+			t.Logf("%s client printed:\n%s", tc.name, tail(cli.out.String(), 4))
+		})
+	}
+	t.Run("different -q refused", func(t *testing.T) {
+		p := int(port.Add(1))
+		srv := startPerftest(t, "ib_write_bw", "-d", srvDev, "-x", sg, "-p", fmt.Sprint(p), "-q", "2", "-n", "100")
+		if !socketListens(p) {
+			t.Fatalf("ib_write_bw did not listen:\n%s", srv.out)
+		}
+		out, code := run(t, "write", "bw", "-d", cdev, "-x", cg, "-n", "100", "--timeout", "10s",
+			"--perftest", fmt.Sprintf("%s:%d", srvIP, p))
+		if code != 1 || !strings.Contains(out, "more QPs") {
+			t.Fatalf("exit %d, want 1 naming the QPs:\n%s", code, out)
+		}
+		srv.wait(time.Second) // perftest has no timeout of its own: it waits until killed
+	})
+}
+
+// socketListens waits up to 30 s for a listening socket on port p, without
+// connecting to it: a perftest server takes the first connection as its client.
+func socketListens(p int) bool {
+	for end := time.Now().Add(30 * time.Second); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+		out, _ := exec.Command("ss", "-ltnH", fmt.Sprintf("sport = :%d", p)).Output()
+		if len(strings.TrimSpace(string(out))) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
