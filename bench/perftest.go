@@ -39,6 +39,7 @@ type PerftestClient struct {
 	Addr    string // host:port of the perftest server
 	Local   Local
 	Timeout time.Duration // each exchange, and the loops' silence bound
+	Gbits   bool          // --report_gbits: the report in Gb/s
 }
 
 // Run runs op's test (cfg.Test) against the perftest server, once per size in sizes
@@ -75,8 +76,8 @@ func (p PerftestClient) Run(ctx context.Context, op Op, cfg result.Config, sizes
 	defer nc.Close()
 	stop := context.AfterFunc(ctx, func() { nc.SetDeadline(time.Now()) })
 	defer stop()
-	w := perftestWire{pc: pc, op: op, test: cfg.Test, gid: me.LinkLayer == "Ethernet" || p.Local.GIDIndex >= 0}
-	if err := w.setup(me.ActiveMTU, max(cfg.MsgSizeBytes, sizes[len(sizes)-1])); err != nil {
+	w := perftestWire{pc: pc, op: op, test: cfg.Test, gid: me.LinkLayer == "Ethernet" || p.Local.GIDIndex >= 0, gbits: p.Gbits}
+	if err := w.setup(me.ActiveMTU); err != nil {
 		return nil, err
 	}
 	s, err := w.connect(dev, cfg, sizes)
@@ -143,6 +144,8 @@ func CheckPerftest(c result.Config, sizes int) error {
 		what = "--duration with a latency test (perftest counts its rounds by time there, which this side cannot follow)"
 	case sizes > 1 && c.DurationS > 0:
 		what = "-a with --duration"
+	case c.DurationS == 0 && c.Iterations > 0 && c.Iterations < 5:
+		what = fmt.Sprintf("-n %d (perftest takes 5 or more)", c.Iterations)
 	default:
 		return nil
 	}
@@ -161,6 +164,7 @@ type perftestWire struct {
 	op        Op
 	test      result.Test
 	gid       bool
+	gbits     bool
 	cycle     int
 	cacheLine int
 	mtu       int
@@ -169,7 +173,7 @@ type perftestWire struct {
 }
 
 // setup runs the exchange's opening: versions, sys data, MTU.
-func (w *perftestWire) setup(activeMTU, maxSize int) error {
+func (w *perftestWire) setup(activeMTU int) error {
 	if err := w.pc.Versions(); err != nil {
 		return err
 	}
@@ -205,7 +209,7 @@ func perftestSlots(size, cycle, line int) verbs.Layout {
 		inc = (size + line - 1) / line * line
 	}
 	if size <= cycle/2 {
-		n := cycle / inc
+		n := max(1, cycle/inc)
 		return verbs.Layout{LSlots: n, RSlots: n, Stride: inc}
 	}
 	return verbs.Layout{LSlots: 1, RSlots: 1, Stride: size}
@@ -399,7 +403,7 @@ func (w *perftestWire) end(last result.Result) error {
 		if _, err := w.pc.Keys("end", w.mine[0], w.gid); err != nil {
 			return err
 		}
-		if _, err := w.pc.Report(perftestReport(last)); err != nil {
+		if _, err := w.pc.Report(perftestReport(last, w.gbits)); err != nil {
 			return err
 		}
 		fallthrough
@@ -412,17 +416,16 @@ func (w *perftestWire) end(last result.Result) error {
 }
 
 // perftestReport is the bandwidth report perftest's server prints: MB/s of 2^20
-// bytes (perftest's default unit), the message rate in Mpps, iterations per QP.
+// bytes (perftest's default unit; Gb/s when the client was given --report_gbits, as
+// the server must be too), the message rate in Mpps, the messages of all QPs (as
+// perftest's print_report_bw counts them).
 // perftest's "BW peak" is its best single-WR interval, which rdmabench does not
 // measure: it sends 0 there, which the server prints as 0.00, rather than a number
 // it did not measure.
-func perftestReport(r result.Result) perftest.BWReport {
-	per := uint64(r.Config.NumQPs)
-	if per == 0 {
-		per = 1
+func perftestReport(r result.Result, gbits bool) perftest.BWReport {
+	rep := perftest.BWReport{Size: uint64(r.Config.MsgSizeBytes), Iters: r.Iterations, BWAvg: r.BWMiBps, MsgRate: r.MsgRateMpps}
+	if gbits {
+		rep.BWAvg = r.BWGbps // perftest's Gb/s: 10^9 bits, as rdmabench's
 	}
-	return perftest.BWReport{
-		Size: uint64(r.Config.MsgSizeBytes), Iters: r.Iterations / per,
-		BWAvg: r.BWMiBps, MsgRate: r.MsgRateMpps,
-	}
+	return rep
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log"
 	"net"
 	"sync/atomic"
@@ -51,13 +52,18 @@ const perftestRegion = 8 << 20
 func (ps *PerftestServer) Serve(ctx context.Context, l net.Listener) error {
 	stop := context.AfterFunc(ctx, func() { l.Close() })
 	defer stop()
+	defer l.Close()
 	for {
 		nc, err := l.Accept()
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}
-			return err
+			ps.Log.Printf("perftest port: %v", err) // e.g. out of file descriptors: try again
+			if !sleepCtx(ctx, time.Second) {
+				return nil
+			}
+			continue
 		}
 		from := nc.RemoteAddr().String()
 		what, err := ps.serve(ctx, nc)
@@ -89,7 +95,7 @@ func (ps *PerftestServer) serve(ctx context.Context, nc net.Conn) (what string, 
 	me := dev.Identity()
 	gid := me.LinkLayer == "Ethernet" || ps.Local.GIDIndex >= 0
 	w := perftestWire{pc: pc, gid: gid}
-	if err := w.setup(me.ActiveMTU, 0); err != nil {
+	if err := w.setup(me.ActiveMTU); err != nil {
 		return what, err
 	}
 	var qps []*ptQP
@@ -119,21 +125,30 @@ func (ps *PerftestServer) serve(ctx context.Context, nc net.Conn) (what string, 
 		}
 		return answer(qps[0])
 	}
-	first := 0 // messages for QP 0 so far
-	for first < 3 {
+	// perftest's order: round one, each QP's key in turn (a new QP number each); round
+	// two, the same QPs in the same order; then QP 0's barrier. Anything else is not
+	// perftest's exchange (and is refused, so that a client cannot hold the port).
+	round, next := 1, 0
+	for {
 		d, err := readKey("keys", ps.Timeout)
 		if err != nil {
 			return what, err
 		}
 		var q *ptQP
-		for _, x := range qps {
-			if x.rem.QPN == d.QPN {
-				q = x
+		switch {
+		case round == 1 && len(qps) > 0 && d.QPN == qps[0].rem.QPN:
+			round, next = 2, 0 // round two begins: QP 0 again
+			fallthrough
+		case round == 2 || round == 3:
+			if next >= len(qps) || d != qps[next].rem {
+				return what, fmt.Errorf("key message %d of round %d is not QP %d's again: not perftest's order", next+1, round, next)
 			}
-		}
-		if q == nil {
-			if first > 1 {
-				return what, fmt.Errorf("a new QP (number %#x) after the second round began: not perftest's exchange", d.QPN)
+			q = qps[next]
+		default: // round one: a new QP
+			for _, x := range qps {
+				if x.rem.QPN == d.QPN {
+					return what, fmt.Errorf("QP number %#x twice in the first round: not perftest's order", d.QPN)
+				}
 			}
 			if int64(len(qps)+1)*int64(region) > ps.MaxBuffer {
 				return what, fmt.Errorf("%d QPs of %d bytes each exceed --max-buffer %d", len(qps)+1, region, ps.MaxBuffer)
@@ -142,14 +157,17 @@ func (ps *PerftestServer) serve(ctx context.Context, nc net.Conn) (what string, 
 				return what, err
 			}
 			qps = append(qps, q)
-		} else if d != q.rem {
-			return what, fmt.Errorf("the client's key message for QP %#x changed between rounds", d.QPN)
-		}
-		if q == qps[0] {
-			first++
 		}
 		if err := answer(q); err != nil {
 			return what, err
+		}
+		if round == 3 {
+			break // the barrier
+		}
+		if round == 2 {
+			if next++; next == len(qps) {
+				round, next = 3, 0
+			}
 		}
 	}
 	read := qps[0].rem.OutReads > 1
@@ -180,13 +198,15 @@ func (ps *PerftestServer) serve(ctx context.Context, nc net.Conn) (what string, 
 			if err != nil {
 				return what, err
 			}
-			if b[4] == ':' {
+			if b[0] != 0 { // a key message's text, not a report's size (big-endian: its top byte is 0)
 				rest, err := pc.Read("the client's end", keySize-8)
 				if err != nil {
 					return what, err
 				}
-				if _, err := perftest.ParseDest(append(b, rest...), gid); err != nil {
+				if d, err := perftest.ParseDest(append(b, rest...), gid); err != nil {
 					return what, err
+				} else if d != qps[0].rem {
+					return what, errors.New("the client's closing key message is not its QP's")
 				}
 				if err := answer(qps[0]); err != nil {
 					return what, err
@@ -199,8 +219,10 @@ func (ps *PerftestServer) serve(ctx context.Context, nc net.Conn) (what string, 
 		return ps.bwEnd(pc, what, nil, closing)
 	}
 	// Several QPs: bandwidth. Its end barrier comes after the run.
-	if _, err := readKey("the client's run", ps.MaxTest); err != nil {
+	if d, err := readKey("the client's run", ps.MaxTest); err != nil {
 		return what, err
+	} else if d != qps[0].rem {
+		return what, errors.New("the client's end barrier is not its first QP's key message")
 	}
 	if err := answer(qps[0]); err != nil {
 		return what, err
@@ -219,7 +241,9 @@ func (ps *PerftestServer) newQP(dev Device, me result.Device, w perftestWire, d 
 	}
 	s.Fill(perftestPattern, 0, region)
 	ep := s.Local()
-	mine := perftest.Dest{LID: ep.LID, OutReads: ep.RdAtom, QPN: ep.QPNs[0], PSN: ep.PSNs[0], RKey: ep.RKey, VAddr: ep.Addr}
+	// The READs this side takes outstanding: no more than the client offers (perftest's
+	// client sets its max_rd_atomic to what this side announces).
+	mine := perftest.Dest{LID: ep.LID, OutReads: max(1, min(ep.RdAtom, d.OutReads)), QPN: ep.QPNs[0], PSN: ep.PSNs[0], RKey: ep.RKey, VAddr: ep.Addr}
 	copy(mine.GID[:], net.ParseIP(ep.GID).To16())
 	if w.gid && mine.V4Mapped() != d.V4Mapped() {
 		s.Close()
@@ -272,6 +296,10 @@ func (ps *PerftestServer) bwEnd(pc *perftest.Conn, what string, first []byte, cl
 // played them, which ends the loop).
 func (ps *PerftestServer) writeLat(ctx context.Context, pc *perftest.Conn, q *ptQP) (string, error) {
 	size := max(ps.LatSize, 2)
+	// The buffer started with a pattern (to tell a WRITE client's run), which may hold
+	// the first round's byte where the client's message ends: a pattern's first byte
+	// is its seed's low byte, so this writes 0 there.
+	q.s.Fill(0, size-1, 1)
 	// The client closes the connection when its rounds are over: that ends the loop.
 	// The watcher stops the loop only while it runs, and is over before the session
 	// can be closed.
@@ -282,13 +310,15 @@ func (ps *PerftestServer) writeLat(ctx context.Context, pc *perftest.Conn, q *pt
 		defer close(watched)
 		b := make([]byte, 64)
 		pc.NC.SetReadDeadline(time.Now().Add(ps.MaxTest))
-		for {
-			if _, err := pc.NC.Read(b); err != nil {
-				break
-			}
-		}
-		if running.Load() {
+		n, err := pc.NC.Read(b)
+		switch {
+		case !running.Load():
+		case n > 0: // a write_lat client says nothing: this is another test
+			q.s.Stop()
+		case errors.Is(err, io.EOF):
 			close(gone)
+			q.s.Stop()
+		default: // --max-test-time, or shutdown
 			q.s.Stop()
 		}
 	}()

@@ -89,7 +89,7 @@ func perftestClientRun(cmd *cobra.Command, o *testOptions) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	context.AfterFunc(ctx, stop) // a second signal ends the process at once
-	c := bench.PerftestClient{Engine: bench.Verbs, Addr: addr, Local: o.Local, Timeout: o.Timeout}
+	c := bench.PerftestClient{Engine: bench.Verbs, Addr: addr, Local: o.Local, Timeout: o.Timeout, Gbits: o.Out.Gbits}
 	rs, err := c.Run(ctx, o.Op, o.Config, sizes)
 	if len(rs) == 0 {
 		return err

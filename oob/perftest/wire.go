@@ -195,14 +195,14 @@ func ParseInt32(b []byte) int32 { return int32(binary.BigEndian.Uint32(b)) }
 // MTU enum values (ibv_mtu) and their sizes.
 var mtus = map[int]int{1: 256, 2: 512, 3: 1024, 4: 2048, 5: 4096}
 
-// EncodeMTU is the MTU message for an MTU of bytes.
-func EncodeMTU(bytes int) []byte {
+// EncodeMTU is the MTU message for an MTU of bytes (256 to 4096).
+func EncodeMTU(bytes int) ([]byte, error) {
 	for e, b := range mtus {
 		if b == bytes {
-			return []byte{byte('0' + e), 0}
+			return []byte{byte('0' + e), 0}, nil
 		}
 	}
-	panic(fmt.Sprintf("perftest: %d bytes is not an IB MTU", bytes))
+	return nil, fmt.Errorf("active MTU %d bytes is not an IB MTU (256 to 4096)", bytes)
 }
 
 // ParseMTU reads the MTU message: the peer's active MTU in bytes. perftest ignores a
@@ -370,8 +370,10 @@ func (c *Conn) SysData(cycle, cacheLine int) (int, int, error) {
 		return 0, 0, err
 	}
 	rl := int(ParseInt32(b))
-	if rc < 0 || rc > 1<<30 || rl < 0 || rl > 1<<16 {
-		return 0, 0, fmt.Errorf("the peer's cycle buffer %d or cache line %d is out of range", rc, rl)
+	// perftest's are the page size (4 to 64 KiB) and the CPU's cache line: anything far
+	// beyond would make this side register what the peer chose.
+	if rc < 0 || rc > 1<<20 || rl < 0 || rl > 1024 || max(cacheLine, rl) > max(cycle, rc) {
+		return 0, 0, fmt.Errorf("the peer's cycle buffer %d or cache line %d is out of range (perftest's are the page size and the CPU's cache line)", rc, rl)
 	}
 	return max(cycle, rc), max(cacheLine, rl), nil
 }
@@ -382,7 +384,11 @@ func (c *Conn) MTU(mine int) (int, error) {
 	if c.peer < 5.31 {
 		return 0, fmt.Errorf("the peer runs perftest %s: its MTU exchange (before 5.31) is not spoken", c.PeerVersion)
 	}
-	b, err := c.Exchange("MTU", EncodeMTU(mine), mtuSize)
+	msg, err := EncodeMTU(mine)
+	if err != nil {
+		return 0, err
+	}
+	b, err := c.Exchange("MTU", msg, mtuSize)
 	if err != nil {
 		return 0, err
 	}

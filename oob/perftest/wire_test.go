@@ -89,11 +89,14 @@ func TestVersionMessage(t *testing.T) {
 }
 
 func TestMTUMessage(t *testing.T) {
-	if got := EncodeMTU(4096); !bytes.Equal(got, []byte("5\x00")) {
-		t.Fatalf("EncodeMTU(4096) = %q", got)
+	if got, err := EncodeMTU(4096); err != nil || !bytes.Equal(got, []byte("5\x00")) {
+		t.Fatalf("EncodeMTU(4096) = %q %v", got, err)
 	}
-	if got := EncodeMTU(1024); !bytes.Equal(got, []byte("3\x00")) {
-		t.Fatalf("EncodeMTU(1024) = %q", got)
+	if got, err := EncodeMTU(1024); err != nil || !bytes.Equal(got, []byte("3\x00")) {
+		t.Fatalf("EncodeMTU(1024) = %q %v", got, err)
+	}
+	if _, err := EncodeMTU(1500); err == nil {
+		t.Fatal("EncodeMTU(1500) accepted")
 	}
 	if b, ok := ParseMTU([]byte("4\x00")); !ok || b != 2048 {
 		t.Fatalf("ParseMTU(4) = %d %v", b, ok)
