@@ -50,7 +50,7 @@ func TestPerftestBothSidesBandwidth(t *testing.T) {
 	addr, logs := servePerftest(t, fab)
 	for _, tc := range []struct {
 		op, test, want string
-		qps          int
+		qps            int
 	}{
 		{"write", "bw", "write_bw, 1 QP: the client reported 65536 B x 200", 1},
 		{"write", "bw", "write_bw, 2 QP: the client reported 65536 B x 400", 2},
