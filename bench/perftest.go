@@ -72,7 +72,7 @@ func (p PerftestClient) Run(ctx context.Context, op Op, cfg result.Config, sizes
 	if err != nil {
 		return nil, fmt.Errorf("perftest server %s: %w", p.Addr, err)
 	}
-	pc := &perftest.Conn{NC: nc, Client: true, Timeout: p.Timeout}
+	pc := &perftest.Conn{NC: nc, Client: true, Timeout: p.Timeout, Ctx: ctx}
 	defer nc.Close()
 	stop := context.AfterFunc(ctx, func() { nc.SetDeadline(time.Now()) })
 	defer stop()
@@ -116,6 +116,9 @@ func (p PerftestClient) Run(ctx context.Context, op Op, cfg result.Config, sizes
 			break
 		}
 	}
+	// The closing exchange runs even after an interrupt (bounded by Timeout), so that
+	// the perftest server ends as after any run and prints what was measured.
+	pc.Ctx = nil
 	pc.NC.SetDeadline(time.Time{})
 	if err := w.end(last); err != nil {
 		return rs, err

@@ -86,7 +86,7 @@ func (ps *PerftestServer) serve(ctx context.Context, nc net.Conn) (what string, 
 	stop := context.AfterFunc(ctx, func() { nc.SetDeadline(time.Now()) })
 	defer stop()
 	what = "setup"
-	pc := &perftest.Conn{NC: nc, Timeout: ps.Timeout}
+	pc := &perftest.Conn{NC: nc, Timeout: ps.Timeout, Ctx: ctx}
 	dev, err := ps.Engine.Open(ps.Local)
 	if err != nil {
 		return what, err
@@ -194,7 +194,7 @@ func (ps *PerftestServer) serve(ctx context.Context, nc net.Conn) (what string, 
 		}
 		if read {
 			// read_bw's report, or read_lat's closing key message after its run.
-			b, err := (&perftest.Conn{NC: nc, Timeout: ps.MaxTest}).Read("the client's end", 8)
+			b, err := (&perftest.Conn{NC: nc, Timeout: ps.MaxTest, Ctx: ctx}).Read("the client's end", 8)
 			if err != nil {
 				return what, err
 			}

@@ -23,6 +23,7 @@ package perftest
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -277,6 +278,10 @@ type Conn struct {
 	NC      net.Conn
 	Client  bool
 	Timeout time.Duration
+	// Ctx, when set, ends the conversation: an exchange does not start after it is
+	// done (its cancellation also sets the connection's deadline, which each exchange
+	// would otherwise reset).
+	Ctx context.Context
 	// PeerVersion is the peer's, once Versions has run.
 	PeerVersion string
 	peer        float64
@@ -284,6 +289,9 @@ type Conn struct {
 
 // Exchange sends mine and reads n bytes of the peer's, in the side's order.
 func (c *Conn) Exchange(what string, mine []byte, n int) ([]byte, error) {
+	if err := c.ended(what); err != nil {
+		return nil, err
+	}
 	c.NC.SetDeadline(time.Now().Add(c.Timeout))
 	defer c.NC.SetDeadline(time.Time{})
 	got := make([]byte, n)
@@ -309,6 +317,13 @@ func (c *Conn) Exchange(what string, mine []byte, n int) ([]byte, error) {
 		return nil, err
 	}
 	return got, write()
+}
+
+func (c *Conn) ended(what string) error {
+	if c.Ctx != nil && c.Ctx.Err() != nil {
+		return fmt.Errorf("perftest exchange (%s): %w", what, context.Cause(c.Ctx))
+	}
+	return nil
 }
 
 func readFull(nc net.Conn, b []byte) (int, error) {
@@ -418,6 +433,9 @@ func (c *Conn) Keys(what string, mine Dest, gid bool) (Dest, error) {
 // Read reads n bytes of the peer's, bounded by Timeout (a server's half of an
 // exchange, when what it writes back depends on what it read).
 func (c *Conn) Read(what string, n int) ([]byte, error) {
+	if err := c.ended(what); err != nil {
+		return nil, err
+	}
 	c.NC.SetReadDeadline(time.Now().Add(c.Timeout))
 	defer c.NC.SetReadDeadline(time.Time{})
 	b := make([]byte, n)
@@ -429,6 +447,9 @@ func (c *Conn) Read(what string, n int) ([]byte, error) {
 
 // Write writes b, bounded by Timeout.
 func (c *Conn) Write(what string, b []byte) error {
+	if err := c.ended(what); err != nil {
+		return err
+	}
 	c.NC.SetWriteDeadline(time.Now().Add(c.Timeout))
 	defer c.NC.SetWriteDeadline(time.Time{})
 	if _, err := c.NC.Write(b); err != nil {
