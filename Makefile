@@ -16,7 +16,7 @@ PURE    := ./result/... ./oob/... ./report/... ./verbs/... ./sweep/... ./profile
 DEB := gcc libc6-dev pkg-config libibverbs-dev ibverbs-providers rdma-core ibverbs-utils perftest chromium openmpi-bin \
        qemu-system-x86 busybox-static cpio kmod iproute2
 
-.PHONY: all build setup test vet unit docs fuzz fuzz-short browser e2e demo scenarios parity bed-noise soak clean vm-shell
+.PHONY: all build setup test vet unit docs fuzz fuzz-short browser e2e demo scenarios parity interop bed-noise soak clean vm-shell
 
 all: build
 
@@ -100,6 +100,11 @@ scenarios: build
 # expression) runs only the metrics it matches.
 parity: build
 	test/rxevm/run test/parity.sh $(ROUNDS) '$(METRICS)'
+
+# rdmabench and perftest on the two ends of one link, every pairing, perftest's four
+# tests, in one test-bed boot (test/interop.sh): ROUNDS rounds, 3 by default.
+interop: build
+	test/rxevm/run test/interop.sh $(ROUNDS)
 
 # How noisy and how slow the test bed is on this host (perftest with and without RPS on
 # the veths; rdmabench's run-to-run noise and wall time per point length), in one boot.
