@@ -19,6 +19,7 @@ import (
 	"strings"
 
 	"github.com/rdmabench/rdmabench/bench"
+	"github.com/rdmabench/rdmabench/report"
 	"github.com/rdmabench/rdmabench/verbs"
 )
 
@@ -123,18 +124,43 @@ func (r Report) WriteText(w io.Writer) error {
 	}
 	var b strings.Builder
 	for _, c := range r.Checks {
-		v := string(c.Verdict)
-		if c.Verdict == Fail {
-			v = "FAIL"
-		}
-		fmt.Fprintf(&b, "%-4s  %-*s  %s\n", v, width, c.Name, c.Found)
+		fmt.Fprintf(&b, "%-4s  %-*s  %s\n", c.Verdict.text(), width, c.Name, c.Found)
 		if c.Fix != "" {
 			fmt.Fprintf(&b, "%-4s  %-*s  fix: %s\n", "", width, "", c.Fix)
 		}
 	}
-	fmt.Fprintf(&b, "\n%d ok, %d %s, %d failed, %d skipped\n", r.Summary[OK], r.Summary[Warn], plural(r.Summary[Warn], "warning"), r.Summary[Fail], r.Summary[Skip])
+	fmt.Fprintf(&b, "\n%s\n", r.counts())
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// WritePlain writes the report for scripts (report.Tab, plain): one header line
+// "verdict check found fix", then a line per check, one word a cell ("-": no fix), so
+// that awk '$1 == "FAIL" {print $2}' names the failed checks; then the counts on a line
+// "summary:".
+func (r Report) WritePlain(w io.Writer) error {
+	t := report.NewTab(w, report.FormatPlain, "verdict", "check", "found", "fix")
+	for _, c := range r.Checks {
+		t.Append(c.Verdict.text(), c.Name, c.Found, c.Fix)
+	}
+	if err := t.Render(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintln(w, "summary: "+r.counts())
+	return err
+}
+
+// text is the verdict as the text reports write it: FAIL in capitals, to stand out.
+func (v Verdict) text() string {
+	if v == Fail {
+		return "FAIL"
+	}
+	return string(v)
+}
+
+// counts are the report's verdicts counted, in words.
+func (r Report) counts() string {
+	return fmt.Sprintf("%d ok, %d %s, %d failed, %d skipped", r.Summary[OK], r.Summary[Warn], plural(r.Summary[Warn], "warning"), r.Summary[Fail], r.Summary[Skip])
 }
 
 func plural(n int, word string) string {

@@ -11,7 +11,12 @@ import (
 // Table writes the document for people: a line on the device and the memlock limit, a
 // row per size and mode (percentiles the samples do not support show "-"), then the
 // errors of the failed rows.
-func Table(w io.Writer, d Document) error {
+func Table(w io.Writer, d Document) error { return Show(w, d, report.FormatTable) }
+
+// Show writes the document in f: FormatTable as Table; FormatPlain as one header line
+// and a line per size and mode (the size in bytes, one word a cell), the line on the
+// device under it ("mr:") and the errors ("error:").
+func Show(w io.Writer, d Document, f report.Format) error {
 	lim := "unlimited"
 	if d.MemlockBytes >= 0 {
 		lim = result.FormatSize(int(d.MemlockBytes))
@@ -19,9 +24,15 @@ func Table(w io.Writer, d Document) error {
 	if d.CAPIPCLock {
 		lim += " (not applied: CAP_IPC_LOCK)"
 	}
-	fmt.Fprintf(w, "%s port %d: ibv_reg_mr / ibv_dereg_mr, %d times each; memlock %s\n", orDash(d.Device.Name), d.Device.Port, d.Config.Iterations, lim)
-	t := report.NewTable(w)
-	t.Header("size", "mode", "pages", "reg p50 us", "reg p99 us", "reg mean us", "dereg p50 us", "dereg p99 us", "dereg mean us", "reg GiB/s", "note")
+	line := fmt.Sprintf("%s port %d: ibv_reg_mr / ibv_dereg_mr, %d times each; memlock %s", orDash(d.Device.Name), d.Device.Port, d.Config.Iterations, lim)
+	plain := f == report.FormatPlain
+	size, errPrefix := "size", "  error:"
+	if plain {
+		size, errPrefix = "bytes", "error:"
+	} else {
+		fmt.Fprintln(w, line)
+	}
+	t := report.NewTab(w, f, size, "mode", "pages", "reg p50 us", "reg p99 us", "reg mean us", "dereg p50 us", "dereg p99 us", "dereg mean us", "reg GiB/s", "note")
 	var errs []string
 	for _, r := range d.Rows {
 		note := ""
@@ -37,14 +48,21 @@ func Table(w io.Writer, d Document) error {
 		if ok && r.RegGiBps > 0 {
 			gib = fmt.Sprintf("%.2f", r.RegGiBps)
 		}
-		t.Append(result.FormatSize(r.SizeBytes), r.Mode, r.Pages,
+		var sz any = result.FormatSize(r.SizeBytes)
+		if plain {
+			sz = r.SizeBytes
+		}
+		t.Append(sz, r.Mode, r.Pages,
 			usp(r.Reg.P50), usp(r.Reg.P99), mean(r.Reg), usp(r.Dereg.P50), usp(r.Dereg.P99), mean(r.Dereg), gib, note)
 	}
 	if err := t.Render(); err != nil {
 		return err
 	}
+	if plain {
+		fmt.Fprintln(w, "mr: "+line)
+	}
 	for _, e := range errs {
-		if _, err := fmt.Fprintln(w, "  error:", e); err != nil {
+		if _, err := fmt.Fprintln(w, errPrefix, e); err != nil {
 			return err
 		}
 	}

@@ -171,6 +171,15 @@ func index(rs []result.Result) map[string]result.Result {
 // fields of the key (ConfigKey), says so in place of the change: "not comparable:
 // bidirectional differs" (see NotComparableTo).
 func Compare(w io.Writer, names []string, runs [][]result.Result) error {
+	return CompareShow(w, names, runs, FormatTable)
+}
+
+// CompareShow writes Compare's table in f. Plain (FormatPlain) splits what the boxed
+// table says in one cell: per run its Gb/s and p99, and for every run after the first
+// their changes against it ("+1.0%", "n/a", "-" where the run lacks the configuration,
+// or why it is not comparable), each a column, one word a cell.
+func CompareShow(w io.Writer, names []string, runs [][]result.Result, f Format) error {
+	plain := f == FormatPlain
 	idx := make([]map[string]result.Result, len(runs))
 	keys := map[string]bool{}
 	for i, rs := range runs {
@@ -190,16 +199,18 @@ func Compare(w io.Writer, names []string, runs [][]result.Result) error {
 			base0 = append(base0, r.Config)
 		}
 	}
-	header := []any{"configuration"}
+	header := []string{"configuration"}
 	for i, n := range names {
-		if i == 0 {
+		switch {
+		case i == 0:
 			header = append(header, n+" Gb/s", n+" p99 us")
-		} else {
+		case plain:
+			header = append(header, n+" Gb/s", n+" Gb/s change", n+" p99 us", n+" p99 change")
+		default:
 			header = append(header, n+" Gb/s (Δ)", n+" p99 us (Δ)")
 		}
 	}
-	t := NewTable(w)
-	t.Header(header...)
+	t := NewTab(w, f, header...)
 	for _, k := range sorted {
 		row := []any{k}
 		base, hasBase := idx[0][k]
@@ -212,24 +223,37 @@ func Compare(w io.Writer, names []string, runs [][]result.Result) error {
 			}
 		}
 		for i := range runs {
+			// The run's Gb/s and p99, and for i > 0 their changes ("": none to say).
 			r, ok := idx[i][k]
+			bw, bwChange, p99, p99Change := "-", "-", "-", "-"
 			switch {
 			case !ok:
-				row = append(row, "-", "-")
 			case i > 0 && why != "":
-				p99 := usp(r.Lat.P99)
+				bw, bwChange, p99 = fmt.Sprintf("%.3f", r.BWGbps), why, usp(r.Lat.P99)
 				if r.Lat.P99 != nil {
-					p99 += " (not comparable)"
+					p99Change = "not comparable"
 				}
-				row = append(row, fmt.Sprintf("%.3f (%s)", r.BWGbps, why), p99)
 			case i == 0 || !hasBase:
-				row = append(row, fmt.Sprintf("%.3f", r.BWGbps), usp(r.Lat.P99))
+				bw, p99 = fmt.Sprintf("%.3f", r.BWGbps), usp(r.Lat.P99)
 			default:
-				p99 := usp(r.Lat.P99)
+				bw, bwChange, p99 = fmt.Sprintf("%.3f", r.BWGbps), delta(r.BWGbps, base.BWGbps), usp(r.Lat.P99)
 				if r.Lat.P99 != nil {
-					p99 += " (" + deltaP(r.Lat.P99, base.Lat.P99) + ")"
+					p99Change = deltaP(r.Lat.P99, base.Lat.P99)
 				}
-				row = append(row, fmt.Sprintf("%.3f (%s)", r.BWGbps, delta(r.BWGbps, base.BWGbps)), p99)
+			}
+			switch {
+			case i == 0:
+				row = append(row, bw, p99)
+			case plain:
+				row = append(row, bw, bwChange, p99, p99Change)
+			default:
+				if ok && bwChange != "-" {
+					bw += " (" + bwChange + ")"
+				}
+				if ok && p99Change != "-" {
+					p99 += " (" + p99Change + ")"
+				}
+				row = append(row, bw, p99)
 			}
 		}
 		t.Append(row...)

@@ -40,7 +40,12 @@ func verdictCell(v sweep.Relation, b, a string) string {
 
 // ModesTable writes sweep --mr comparisons (the tuning article's C2): per size both modes'
 // Gb/s, B over A with its interval and verdict, TCP where measured, and the break-even.
-func ModesTable(w io.Writer, outs []sweep.ModeOutcome) error {
+func ModesTable(w io.Writer, outs []sweep.ModeOutcome) error { return ModesShow(w, outs, FormatTable) }
+
+// ModesShow writes sweep --mr comparisons in f: FormatTable as ModesTable, FormatPlain
+// a plain table per operation (one header line, a line per size, one word a cell) with
+// the same lines under it.
+func ModesShow(w io.Writer, outs []sweep.ModeOutcome, f Format) error {
 	for _, o := range outs {
 		// A modes file is input: its strings are cleaned before they are printed.
 		o.Op, o.A, o.B = text.Clean(o.Op, 16), text.Clean(o.A, 16), text.Clean(o.B, 16)
@@ -49,12 +54,11 @@ func ModesTable(w io.Writer, outs []sweep.ModeOutcome) error {
 		for _, r := range o.Rows {
 			tcp = tcp || r.TCP != nil
 		}
-		t := NewTable(w)
-		h := []any{"op", "bytes", "pairs", o.A + " Gb/s", o.B + " Gb/s", o.B + "/" + o.A + " [95%]", "verdict"}
+		h := []string{"op", "bytes", "pairs", o.A + " Gb/s", o.B + " Gb/s", o.B + "/" + o.A + " [95%]", "verdict"}
 		if tcp {
 			h = append(h, "tcp Gb/s", o.B+"/tcp [95%]", "vs tcp")
 		}
-		t.Header(h...)
+		t := NewTab(w, f, h...)
 		for _, r := range o.Rows {
 			measured := r.Pairs > 0
 			row := []any{o.Op, r.Size, r.Pairs, ifMeasured(measured, f3(r.A)), ifMeasured(measured, f3(r.B)), ratioCell(&r.BOverA), verdictCell(r.Verdict, o.B, o.A)}

@@ -199,3 +199,84 @@ func plainRows(w io.Writer, rows [][]string) error {
 	}
 	return nil
 }
+
+// TableFormats are the --format values of the tables that have no perftest form (every
+// table but the results'), "auto" first: table on a terminal, plain elsewhere.
+var TableFormats = []string{"auto", string(FormatTable), string(FormatPlain)}
+
+// Tab is a table shown in a Format: boxed (NewTable) for people, or plain for scripts,
+// by Plain's rules (plainRows): one header line, then a line per row, cells separated by
+// one space, each cell one word ('_' for a space within it, "-" for an empty one).
+type Tab struct {
+	w     io.Writer
+	plain bool
+	head  []string
+	rows  [][]any
+}
+
+// NewTab starts a table of the columns head (as the boxed table names them; plain
+// names them by PlainName) to be shown in f (FormatPlain, else boxed).
+func NewTab(w io.Writer, f Format, head ...string) *Tab {
+	return &Tab{w: w, plain: f == FormatPlain, head: head}
+}
+
+// Plain says whether the table is shown plain: what goes around it differs (Plain's
+// rules: nothing above the header; a line under it starts with a word and a colon).
+func (t *Tab) Plain() bool { return t.plain }
+
+// Append adds a row.
+func (t *Tab) Append(cells ...any) { t.rows = append(t.rows, cells) }
+
+// RenderRows writes the rows alone, plain: the lines of a stream whose header was
+// written once (an empty Tab's Render). Boxed, it is Render.
+func (t *Tab) RenderRows() error {
+	if !t.plain {
+		return t.Render()
+	}
+	return t.render(false)
+}
+
+// Render writes the table.
+func (t *Tab) Render() error {
+	if !t.plain {
+		tb := NewTable(t.w)
+		head := make([]any, len(t.head))
+		for i, h := range t.head {
+			head[i] = h
+		}
+		tb.Header(head...)
+		for _, r := range t.rows {
+			if err := tb.Append(r...); err != nil {
+				return err
+			}
+		}
+		return tb.Render()
+	}
+	return t.render(true)
+}
+
+func (t *Tab) render(header bool) error {
+	rows := make([][]string, 0, len(t.rows)+1)
+	if header {
+		head := make([]string, len(t.head))
+		for i, h := range t.head {
+			head[i] = PlainName(h)
+		}
+		rows = append(rows, head)
+	}
+	for _, r := range t.rows {
+		row := make([]string, len(r))
+		for i, c := range r {
+			row[i] = fmt.Sprint(c)
+		}
+		rows = append(rows, row)
+	}
+	return plainRows(t.w, rows)
+}
+
+// PlainName is a column's name in plain form: lower case, one word, the unit in it
+// ("p50 us": p50_us, "Gb/s": gbps, "reg GiB/s": reg_gibps), brackets left out.
+func PlainName(h string) string {
+	h = strings.NewReplacer("Gb/s", "gbps", "GiB/s", "gibps", "MiB/s", "mibps", "(", "", ")", "", "[", "", "]", "").Replace(h)
+	return strings.ToLower(strings.Join(strings.Fields(h), "_"))
+}

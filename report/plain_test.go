@@ -6,7 +6,10 @@ import (
 	"testing"
 
 	"github.com/rdmabench/rdmabench/counters"
+	"github.com/rdmabench/rdmabench/internal/plaintest"
+	"github.com/rdmabench/rdmabench/profiles"
 	"github.com/rdmabench/rdmabench/result"
+	"github.com/rdmabench/rdmabench/sweep"
 )
 
 // Plain: one header line and a line per result, each cell one word, so that awk's
@@ -92,5 +95,69 @@ func TestPerftestColumns(t *testing.T) {
 	Perftest(&out, []result.Result{lat}, false)
 	if f := strings.Fields(strings.Split(out.String(), "\n")[2]); len(f) != 9 || f[4] != "1.90" || f[7] != "7.00" || f[8] != "-" {
 		t.Errorf("latency row %q:\n%s", f, out.String())
+	}
+}
+
+// The tuned report in plain form: three tables, each one header line and a line per
+// row of as many words; the notes and the title under them, each line starting with a
+// word and a colon.
+func TestTunedPlain(t *testing.T) {
+	var out bytes.Buffer
+	if err := TunedShow(&out, tunedFixture(t), FormatPlain); err != nil {
+		t.Fatal(err)
+	}
+	s := out.String()
+	params := plaintest.Rows(t, s, "parameter write write_article write_verdict read read_article read_verdict", len(profiles.Dims))
+	if params[0][0] != "message_size" || params[0][1] != "256K" || params[0][3] != "differs,_at_+-2.0%" {
+		t.Errorf("message size row: %q", params[0])
+	}
+	plaintest.Rows(t, s, "op configuration size/depth/off/mod/pl runs gbps 95%_interval gain_95%_interval", 4)
+	plaintest.Rows(t, s, "op objective size/depth/off/mod/pl runs median 95%_interval unit decided", 3)
+	if strings.HasPrefix(s, "Tuned") || !strings.Contains(s, "\ntuned: parameters for ConnectX-5 (profile cx5), objective bw\n") {
+		t.Errorf("the title belongs under the tables:\n%s", s)
+	}
+	if strings.Contains(s, "\n  ") {
+		t.Errorf("an indented line:\n%s", s)
+	}
+}
+
+func TestModesPlain(t *testing.T) {
+	lo, hi, tg := 0.2, 0.3, 1.5
+	o := sweep.ModeOutcome{Op: "write", A: "pool", B: "per-io", Rows: []sweep.ModeRow{
+		{Size: 4096, Pairs: 3, A: 1, B: 0.25, BOverA: sweep.Ratio{N: 3, Median: 0.25, Low: &lo, High: &hi}, Verdict: sweep.Worse,
+			TCP: &tg, BOverTCP: &sweep.Ratio{N: 3, Median: 0.17, Low: &lo, High: &hi}, TCPVerdict: sweep.Worse},
+		{Size: 1 << 20, Pairs: 0, Verdict: sweep.Undecided, Failed: []string{"per-io: boom"}},
+	}, BreakEvenNote: "cannot tell"}
+	var out bytes.Buffer
+	if err := ModesShow(&out, []sweep.ModeOutcome{o}, FormatPlain); err != nil {
+		t.Fatal(err)
+	}
+	rows := plaintest.Rows(t, out.String(), "op bytes pairs pool_gbps per-io_gbps per-io/pool_95% verdict tcp_gbps per-io/tcp_95% vs_tcp", 2)
+	if rows[0][5] != "0.250_[0.200,_0.300]" || rows[1][3] != "-" {
+		t.Errorf("rows: %q", rows)
+	}
+}
+
+// report compare --format plain: a column for each run's Gb/s and p99 and for their
+// changes against the first, one word each.
+func TestComparePlain(t *testing.T) {
+	a := []result.Result{res("write", 65536, 10, 1000), res("write", 4096, 4, 600)}
+	bidi := res("write", 65536, 6, 800)
+	bidi.Config.Bidirectional = true
+	b := []result.Result{res("write", 65536, 11, 900), bidi}
+	var out bytes.Buffer
+	if err := CompareShow(&out, []string{"a.json", "b json"}, [][]result.Result{a, b}, FormatPlain); err != nil {
+		t.Fatal(err)
+	}
+	rows := plaintest.Rows(t, out.String(), "configuration a.json_gbps a.json_p99_us b_json_gbps b_json_gbps_change b_json_p99_us b_json_p99_change", 3)
+	byKey := map[string][]string{}
+	for _, r := range rows {
+		byKey[r[0]] = r
+	}
+	if r := byKey[strings.ReplaceAll(key64K, " ", "_")]; r == nil || r[1] != "10.000" || r[3] != "11.000" || r[4] != "+10.0%" || r[6] != "-10.0%" {
+		t.Errorf("64K: %q\n%s", r, out.String())
+	}
+	if r := byKey[strings.ReplaceAll(key64K+" bidirectional", " ", "_")]; r == nil || r[1] != "-" || r[4] != "not_comparable:_bidirectional_differs" || r[6] != "not_comparable" {
+		t.Errorf("bidirectional: %q\n%s", r, out.String())
 	}
 }

@@ -218,16 +218,29 @@ func OptimumState(m sweep.Optimum) string {
 }
 
 // TunedTable writes the report as terminal tables (within 120 columns), the
-// explanations under them.
-func TunedTable(w io.Writer, t Tuned) error {
+// explanations under them (TunedShow in FormatTable).
+func TunedTable(w io.Writer, t Tuned) error { return TunedShow(w, t, FormatTable) }
+
+// TunedShow writes the report in f: FormatTable as TunedTable; FormatPlain as three
+// plain tables (the parameters, the measurements, the optima), each one header line and
+// a line per row, then the notes, each line starting with the operation, and a line
+// "tuned:" on the device, the profile and the objective.
+func TunedShow(w io.Writer, t Tuned, f Format) error {
 	ops := tunedOps(t)
-	fmt.Fprintf(w, "Tuned parameters for %s (profile %s), objective %s\n", text.Clean(t.Client.Model, 80), text.Clean(t.Profile, 32), text.Clean(t.Objective, 32))
-	tb := NewTable(w)
-	head := []any{"parameter"}
-	for _, op := range ops {
-		head = append(head, strings.ToUpper(op), "article", "verdict")
+	title := fmt.Sprintf("parameters for %s (profile %s), objective %s", text.Clean(t.Client.Model, 80), text.Clean(t.Profile, 32), text.Clean(t.Objective, 32))
+	plain := f == FormatPlain
+	if !plain {
+		fmt.Fprintln(w, "Tuned "+title)
 	}
-	tb.Header(head...)
+	head := []string{"parameter"}
+	for _, op := range ops {
+		if plain {
+			head = append(head, op, op+" article", op+" verdict")
+		} else {
+			head = append(head, strings.ToUpper(op), "article", "verdict")
+		}
+	}
+	tb := NewTab(w, f, head...)
 	for _, d := range profiles.Dims {
 		row := []any{ParamNames[d]}
 		for _, op := range ops {
@@ -248,9 +261,10 @@ func TunedTable(w io.Writer, t Tuned) error {
 	if err := tb.Render(); err != nil {
 		return err
 	}
-	fmt.Fprintln(w, "Measured in the same interleaved rounds (median, 95% interval; gain of the chosen configuration):")
-	mb := NewTable(w)
-	mb.Header("op", "configuration", "size/depth/off/mod/pl", "runs", t.unit(), "95% interval", "gain [95% interval]")
+	if !plain {
+		fmt.Fprintln(w, "Measured in the same interleaved rounds (median, 95% interval; gain of the chosen configuration):")
+	}
+	mb := NewTab(w, f, "op", "configuration", "size/depth/off/mod/pl", "runs", t.unit(), "95% interval", "gain [95% interval]")
 	for _, op := range ops {
 		o := t.Ops[op]
 		mb.Append(op, "chosen", FmtPoint(o.Chosen.Point), FmtRuns(o.Chosen), FmtValue(o.Unit, o.Chosen.Median), FmtInterval(o.Unit, o.Chosen.CILow, o.Chosen.CIHigh), "")
@@ -263,9 +277,10 @@ func TunedTable(w io.Writer, t Tuned) error {
 	if err := mb.Render(); err != nil {
 		return err
 	}
-	fmt.Fprintln(w, "Optimum per objective (searched: the cheapest configuration statistically equal to the best):")
-	ob := NewTable(w)
-	ob.Header("op", "objective", "size/depth/off/mod/pl", "runs", "median", "95% interval", "unit", "decided")
+	if !plain {
+		fmt.Fprintln(w, "Optimum per objective (searched: the cheapest configuration statistically equal to the best):")
+	}
+	ob := NewTab(w, f, "op", "objective", "size/depth/off/mod/pl", "runs", "median", "95% interval", "unit", "decided")
 	var missing []string
 	for _, op := range ops {
 		o := t.Ops[op]
@@ -283,7 +298,7 @@ func TunedTable(w io.Writer, t Tuned) error {
 	}
 	for _, op := range ops {
 		for i, l := range TunedNotes(op, t.Ops[op]) {
-			if i > 0 {
+			if i > 0 && !plain {
 				l = "  " + l // under the operation's first line
 			}
 			fmt.Fprintln(w, l)
@@ -296,6 +311,11 @@ func TunedTable(w io.Writer, t Tuned) error {
 			why += fmt.Sprintf(" (a p99 needs %d signalled completions: raise --point-duration)", result.MinSamples(0.99))
 		}
 		fmt.Fprintf(w, "%s: no optimum: %s\n", m, why)
+	}
+	if plain {
+		// The legend is for people: docs/usage.md says what the verdicts mean.
+		fmt.Fprintln(w, "tuned: "+title)
+		return nil
 	}
 	fmt.Fprint(w, "verdict, at the operation's resolution +-R: agrees = ours is in the article's range (and decided), or\n"+
 		"the article's value is within +-R of ours; differs = ours is better by more than the noise allows at R;\n"+

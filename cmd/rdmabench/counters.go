@@ -31,7 +31,8 @@ type countersOptions struct {
 	Watch   time.Duration
 	Count   int // with Watch: stop after this many intervals (0: until Ctrl-C)
 	JSON    bool
-	All     bool // with Watch: every counter, not only those that changed
+	Format  string // --format: auto, table or plain
+	All     bool   // with Watch: every counter, not only those that changed
 	Ctx     context.Context
 	// Take and Tick are seams for tests: counters.Take, and a time.Ticker's channel and
 	// its Stop.
@@ -76,6 +77,11 @@ interval (with its flags).`,
 				return flagErrorf("--count %d: want 1 or more (without --count: until Ctrl-C)", o.Count)
 			case f.Changed("all") && !f.Changed("watch"):
 				return flagErrorf("--all goes with --watch: a snapshot shows every counter")
+			case f.Changed("format") && o.JSON:
+				return flagErrorf("--format goes with the tables, not --json")
+			}
+			if err := checkFormat(o.Format, report.TableFormats); err != nil {
+				return err
 			}
 			o.Out, o.Err = cmd.OutOrStdout(), cmd.ErrOrStderr()
 			if o.Ctx == nil && o.Watch > 0 {
@@ -97,6 +103,10 @@ interval (with its flags).`,
 	f.BoolVar(&o.JSON, "json", false, "print NDJSON: a snapshot line, then one line per interval")
 	f.BoolVar(&o.All, "all", false, "with --watch: show every counter, not only those that changed")
 	f.StringVar(&o.Profile, "profile", "", "NIC profile name or YAML file for the counter classes (default: detected from sysfs)")
+	addTableFormatFlag(cmd, &o.Format, "auto")
+	f.Lookup("format").Usage = "how the counters are shown: table, plain (one header line, then a line per counter, " +
+		"with --watch a line per counter and interval, one word a cell, for awk; the port's line under it, 'link:') " +
+		"or auto (a table on a terminal, else plain)"
 	return cmd
 }
 
@@ -162,14 +172,28 @@ func countersRun(o *countersOptions) error {
 		if err := json.NewEncoder(o.Out).Encode(line); err != nil {
 			return err
 		}
-	} else {
-		fmt.Fprintln(o.Out, portLine(s, prof.Name))
+	}
+	format := formatFor(o.Out, o.Format)
+	plain := !o.JSON && format == report.FormatPlain
+	if !o.JSON {
+		if !plain {
+			fmt.Fprintln(o.Out, portLine(s, prof.Name))
+		} else {
+			// Under the table(s): a plain table's first line is its header.
+			defer fmt.Fprintln(o.Out, "link: "+portLine(s, prof.Name))
+		}
 		if o.Watch <= 0 {
-			return snapshotTable(o.Out, s, classes)
+			return snapshotTable(o.Out, s, classes, format)
 		}
 	}
 	if o.Watch <= 0 {
 		return nil
+	}
+	if plain {
+		// One header for the whole watch: a line per counter and interval under it.
+		if err := report.NewTab(o.Out, format, deltaHead...).Render(); err != nil {
+			return err
+		}
 	}
 	if settle := s.Settle(); o.Watch < settle {
 		fmt.Fprintf(o.Err, "counters: --watch %v is shorter than the hw_counters' cache (%v): they move at most every %v\n", o.Watch, s.Lifespan, s.Lifespan)
@@ -202,7 +226,7 @@ func countersRun(o *countersOptions) error {
 		if o.JSON {
 			err = json.NewEncoder(o.Out).Encode(deltaLine{SchemaVersion: docsSchemaVersion, Kind: "delta", Profile: prof.Name, Deltas: d, Flags: flags})
 		} else {
-			err = deltaTable(o.Out, d, classes, flags)
+			err = deltaTable(o.Out, d, classes, flags, format)
 		}
 		if err != nil {
 			return err
@@ -242,9 +266,10 @@ func orDash(s string) string {
 	return s
 }
 
-func snapshotTable(w io.Writer, s counters.Snapshot, classes counters.Classification) error {
-	t := report.NewTable(w)
-	t.Header("counter", "scope", "value", "unit", "class")
+// snapshotTable writes the counters of s in f (plain: one header line, a line per
+// counter, its notes under it).
+func snapshotTable(w io.Writer, s counters.Snapshot, classes counters.Classification, f report.Format) error {
+	t := report.NewTab(w, f, "counter", "scope", "value", "unit", "class")
 	var bad []string
 	for _, c := range s.Counters {
 		v := ""
@@ -262,22 +287,37 @@ func snapshotTable(w io.Writer, s counters.Snapshot, classes counters.Classifica
 	if err := t.Render(); err != nil {
 		return err
 	}
-	return notes(w, append(s.Notes, bad...))
+	return notes(w, append(s.Notes, bad...), t.Plain())
 }
 
-func deltaTable(w io.Writer, d counters.Deltas, classes counters.Classification, flags []counters.Flag) error {
+// deltaHead are the columns of --watch's plain lines: the interval's end and length, then
+// deltaTable's.
+var deltaHead = []string{"time", "interval s", "flag", "counter", "scope", "delta", "unit", "per s", "class"}
+
+// deltaTable writes an interval's deltas in f: a table under a line with the time, or
+// plain, lines without a header (--watch wrote deltaHead once) that start with the time
+// and the interval; nothing for an interval in which no counter moved.
+func deltaTable(w io.Writer, d counters.Deltas, classes counters.Classification, flags []counters.Flag, f report.Format) error {
 	when := d.Start.Add(d.Interval).Format("15:04:05.000")
+	plain := f == report.FormatPlain
+	if plain && len(d.Counters) == 0 {
+		return notes(w, d.Notes, true)
+	}
 	if len(d.Counters) == 0 {
 		fmt.Fprintf(w, "%s (%.3fs): no counter changed\n", when, d.Interval.Seconds())
-		return notes(w, d.Notes)
+		return notes(w, d.Notes, false)
 	}
-	fmt.Fprintf(w, "%s (%.3fs):\n", when, d.Interval.Seconds())
 	flagged := map[string]bool{}
 	for _, f := range flags {
 		flagged[string(f.Scope)+"/"+f.Counter] = true
 	}
-	t := report.NewTable(w)
-	t.Header("flag", "counter", "scope", "delta", "unit", "per s", "class")
+	var t *report.Tab
+	if plain {
+		t = report.NewTab(w, f, deltaHead...)
+	} else {
+		fmt.Fprintf(w, "%s (%.3fs):\n", when, d.Interval.Seconds())
+		t = report.NewTab(w, f, deltaHead[2:]...)
+	}
 	var bad []string
 	for _, c := range d.Counters {
 		mark, delta, rate := "", string(c.Status), ""
@@ -298,12 +338,20 @@ func deltaTable(w io.Writer, d counters.Deltas, classes counters.Classification,
 		case c.Text != "":
 			bad = append(bad, c.Name+": "+c.Text)
 		}
-		t.Append(mark, c.Name, c.Scope, delta, unitName(c.Unit), rate, classes.Of(c.Name))
+		row := []any{mark, c.Name, c.Scope, delta, unitName(c.Unit), rate, classes.Of(c.Name)}
+		if plain {
+			row = append([]any{when, strconv.FormatFloat(d.Interval.Seconds(), 'f', 3, 64)}, row...)
+		}
+		t.Append(row...)
 	}
-	if err := t.Render(); err != nil {
+	render := t.Render
+	if plain {
+		render = t.RenderRows // the header: written once by --watch
+	}
+	if err := render(); err != nil {
 		return err
 	}
-	return notes(w, append(d.Notes, bad...))
+	return notes(w, append(d.Notes, bad...), plain)
 }
 
 func unitName(u counters.Unit) string {
@@ -316,9 +364,15 @@ func unitName(u counters.Unit) string {
 	return string(u)
 }
 
-func notes(w io.Writer, ns []string) error {
+// notes writes notes under a table: indented, or in plain form (plain), at the start
+// of the line, as a plain table's lines under it are.
+func notes(w io.Writer, ns []string, plain bool) error {
+	prefix := "  note:"
+	if plain {
+		prefix = "note:"
+	}
 	for _, n := range ns {
-		if _, err := fmt.Fprintln(w, "  note:", n); err != nil {
+		if _, err := fmt.Fprintln(w, prefix, n); err != nil {
 			return err
 		}
 	}

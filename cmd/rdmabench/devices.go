@@ -15,9 +15,10 @@ type devicesOptions struct {
 	Out  io.Writer
 	JSON bool
 	// GID: print only what server, write and read would use with Local's -d/-i/-x.
-	GID   bool
-	Local bench.Local
-	List  func() ([]verbs.DeviceInfo, error)
+	GID    bool
+	Format string // --format: auto, table or plain
+	Local  bench.Local
+	List   func() ([]verbs.DeviceInfo, error)
 }
 
 func newCmdDevices(runF func(*devicesOptions) error) *cobra.Command {
@@ -35,6 +36,12 @@ with --json. It fails, as they would, when the device is absent or its port not 
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.Out = cmd.OutOrStdout()
+			if cmd.Flags().Changed("format") && (opts.GID || opts.JSON) {
+				return flagErrorf("--format goes with the list: --gid prints one line, --json a JSON document")
+			}
+			if err := checkFormat(opts.Format, report.TableFormats); err != nil {
+				return err
+			}
 			if !opts.GID {
 				for _, f := range []string{"device", "ib-port", "gid-index"} {
 					if cmd.Flags().Changed(f) {
@@ -51,6 +58,9 @@ with --json. It fails, as they would, when the device is absent or its port not 
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print JSON instead of a table")
 	cmd.Flags().BoolVar(&opts.GID, "gid", false, "print only the device, port and GID that server/write/read would use with the same -d/-i/-x")
 	addLocalFlags(cmd, &opts.Local)
+	addTableFormatFlag(cmd, &opts.Format, "auto")
+	cmd.Flags().Lookup("format").Usage = "how the list is shown: table (a line per device and port, a GID table each), " +
+		"plain (one header line, then a line per GID, one word a cell, for awk) or auto (a table on a terminal, else plain)"
 	return cmd
 }
 
@@ -75,6 +85,9 @@ func devicesRun(o *devicesOptions) error {
 		e.SetIndent("", "  ")
 		return e.Encode(devicesDoc{SchemaVersion: docsSchemaVersion, Devices: devs})
 	}
+	if f := formatFor(o.Out, o.Format); f == report.FormatPlain {
+		return devicesPlain(o.Out, devs)
+	}
 	for _, d := range devs {
 		fmt.Fprintf(o.Out, "%s: %s, driver %s, %s, node GUID %s, fw %s, vendor 0x%x part %d\n",
 			d.Name, d.Model, d.Driver, d.Transport, d.NodeGUID, d.FirmwareVer, d.VendorID, d.VendorPartID) // text: local (this host's sysfs)
@@ -94,4 +107,28 @@ func devicesRun(o *devicesOptions) error {
 		}
 	}
 	return nil
+}
+
+// devicesPlain writes the devices as one plain table (report.Tab): a line per GID, with
+// its device and port; a port without a GID, and a device without a port, have a line
+// of their own, "-" where they have nothing. --json has the rest (limits, GUIDs).
+func devicesPlain(w io.Writer, devs []verbs.DeviceInfo) error {
+	t := report.NewTab(w, report.FormatPlain, "device", "model", "driver", "fw", "port", "state", "link layer", "active mtu",
+		"Gb/s", "GID index", "GID", "type", "netdev")
+	for _, d := range devs { // text: local (this host's sysfs)
+		dev := []any{d.Name, d.Model, d.Driver, d.FirmwareVer}
+		if len(d.Ports) == 0 {
+			t.Append(append(dev, "-", "-", "-", "-", "-", "-", "-", "-", "-")...)
+		}
+		for _, p := range d.Ports {
+			port := append(append([]any{}, dev...), p.Port, p.State, p.LinkLayer, p.ActiveMTU, p.RateGbps)
+			if len(p.GIDs) == 0 {
+				t.Append(append(port, "-", "-", "-", "-")...)
+			}
+			for _, g := range p.GIDs {
+				t.Append(append(append([]any{}, port...), g.Index, g.GID, g.Type, g.Netdev)...)
+			}
+		}
+	}
+	return t.Render()
 }

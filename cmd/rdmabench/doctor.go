@@ -14,6 +14,7 @@ import (
 	"github.com/rdmabench/rdmabench/bench"
 	"github.com/rdmabench/rdmabench/doctor"
 	"github.com/rdmabench/rdmabench/oob"
+	"github.com/rdmabench/rdmabench/report"
 	"github.com/rdmabench/rdmabench/verbs"
 	"github.com/spf13/cobra"
 )
@@ -26,6 +27,7 @@ type doctorOptions struct {
 	TokenFile string
 	Timeout   time.Duration
 	JSON      bool
+	Format    string // --format of the text: auto, table or plain
 	Out       io.Writer
 
 	// Where the checks look; tests replace them.
@@ -88,6 +90,12 @@ command line.`,
 			if opts.Timeout <= 0 {
 				return flagErrorf("--timeout %v: want a positive duration", opts.Timeout)
 			}
+			if cmd.Flags().Changed("format") && opts.JSON {
+				return flagErrorf("--format goes with the text, not --json")
+			}
+			if err := checkFormat(opts.Format, report.TableFormats); err != nil {
+				return err
+			}
 			if opts.Server != "" {
 				var err error
 				if opts.Token, err = token(opts.Token, opts.TokenFile); err != nil {
@@ -108,6 +116,10 @@ command line.`,
 	f.StringVar(&opts.Token, "token", "", "the server's shared secret (visible in ps: prefer --token-file or $RDMABENCH_TOKEN)")
 	f.StringVar(&opts.TokenFile, "token-file", "", "read the server's shared secret from FILE")
 	f.DurationVar(&opts.Timeout, "timeout", 10*time.Second, "bound on connecting to the server and on each handshake step")
+	addTableFormatFlag(cmd, &opts.Format, "auto")
+	f.Lookup("format").Usage = "how the checks are shown: table (aligned columns, each fix on a line of its own), " +
+		"plain (one header line 'verdict check found fix', a line per check, one word a cell, for awk) " +
+		"or auto (a table on a terminal, else plain)"
 	return cmd
 }
 
@@ -140,8 +152,11 @@ func doctorRun(o *doctorOptions) error {
 	}
 	r := doctor.NewReport(doctor.Run(ctx, d))
 	write := r.WriteText
-	if o.JSON {
+	switch {
+	case o.JSON:
 		write = r.WriteJSON
+	case formatFor(o.Out, o.Format) == report.FormatPlain:
+		write = r.WritePlain
 	}
 	if err := write(o.Out); err != nil {
 		return err

@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -25,7 +26,7 @@ func TestDoctorFlags(t *testing.T) {
 	os.WriteFile(tokenFile, []byte("s3cret\n"), 0o600)
 	checkFlags(t, "doctor", newCmdDoctor,
 		func() doctorOptions {
-			return doctorOptions{Local: bench.Local{Port: 1, GIDIndex: -1}, TCPPort: oob.DefaultPort, Timeout: 10 * time.Second, Root: "/"}
+			return doctorOptions{Local: bench.Local{Port: 1, GIDIndex: -1}, TCPPort: oob.DefaultPort, Timeout: 10 * time.Second, Root: "/", Format: "auto"}
 		},
 		func(o *doctorOptions) { o.Out, o.Devices, o.Conn, o.Client = nil, nil, nil, nil },
 		[]flagCase[doctorOptions]{
@@ -43,6 +44,9 @@ func TestDoctorFlags(t *testing.T) {
 			{args: []string{"host", "--token", "a", "--token-file", tokenFile}, wantErr: "--token and --token-file: give one"},
 			{args: []string{"a", "b"}, wantErr: "accepts at most 1 arg(s), received 2"},
 			{args: []string{"--ib-port", "x"}, wantErr: `invalid argument "x" for "-i, --ib-port"`},
+			{args: []string{"--format", "plain"}, want: func(o *doctorOptions) { o.Format = "plain" }},
+			{args: []string{"--format", "perftest"}, wantErr: `--format "perftest": want auto, table, plain`},
+			{args: []string{"--format", "table", "--json"}, wantErr: "--format goes with the text, not --json"},
 		})
 }
 
@@ -64,8 +68,12 @@ func eth0Addrs(nd string) ([]net.IP, error) {
 	return []net.IP{net.ParseIP("10.0.0.1")}, nil
 }
 
-// doctorWith runs the doctor command on the fixture root with devices, after set.
+// doctorWith runs the doctor command on the fixture root with devices, after set; as
+// a table (its output is no terminal) unless args say --json or --format.
 func doctorWith(root string, devices func() ([]verbs.DeviceInfo, error), set func(*doctorOptions), args ...string) (string, error) {
+	if !slices.Contains(args, "--json") && !slices.Contains(args, "--format") {
+		args = append(args, "--format", "table")
+	}
 	return execute(newCmdDoctor(func(o *doctorOptions) error {
 		o.Root, o.Devices, o.Addrs = root, devices, eth0Addrs
 		if set != nil {

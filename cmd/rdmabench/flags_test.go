@@ -85,7 +85,7 @@ func TestVersionFlags(t *testing.T) {
 }
 
 func TestProfilesFlags(t *testing.T) {
-	checkFlags(t, "profiles", newCmdProfiles, func() profilesOptions { return profilesOptions{} },
+	checkFlags(t, "profiles", newCmdProfiles, func() profilesOptions { return profilesOptions{Format: "auto"} },
 		func(o *profilesOptions) { o.Out = nil },
 		[]flagCase[profilesOptions]{
 			{args: nil},
@@ -93,6 +93,9 @@ func TestProfilesFlags(t *testing.T) {
 			{args: []string{"./my.yaml"}, want: func(o *profilesOptions) { o.Name = "./my.yaml" }},
 			{args: []string{"cx5", "cx6"}, wantErr: "accepts at most 1 arg(s), received 2"},
 			{args: []string{"--all"}, wantErr: "unknown flag: --all"},
+			{args: []string{"--format", "plain"}, want: func(o *profilesOptions) { o.Format = "plain" }},
+			{args: []string{"--format", "boxes"}, wantErr: `--format "boxes": want auto, table, plain`},
+			{args: []string{"cx5", "--format", "plain"}, wantErr: "--format goes with the list"},
 		})
 	var out bytes.Buffer
 	if err := profilesRun(&profilesOptions{Name: "rxe", Out: &out}); err != nil || !strings.Contains(out.String(), "msg_size_bytes") {
@@ -118,7 +121,7 @@ func TestReportShowFlags(t *testing.T) {
 }
 
 func TestReportCompareFlags(t *testing.T) {
-	checkFlags(t, "report compare", newCmdReportCompare, func() reportCompareOptions { return reportCompareOptions{} },
+	checkFlags(t, "report compare", newCmdReportCompare, func() reportCompareOptions { return reportCompareOptions{Format: "auto"} },
 		func(o *reportCompareOptions) { o.Out = nil },
 		[]flagCase[reportCompareOptions]{
 			{args: []string{"cx5.json", "cx6.json"}, want: func(o *reportCompareOptions) { o.Files = []string{"cx5.json", "cx6.json"} }},
@@ -126,6 +129,8 @@ func TestReportCompareFlags(t *testing.T) {
 			{args: []string{"a"}, wantErr: "requires at least 2 arg(s), only received 1"},
 			{args: nil, wantErr: "requires at least 2 arg(s)"},
 			{args: []string{"a", "b", "--csv", "x"}, wantErr: "unknown flag: --csv"},
+			{args: []string{"a", "b", "--format", "plain"}, want: func(o *reportCompareOptions) { o.Files, o.Format = []string{"a", "b"}, "plain" }},
+			{args: []string{"a", "b", "--format", "perftest"}, wantErr: `--format "perftest": want auto, table, plain`},
 		})
 }
 
@@ -256,7 +261,7 @@ func TestSweepFlags(t *testing.T) {
 	checkFlags(t, "sweep", newCmdSweep,
 		func() sweepOptions {
 			return sweepOptions{clientOptions: clientOptions{Server: "host", TCPPort: oob.DefaultPort, Local: bench.Local{Port: 1, GIDIndex: -1},
-				Timeout: 30 * time.Second, Clock: "auto"},
+				Timeout: 30 * time.Second, Clock: "auto", Out: outputs{Format: "table"}},
 				Ops: []string{"write", "read"}, Search: "descent", Objective: "bw", Repeat: 3, Budget: 15 * time.Minute, QPs: 1}
 		},
 		func(o *sweepOptions) { o.Out.Stdout, o.Out.Stderr = nil, nil },
@@ -293,6 +298,8 @@ func TestSweepFlags(t *testing.T) {
 			{args: []string{"host", "-u", "20"}, want: func(o *sweepOptions) { o.QPTimeout = 20 }},
 			{args: []string{"host", "-u", "0"}, wantErr: "--qp-timeout 0"},
 			{args: []string{"host", "--qp-timeout", "40"}, wantErr: "--qp-timeout 40"},
+			{args: []string{"host", "--format", "auto"}, want: func(o *sweepOptions) { o.Out.Format = "auto" }},
+			{args: []string{"host", "--format", "perftest"}, wantErr: `--format "perftest": want auto, table, plain`},
 		})
 }
 

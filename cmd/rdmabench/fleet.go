@@ -15,6 +15,7 @@ import (
 	"github.com/rdmabench/rdmabench/fleet"
 	"github.com/rdmabench/rdmabench/fleet/pairs"
 	"github.com/rdmabench/rdmabench/oob"
+	"github.com/rdmabench/rdmabench/report"
 	"github.com/rdmabench/rdmabench/result"
 	"github.com/spf13/cobra"
 )
@@ -71,6 +72,7 @@ type fleetOptions struct {
 	Results     string
 	Join        time.Duration // members: how long to wait for the coordinator and the others
 	Wait        time.Duration // members: the longest the fleet may take before they give up
+	Format      string        // --format of rank 0's matrix: table (default), plain or auto
 }
 
 func newCmdFleet(runF func(*fleetOptions) error) *cobra.Command {
@@ -119,6 +121,9 @@ bad. A token is required (all members share it).`,
 			if o.Join <= 0 || o.Wait <= 0 {
 				return flagErrorf("--join-timeout and --fleet-timeout: want positive durations")
 			}
+			if err := checkFormat(o.Format, report.TableFormats); err != nil {
+				return err
+			}
 			if runF != nil {
 				return runF(o)
 			}
@@ -143,6 +148,10 @@ bad. A token is required (all members share it).`,
 	f.StringVar(&o.Results, "results", "", "results stream, NDJSON (rank 0; default fleet-<time>.ndjson)")
 	f.DurationVar(&o.Join, "join-timeout", 2*time.Minute, "how long members wait for the coordinator and the coordinator for the members")
 	f.DurationVar(&o.Wait, "fleet-timeout", 6*time.Hour, "members give up on a fleet that has not ended after this long")
+	// table by default: the test bed's e2e (under mpirun, not a terminal) reads the boxed matrix.
+	addTableFormatFlag(cmd, &o.Format, string(report.FormatTable))
+	f.Lookup("format").Usage = "how rank 0 shows the matrix: table, plain (one header line, space-separated, " +
+		"one word a cell, for awk) or auto (a table on a terminal, else plain)"
 	cmd.AddCommand(newCmdFleetSlurm(), newCmdFleetK8s())
 	return cmd
 }
@@ -284,7 +293,7 @@ func (o *fleetOptions) coordinate(ctx context.Context, sv *bench.Server, pat pai
 		metric = pairs.MetricLat
 	}
 	if len(out.Verdicts) > 0 {
-		errs = append(errs, pairs.WriteMatrix(os.Stdout, hosts, pairs.Matrix(len(hosts), out.Results, out.Verdicts, metric), metric))
+		errs = append(errs, pairs.WriteMatrixFormat(os.Stdout, hosts, pairs.Matrix(len(hosts), out.Results, out.Verdicts, metric), metric, formatFor(os.Stdout, o.Format)))
 	}
 	if n := out.Bad(); n > 0 {
 		errs = append(errs, fmt.Errorf("%d pairs bad after %d retests each (see the matrix and %s)", n, o.Retest, path))

@@ -10,6 +10,7 @@ import (
 
 	"github.com/rdmabench/rdmabench/bench"
 	"github.com/rdmabench/rdmabench/mrbench"
+	"github.com/rdmabench/rdmabench/report"
 	"github.com/rdmabench/rdmabench/result"
 	"github.com/rdmabench/rdmabench/verbs"
 	"github.com/spf13/cobra"
@@ -22,6 +23,7 @@ type mrOptions struct {
 	Modes      []string
 	Iterations int
 	JSON       string // a file, or "-" for stdout (the table then goes to stderr)
+	Format     string // --format: auto, table or plain
 	// Open and Limits are seams for tests (nil: the device's TimeMR, mrbench.Limits).
 	// Open returns the timing function, the device's identity and what closes it.
 	Open   func(bench.Local) (mrbench.Timer, mrbench.Device, func() error, error)
@@ -89,6 +91,9 @@ every row failed or was skipped. --json writes the document (kind "mr").`,
 			case o.Local.Port < 1:
 				return flagErrorf("--ib-port %d: ports are numbered from 1", o.Local.Port)
 			}
+			if err := checkFormat(o.Format, report.TableFormats); err != nil {
+				return err
+			}
 			o.Out, o.Err = cmd.OutOrStdout(), cmd.ErrOrStderr()
 			if runF != nil {
 				return runF(o)
@@ -106,6 +111,7 @@ every row failed or was skipped. --json writes the document (kind "mr").`,
 	f.StringSliceVar(&modes, "modes", mrbench.Modes, "registration modes: warm, cold, huge, odp")
 	f.IntVarP(&o.Iterations, "iterations", "n", 20, "registrations (and deregistrations) per size and mode")
 	f.StringVar(&o.JSON, "json", "", "write the document as JSON to FILE ('-': stdout, the table then goes to stderr)")
+	addTableFormatFlag(cmd, &o.Format, "auto")
 	return cmd
 }
 
@@ -140,8 +146,8 @@ func mrRun(o *mrOptions) error {
 		Sizes: o.Sizes, Modes: o.Modes, Iterations: o.Iterations, Time: timer, Device: dev,
 		Memlock: memlock, IPCLock: ipcLock, PageSize: os.Getpagesize(), ToolVersion: version,
 	})
-	out := outputs{JSON: o.JSON, Stdout: o.Out, Stderr: o.Err}
-	werr := out.emit(func(w io.Writer) error { return mrbench.Table(w, doc) },
+	out := outputs{JSON: o.JSON, Format: o.Format, Stdout: o.Out, Stderr: o.Err}
+	werr := out.emit(func(w io.Writer) error { return mrbench.Show(w, doc, out.format(w)) },
 		func(w io.Writer) error {
 			e := json.NewEncoder(w)
 			e.SetIndent("", "  ")

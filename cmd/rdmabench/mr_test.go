@@ -17,7 +17,7 @@ import (
 func TestMRFlags(t *testing.T) {
 	defaults := func() mrOptions {
 		return mrOptions{Local: bench.Local{Port: 1, GIDIndex: -1}, Sizes: []int{4 << 10, 64 << 10, 1 << 20, 64 << 20},
-			Modes: []string{"warm", "cold", "huge", "odp"}, Iterations: 20}
+			Modes: []string{"warm", "cold", "huge", "odp"}, Iterations: 20, Format: "auto"}
 	}
 	checkFlags(t, "mr", newCmdMR, defaults, func(o *mrOptions) { o.Out, o.Err = nil, nil }, []flagCase[mrOptions]{
 		{args: nil},
@@ -26,6 +26,8 @@ func TestMRFlags(t *testing.T) {
 				o.Local.Device, o.Local.Port = "rxe0", 2
 				o.Sizes, o.Modes, o.Iterations, o.JSON = []int{4 << 10, 1 << 20, 64 << 20}, []string{"warm", "cold"}, 100, "mr.json"
 			}},
+		{args: []string{"--format", "plain"}, want: func(o *mrOptions) { o.Format = "plain" }},
+		{args: []string{"--format", "perftest"}, wantErr: `--format "perftest": want auto, table, plain`},
 		{args: []string{"--sizes", "4096", "--sizes", "8K", "--modes", "odp", "--iterations", "1", "--json", "-"},
 			want: func(o *mrOptions) {
 				o.Sizes, o.Modes, o.Iterations, o.JSON = []int{4096, 8192}, []string{"odp"}, 1, "-"
@@ -88,7 +90,7 @@ func fakeMR(memlock int64, failing ...int) func(*mrOptions) error {
 
 func TestMRRun(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "mr.json")
-	out, err := execute(newCmdMR(fakeMR(-1, 64<<10)), "-d", "rxe0", "--sizes", "4K,64K,1M", "--json", file)
+	out, err := execute(newCmdMR(fakeMR(-1, 64<<10)), "-d", "rxe0", "--sizes", "4K,64K,1M", "--json", file, "--format", "table")
 	if err != nil || exitCode(err) != 0 {
 		t.Fatalf("exit %d: %v\n%s", exitCode(err), err, out)
 	}
@@ -196,8 +198,9 @@ func TestMRJSONStdout(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout.String()), &doc); err != nil || doc["kind"] != "mr" {
 		t.Errorf("stdout is not the document: %v\n%s", err, stdout.String())
 	}
-	if !strings.Contains(stderr.String(), "reg p50 us") {
-		t.Errorf("stderr has no table: %s", stderr.String())
+	// stderr is not a terminal: --format auto is plain there.
+	if !strings.HasPrefix(stderr.String(), "bytes mode pages reg_p50_us") {
+		t.Errorf("stderr has no plain table: %s", stderr.String())
 	}
 }
 

@@ -488,4 +488,5 @@ type outputs struct {
 	Output         string // --output: only this number (perftest's), no table
 	Gbits          bool   // --report_gbits: perftest's columns in Gb/s
 	opened         map[string]*outFile
+	interim        bool // save's write: not the last
 }

@@ -33,7 +33,7 @@ func (o outputs) write(rs []result.Result) error {
 // calls it after each, so that what was measured is on disk before the next run.
 func (o outputs) save(rs []result.Result) error {
 	saved := o
-	saved.Output, saved.Stdout, saved.Stderr = "", io.Discard, io.Discard
+	saved.Output, saved.Stdout, saved.Stderr, saved.interim = "", io.Discard, io.Discard, true
 	if saved.JSON == "-" {
 		saved.JSON = ""
 	}
@@ -61,8 +61,13 @@ func (o outputs) show(w io.Writer, rs []result.Result) error {
 
 // format is --format for the writer w: auto is a table on a terminal and plain
 // elsewhere (a pipe, a file), so that a script reads columns without asking.
-func (o outputs) format(w io.Writer) report.Format {
-	switch o.Format {
+func (o outputs) format(w io.Writer) report.Format { return formatFor(w, o.Format) }
+
+// formatFor is the --format value f for the writer w, for every command that shows a
+// table: auto is a table on a terminal and plain elsewhere (a pipe, a file), so that a
+// script reads columns without asking; "" is a table.
+func formatFor(w io.Writer, f string) report.Format {
+	switch f {
 	case "", string(report.FormatTable):
 		return report.FormatTable
 	case "auto":
@@ -71,7 +76,15 @@ func (o outputs) format(w io.Writer) report.Format {
 		}
 		return report.FormatPlain
 	}
-	return report.Format(o.Format)
+	return report.Format(f)
+}
+
+// checkFormat refuses a --format that is not one of allowed.
+func checkFormat(f string, allowed []string) error {
+	if f != "" && !slices.Contains(allowed, f) {
+		return flagErrorf("--format %q: want %s", f, strings.Join(allowed, ", "))
+	}
+	return nil
 }
 
 // baselineLines writes, under the table, each result's --baseline: the other
@@ -119,6 +132,9 @@ func (o outputs) to(path string, fn func(io.Writer) error) error {
 		return fn(o.Stdout)
 	}
 	if f := o.opened[path]; f != nil {
+		if o.interim && !f.regular {
+			return nil // a pipe or a device takes the final write only
+		}
 		return f.replace(fn)
 	}
 	f, err := os.Create(path)
@@ -138,10 +154,7 @@ func (o outputs) check() error {
 	if o.JSON == "-" && o.CSV == "-" {
 		return flagErrorf("--json - and --csv -: only one can go to stdout")
 	}
-	if o.Format != "" && !slices.Contains(report.Formats, o.Format) {
-		return flagErrorf("--format %q: want %s", o.Format, strings.Join(report.Formats, ", "))
-	}
-	return nil
+	return checkFormat(o.Format, report.Formats)
 }
 
 // outFile is a results file opened before the run (outputs.open).
@@ -149,10 +162,21 @@ type outFile struct {
 	f       *os.File
 	created bool // it did not exist before: close removes it if nothing was written
 	written bool
+	// regular: a plain file, which replace rewrites from its start. Anything else
+	// (/dev/null, a pipe, /dev/stdout) cannot be rewound: it gets the final write
+	// only, once.
+	regular bool
 }
 
 // replace writes the file's whole content anew with fn.
 func (o *outFile) replace(fn func(io.Writer) error) error {
+	if !o.regular {
+		o.written = true
+		if err := fn(o.f); err != nil {
+			return fmt.Errorf("writing %s: %w", o.f.Name(), err)
+		}
+		return nil
+	}
 	if err := o.f.Truncate(0); err != nil {
 		return fmt.Errorf("writing %s: %w", o.f.Name(), err)
 	}
@@ -186,7 +210,8 @@ func (o *outputs) open(flags ...[2]string) error {
 			o.close()
 			return flagErrorf("%s %s: cannot write it: %v", flag, path, errors.Unwrap(err))
 		}
-		o.opened[path] = &outFile{f: f, created: statErr != nil}
+		st, err := f.Stat()
+		o.opened[path] = &outFile{f: f, created: statErr != nil, regular: err == nil && st.Mode().IsRegular()}
 	}
 	return nil
 }
@@ -214,4 +239,12 @@ func (o *outputs) close() error {
 func addFormatFlag(cmd *cobra.Command, o *outputs) {
 	cmd.Flags().StringVar(&o.Format, "format", "auto", "how results are shown: table, plain (one header line, "+
 		"space-separated, for awk), perftest (perftest's columns) or auto (a table on a terminal, else plain)")
+}
+
+// addTableFormatFlag adds --format to a command whose tables have no perftest form
+// (report.TableFormats), def its default: auto, or table where a script of the test bed
+// reads the boxed table.
+func addTableFormatFlag(cmd *cobra.Command, p *string, def string) {
+	cmd.Flags().StringVar(p, "format", def, "how tables are shown: table, plain (one header line, "+
+		"space-separated, one word a cell, for awk) or auto (a table on a terminal, else plain)")
 }

@@ -12,13 +12,14 @@ import (
 )
 
 type profilesOptions struct {
-	Name string // a profile name or YAML file to show; "" lists them all
-	Out  io.Writer
+	Name   string // a profile name or YAML file to show; "" lists them all
+	Format string // --format of the list: auto, table or plain
+	Out    io.Writer
 }
 
 func newCmdProfiles(runF func(*profilesOptions) error) *cobra.Command {
 	o := &profilesOptions{}
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use:     "profiles [NAME|FILE]",
 		Example: "  rdmabench profiles\n  rdmabench profiles cx6",
 		Short:   "List the NIC profiles, or show one (match rules, grid, start point, article values)",
@@ -26,6 +27,12 @@ func newCmdProfiles(runF func(*profilesOptions) error) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
 				o.Name = args[0]
+				if cmd.Flags().Changed("format") {
+					return flagErrorf("--format goes with the list: a profile is shown as YAML")
+				}
+			}
+			if err := checkFormat(o.Format, report.TableFormats); err != nil {
+				return err
 			}
 			o.Out = cmd.OutOrStdout()
 			if runF != nil {
@@ -34,6 +41,10 @@ func newCmdProfiles(runF func(*profilesOptions) error) *cobra.Command {
 			return profilesRun(o)
 		},
 	}
+	addTableFormatFlag(cmd, &o.Format, "auto")
+	cmd.Flags().Lookup("format").Usage = "how the list is shown: table, plain (one header line, space-separated, " +
+		"one word a cell, for awk) or auto (a table on a terminal, else plain)"
+	return cmd
 }
 
 func profilesRun(o *profilesOptions) error {
@@ -54,8 +65,7 @@ func profilesRun(o *profilesOptions) error {
 	if err != nil {
 		return err
 	}
-	t := report.NewTable(o.Out)
-	t.Header("profile", "description", "drivers", "vendor IDs", "part IDs", "link Gb/s", "grid points (write)")
+	t := report.NewTab(o.Out, formatFor(o.Out, o.Format), "profile", "description", "drivers", "vendor IDs", "part IDs", "link Gb/s", "grid points (write)")
 	for _, p := range all {
 		n := 1
 		for _, d := range profiles.Dims {
@@ -65,8 +75,11 @@ func profilesRun(o *profilesOptions) error {
 		for _, v := range p.Match.VendorIDs {
 			vids = append(vids, fmt.Sprintf("0x%x", v))
 		}
-		t.Append(p.Name, p.Description, strings.Join(p.Match.Drivers, ","), strings.Join(vids, ","),
-			strings.Trim(fmt.Sprint(p.Match.VendorPartIDs), "[]"), p.LinkGbps, n)
+		parts := strings.Trim(fmt.Sprint(p.Match.VendorPartIDs), "[]")
+		if t.Plain() { // a list is one word, as the vendor IDs' is
+			parts = strings.Join(strings.Fields(parts), ",")
+		}
+		t.Append(p.Name, p.Description, strings.Join(p.Match.Drivers, ","), strings.Join(vids, ","), parts, p.LinkGbps, n)
 	}
 	return t.Render()
 }

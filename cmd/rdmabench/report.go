@@ -107,18 +107,22 @@ func reportShowRun(o *reportShowOptions) error {
 }
 
 type reportCompareOptions struct {
-	Files []string
-	Out   io.Writer
+	Files  []string
+	Format string // --format: auto, table or plain
+	Out    io.Writer
 }
 
 func newCmdReportCompare(runF func(*reportCompareOptions) error) *cobra.Command {
 	o := &reportCompareOptions{}
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use:     "compare A B [C...]",
-		Example: "  rdmabench report compare cx5.json cx6.json",
+		Example: "  rdmabench report compare cx5.json cx6.json\n  rdmabench report compare cx5.json cx6.json --format plain | awk '{print $1, $4}'",
 		Short:   "Compare runs or NIC generations side by side, by configuration, with deltas against A",
 		Args:    cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkFormat(o.Format, report.TableFormats); err != nil {
+				return err
+			}
 			o.Files, o.Out = args, cmd.OutOrStdout()
 			if runF != nil {
 				return runF(o)
@@ -126,6 +130,8 @@ func newCmdReportCompare(runF func(*reportCompareOptions) error) *cobra.Command 
 			return reportCompareRun(o)
 		},
 	}
+	addTableFormatFlag(cmd, &o.Format, "auto")
+	return cmd
 }
 
 func reportCompareRun(o *reportCompareOptions) error {
@@ -139,7 +145,7 @@ func reportCompareRun(o *reportCompareOptions) error {
 		runs = append(runs, rs)
 		names = append(names, filepath.Base(path))
 	}
-	return report.Compare(o.Out, names, runs)
+	return report.CompareShow(o.Out, names, runs, formatFor(o.Out, o.Format))
 }
 
 type reportCheckOptions struct {

@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/rdmabench/rdmabench/fleet/pairs"
+	"github.com/rdmabench/rdmabench/report"
 	"github.com/rdmabench/rdmabench/result"
 	"github.com/spf13/cobra"
 )
@@ -13,6 +14,7 @@ type reportMatrixOptions struct {
 	Files    []string
 	Metric   string
 	Outliers pairs.OutlierOpts
+	Format   string // --format: auto, table or plain
 	Out      io.Writer
 }
 
@@ -35,6 +37,9 @@ good in a retest), '?' cannot tell (fewer than 3 pairs measured), '-' not run.`,
 			if o.Outliers.MinBWFraction <= 0 || o.Outliers.MinBWFraction >= 1 || o.Outliers.MaxLatFactor <= 1 {
 				return flagErrorf("--min-bw-fraction within (0, 1), --max-lat-factor above 1")
 			}
+			if err := checkFormat(o.Format, report.TableFormats); err != nil {
+				return err
+			}
 			o.Files, o.Out = args, cmd.OutOrStdout()
 			if runF != nil {
 				return runF(o)
@@ -45,6 +50,7 @@ good in a retest), '?' cannot tell (fewer than 3 pairs measured), '-' not run.`,
 	f := cmd.Flags()
 	f.StringVar(&o.Metric, "metric", "", "bw or lat (default: the tests')")
 	addOutlierFlags(cmd, &o.Outliers)
+	addTableFormatFlag(cmd, &o.Format, "auto")
 	return cmd
 }
 
@@ -82,7 +88,7 @@ func reportMatrixRun(o *reportMatrixOptions) error {
 			}
 		}
 	}
-	if err := pairs.WriteMatrix(o.Out, out.Hosts, pairs.Matrix(len(out.Hosts), out.Results, out.Verdicts, metric), metric); err != nil {
+	if err := pairs.WriteMatrixFormat(o.Out, out.Hosts, pairs.Matrix(len(out.Hosts), out.Results, out.Verdicts, metric), metric, formatFor(o.Out, o.Format)); err != nil {
 		return err
 	}
 	for _, v := range out.Verdicts {

@@ -124,6 +124,8 @@ decisions; a stream that does not match the sweep is an error.`,
 	f.StringSliceVar(&o.MR, "mr", nil, "instead of tuning, compare two registration modes size by size (the article's C2): pool,per-io or pool,cache; the table gives B over A per size with its 95% interval and the break-even size")
 	f.Var(sizeListValue{&o.Sizes}, "sizes", "with --mr: message sizes (default: the profile's)")
 	f.StringVar(&o.Baseline, "baseline", "", "with --mr: tcp also measures each size over TCP, in the same rounds, and judges B against it")
+	// table by default: the test bed's e2e reads the boxed table ("message size").
+	addTableFormatFlag(cmd, &o.Out.Format, string(report.FormatTable))
 	return cmd
 }
 
@@ -186,6 +188,9 @@ func (o *sweepOptions) check(cmd *cobra.Command) error {
 		if _, err := os.Stat(o.Resume); err != nil {
 			return flagErrorf("--resume %s: %v (give the results stream of the sweep to continue)", o.Resume, errors.Unwrap(err))
 		}
+	}
+	if err := checkFormat(o.Out.Format, report.TableFormats); err != nil {
+		return err
 	}
 	return o.Out.check()
 }
@@ -324,7 +329,7 @@ func readStream(path string) ([]sweep.Recorded, error) {
 }
 
 func writeTuned(out outputs, t report.Tuned) error {
-	return out.emit(func(w io.Writer) error { return report.TunedTable(w, t) },
+	return out.emit(func(w io.Writer) error { return report.TunedShow(w, t, out.format(w)) },
 		func(w io.Writer) error { return report.WriteTunedJSON(w, t) },
 		func(w io.Writer) error { return report.TunedCSV(w, t) })
 }

@@ -97,7 +97,7 @@ func (o *sweepOptions) compareModes(ctx context.Context, c *bench.Client) error 
 			break
 		}
 	}
-	errs = append(errs, o.Out.emit(func(w io.Writer) error { return report.ModesTable(w, outs) },
+	errs = append(errs, o.Out.emit(func(w io.Writer) error { return report.ModesShow(w, outs, o.Out.format(w)) },
 		func(w io.Writer) error { return report.WriteModesJSON(w, outs) },
 		func(w io.Writer) error { return report.ModesCSV(w, outs) }))
 	if ctx.Err() != nil {

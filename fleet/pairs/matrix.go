@@ -109,6 +109,13 @@ func ValidMetric(metric string) bool { return metric == MetricBW || metric == Me
 // WriteMatrix writes m (Matrix) as a table, one row and one column per host (hosts[i]
 // names rank i), the client in the row and the server in the column, then a legend.
 func WriteMatrix(w io.Writer, hosts []string, m [][]Cell, metric string) error {
+	return WriteMatrixFormat(w, hosts, m, metric, report.FormatTable)
+}
+
+// WriteMatrixFormat writes m as WriteMatrix does, in f: FormatPlain is one header line
+// (the metric's unit and client\server, then the hosts) and a line per client, one word
+// a cell ("-" on the diagonal too), the legend under it on a line "legend:".
+func WriteMatrixFormat(w io.Writer, hosts []string, m [][]Cell, metric string, f report.Format) error {
 	if !ValidMetric(metric) {
 		return fmt.Errorf("metric %q: want %s or %s", metric, MetricBW, MetricLat)
 	}
@@ -119,12 +126,13 @@ func WriteMatrix(w io.Writer, hosts []string, m [][]Cell, metric string) error {
 	if metric == MetricLat {
 		unit = "p50 us"
 	}
-	t := report.NewTable(w)
-	header := []any{unit + ": client \\ server"}
-	for _, h := range hosts {
-		header = append(header, h)
+	corner := unit + ": client \\ server"
+	if f == report.FormatPlain {
+		corner = unit + " client\\server"
 	}
-	t.Header(header...)
+	header := []string{corner}
+	header = append(header, hosts...)
+	t := report.NewTab(w, f, header...)
 	for a, row := range m {
 		if len(row) != len(m) {
 			return fmt.Errorf("matrix row %d has %d cells, want %d", a, len(row), len(m))
@@ -133,13 +141,15 @@ func WriteMatrix(w io.Writer, hosts []string, m [][]Cell, metric string) error {
 		for _, c := range row {
 			cells = append(cells, c.Text(metric))
 		}
-		if err := t.Append(cells...); err != nil {
-			return err
-		}
+		t.Append(cells...)
 	}
 	if err := t.Render(); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintln(w, "! bad   ~ flaky (bad, then good in a retest)   ? cannot tell (fewer than 3 pairs measured)   - not run")
+	legend := "! bad   ~ flaky (bad, then good in a retest)   ? cannot tell (fewer than 3 pairs measured)   - not run"
+	if t.Plain() {
+		legend = "legend: ! bad, ~ flaky (bad, then good in a retest), ? cannot tell (fewer than 3 pairs measured), - not run"
+	}
+	_, err := fmt.Fprintln(w, legend)
 	return err
 }

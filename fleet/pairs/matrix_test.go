@@ -7,6 +7,9 @@ import (
 	"testing"
 
 	"github.com/rdmabench/rdmabench/result"
+
+	"github.com/rdmabench/rdmabench/internal/plaintest"
+	"github.com/rdmabench/rdmabench/report"
 )
 
 func TestMatrixCells(t *testing.T) {
@@ -133,5 +136,21 @@ func TestFromResultsCleansHosts(t *testing.T) {
 		if strings.ContainsAny(h, "\x1b\r\n") || len(h) > 200 {
 			t.Fatalf("host %q (%d bytes)", h[:min(len(h), 40)], len(h))
 		}
+	}
+}
+
+// --format plain: one header line (the unit, then the servers), a line per client.
+func TestWriteMatrixPlain(t *testing.T) {
+	rs := []PairResult{{A: 0, B: 1, Gbps: 97.5}, {A: 1, B: 2, Gbps: 97.1}, {A: 2, B: 0, Gbps: 40}}
+	var b bytes.Buffer
+	if err := WriteMatrixFormat(&b, []string{"node-a", "node-b", "node-c"}, Matrix(3, rs, Judge(rs, OutlierOpts{}), MetricBW), MetricBW, report.FormatPlain); err != nil {
+		t.Fatal(err)
+	}
+	rows := plaintest.Rows(t, b.String(), `gbps_client\server node-a node-b node-c`, 3)
+	if c := rows[2]; c[0] != "node-c" || c[1] != "40.0!" || c[2] != "-" {
+		t.Errorf("row node-c: %q", c)
+	}
+	if !strings.Contains(b.String(), "\nlegend: ! bad,") {
+		t.Errorf("legend:\n%s", b.String())
 	}
 }
