@@ -171,7 +171,12 @@ func (c *Client) Run(ctx context.Context, op Op, cfg result.Config) (r result.Re
 // to the server's QPs: the plan's answer, the QPs, the endpoints, the server's ready.
 // On error the server has been told, or the session is lost.
 func (c *Client) session(op Op, cfg result.Config, r *result.Result) (Session, error) {
-	if err := c.peer.Offer(&cfg); err != nil {
+	// --outs is this side's own cap on its READs in flight: the server need not know
+	// it (its responder takes what its device allows), and protocol 4's plan has no
+	// such field.
+	plan := cfg
+	plan.OutsNum = 0
+	if err := c.peer.Offer(&plan); err != nil {
 		return nil, err
 	}
 	remote, err := c.peer.Answer()
@@ -194,6 +199,9 @@ func (c *Client) session(op Op, cfg result.Config, r *result.Result) (Session, e
 	if err != nil {
 		c.peer.Abort(err)
 		return nil, err
+	}
+	if cfg.OutsNum > 0 {
+		remote.RdAtom = min(max(1, remote.RdAtom), cfg.OutsNum)
 	}
 	if err := s.ConnectPeers([]qp.Endpoint{remote}, cfg.MTUBytes); err != nil {
 		c.peer.Abort(err)

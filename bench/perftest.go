@@ -232,6 +232,9 @@ func (w *perftestWire) connect(dev Device, cfg result.Config, sizes []int) (Sess
 		d := perftest.Dest{LID: ep.LID, OutReads: 1, QPN: ep.QPNs[q], PSN: ep.PSNs[q], RKey: ep.RKey, VAddr: ep.Addr}
 		if w.op.Name == verbs.Read {
 			d.OutReads = ep.RdAtom
+			if cfg.OutsNum > 0 {
+				d.OutReads = min(d.OutReads, cfg.OutsNum)
+			}
 		}
 		copy(d.GID[:], net.ParseIP(ep.GID).To16())
 		w.mine = append(w.mine, d)
@@ -260,7 +263,7 @@ func (w *perftestWire) connect(dev Device, cfg result.Config, sizes []int) (Sess
 	for _, d := range w.rem {
 		eps = append(eps, qp.Endpoint{
 			QPNs: []uint32{d.QPN}, PSNs: []uint32{d.PSN}, LID: d.LID, GID: d.IP().String(), GIDIndex: -1,
-			GIDType: ep.GIDType, LinkLayer: ep.LinkLayer, MTU: w.mtu, RdAtom: max(1, d.OutReads),
+			GIDType: ep.GIDType, LinkLayer: ep.LinkLayer, MTU: w.mtu, RdAtom: outs(d.OutReads, cfg.OutsNum),
 			Addr: d.VAddr, RKey: d.RKey, Len: uint64(w.regionLen(cfg, sizes)),
 		})
 	}
@@ -431,4 +434,12 @@ func perftestReport(r result.Result, gbits bool) perftest.BWReport {
 		rep.BWAvg = r.BWGbps // perftest's Gb/s: 10^9 bits, as rdmabench's
 	}
 	return rep
+}
+
+// outs is the READ depth against a peer that offers offered, capped by --outs.
+func outs(offered, cap int) int {
+	if cap > 0 {
+		offered = min(offered, cap)
+	}
+	return max(1, offered)
 }

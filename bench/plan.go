@@ -313,6 +313,10 @@ func (op Op) Validate(c result.Config) error {
 		return fmt.Errorf("--inline applies to WRITE; %s carries no payload in the request", strings.ToUpper(string(op.Name)))
 	case c.MTUBytes != 0 && (c.MTUBytes < 256 || c.MTUBytes > 4096 || c.MTUBytes&(c.MTUBytes-1) != 0):
 		return fmt.Errorf("--mtu %d: want 256, 512, 1024, 2048 or 4096", c.MTUBytes)
+	case c.OutsNum < 0 || c.OutsNum > 255:
+		return fmt.Errorf("--outs %d: want 1 to 255 READs outstanding per QP (0 or absent: what both devices allow)", c.OutsNum)
+	case c.OutsNum > 0 && (c.Bidirectional || c.Peers > 0):
+		return fmt.Errorf("--outs with -b or several servers: the cap is the client's alone, which those tests' other initiators would not keep")
 	case c.QPTimeout < 0 || c.QPTimeout > 31:
 		return fmt.Errorf("--qp-timeout %d: want 1 to 31 (a retransmission after 4.096 us x 2^N without an acknowledgement; perftest's default is %d, 67 ms)", c.QPTimeout, verbs.DefaultQPTimeout)
 	case c.IntervalS != 0 && (c.Test != result.BW || math.IsNaN(c.IntervalS) || c.IntervalS < 0.1 || c.IntervalS > MaxDurationS):

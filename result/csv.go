@@ -88,6 +88,7 @@ var csvColumns = []csvColumn{
 	partColumn(baselinePart, floatColumn("baseline_bw_gbit_per_s", func(r *Result) *float64 { return &r.Baseline.BWGbps }, false)),
 	partColumn(baselinePart, floatColumn("rdma_over_tcp", func(r *Result) *float64 { return &r.Baseline.RDMAOverTCP }, false)),
 	partColumn(baselinePart, stringColumn("baseline_error", func(r *Result) *string { return &r.Baseline.Error })),
+	countColumn("outs_num", func(r *Result) *int { return &r.Config.OutsNum }),
 }
 
 // csvBaseColumns is how many columns CSV had before the fan, registration, baseline

@@ -45,7 +45,11 @@ type Config struct {
 	// QPTimeout is the QPs' local ACK timeout exponent (perftest's -u): a requester
 	// retransmits after 4.096 us x 2^QPTimeout without an acknowledgement; 0 means 14
 	// (67 ms), perftest's default.
-	QPTimeout int  `json:"qp_timeout,omitempty"`
+	QPTimeout int `json:"qp_timeout,omitempty"`
+	// OutsNum (perftest's -o) caps the READs each of the client's QPs keeps
+	// outstanding below what both devices allow (max_rd_atom then says what was used);
+	// 0: no cap, perftest's default. A WRITE test ignores it, as perftest does.
+	OutsNum   int  `json:"outs_num,omitempty"`
 	NumQPs    int  `json:"num_qps"`
 	Verify    bool `json:"verify"`
 	// Bandwidth tests: sleep on completion events instead of busy-polling, with the CQ

@@ -53,7 +53,6 @@ var refusedFlags = []refusedFlag{
 	{"connection", "c", true, "rdmabench measures RC QPs only (UC, UD, XRC, DC, SRD are not implemented): drop -c, or use perftest"},
 	{"rdma-cm", "R", false, "rdmabench connects its QPs over its own control connection, not rdma_cm: drop -R"},
 	{"comm-rdma-cm", "z", false, "rdmabench exchanges QP details over its own TCP control connection: drop -z"},
-	{"outs", "o", true, "rdmabench lets each QP have as many READs outstanding as both devices allow (max_qp_rd_atom, recorded as the result's max_rd_atom), which is perftest's default; a lower limit is not implemented: drop -o"},
 	{"sl", "S", true, "the service level is not settable in rdmabench: drop -S (on RoCE, the traffic class is the switch's to map)"},
 	{"tos", "T", true, "the type of service is not settable in rdmabench: drop -T"},
 	{"tclass", "", true, "the traffic class is not settable in rdmabench: drop --tclass"},

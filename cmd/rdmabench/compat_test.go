@@ -84,6 +84,11 @@ func TestPerftestAliases(t *testing.T) {
 	if o, err := parseTest(t, "read", "bw", "host", "--duration", "3", "--run_infinitely"); err != nil || !o.Infinite {
 		t.Errorf("--run_infinitely: %v", err)
 	}
+	for _, args := range [][]string{{"-o", "4"}, {"--outs_num", "4"}, {"--outs=4"}} {
+		if o, err := parseTest(t, "read", "bw", append([]string{"host"}, args...)...); err != nil || o.Config.OutsNum != 4 {
+			t.Errorf("read bw %v: %v", args, err)
+		}
+	}
 }
 
 // perftest's flags rdmabench does not implement: a usage error that names the flag and
@@ -100,8 +105,8 @@ func TestPerftestFlagsRefused(t *testing.T) {
 		{[]string{"-z"}, "-z/--comm-rdma-cm"},
 		{[]string{"--use_cuda=0"}, "--use-cuda 0: perftest's flag, not implemented by rdmabench: GPU memory"},
 		{[]string{"--tclass", "3"}, "--tclass 3"},
-		{[]string{"-o", "4"}, "-o/--outs 4: perftest's flag, not implemented by rdmabench: rdmabench lets each QP"},
-		{[]string{"--outs_num", "4"}, "--outs 4"},
+		{[]string{"-o", "300"}, "--outs 300: want 1 to 255"},
+		{[]string{"--outs_num", "4", "-b"}, "--outs with -b"},
 		{[]string{"-H"}, "-H/--report-histogrm"},
 		{[]string{"-V"}, "use 'rdmabench --version'"},
 	} {

@@ -336,6 +336,8 @@ func addConfigFlags(cmd *cobra.Command, c *result.Config, test string) {
 	f.VarP(inlineValue{&c.InlineBytes}, "inline", "I", "WRITE: send messages up to this size inline; auto: perftest's default for the device (220 for WRITE latency on ConnectX and the NICs perftest knows, its own size on a few, 0 for bandwidth tests and for devices it does not know, such as rxe)")
 	f.IntVarP(&c.MTUBytes, "mtu", "m", 0, "path MTU (default: the smaller active MTU of both ports)")
 	addQPTimeoutFlag(cmd, &c.QPTimeout)
+	f.IntVarP(&c.OutsNum, "outs", "o", 0, "READ: the most READs each QP keeps outstanding, as perftest's -o/--outs_num "+
+		"(default: what both devices allow, max_qp_rd_atom; the result's max_rd_atom says what was used); WRITE ignores it, as perftest")
 	addCountersFlag(cmd, &c.Counters)
 }
 
