@@ -163,3 +163,29 @@ func tail(s string, n int) string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+// TestOutsCapsOutstandingReads: -o (perftest's --outs_num) caps the READs each of the
+// client's QPs keeps outstanding, against an rdmabench server and a perftest one; the
+// result says what was used.
+func TestOutsCapsOutstandingReads(t *testing.T) {
+	needDevice(t)
+	cdev := srvDev
+	if cliDev != "" {
+		cdev = cliDev
+	}
+	p := startServer(t)
+	r := measure(t, client("read", "bw", cdev, p, "-o", "2", "-n", "500")...)
+	if r.MaxRdAtom != 2 || r.Config.OutsNum != 2 {
+		t.Fatalf("read bw -o 2: max_rd_atom %d, outs_num %d; want 2 and 2", r.MaxRdAtom, r.Config.OutsNum)
+	}
+	sg, cg := gidIndex(t, srvDev), gidIndex(t, cdev)
+	pp := int(port.Add(1))
+	srv := startPerftest(t, "ib_read_bw", "-d", srvDev, "-x", sg, "-p", fmt.Sprint(pp), "-n", "500")
+	if !socketListens(pp) {
+		t.Fatalf("ib_read_bw did not listen:\n%s", srv.out)
+	}
+	r = measure(t, "read", "bw", "-d", cdev, "-x", cg, "-o", "2", "-n", "500", "--perftest", fmt.Sprintf("%s:%d", srvIP, pp))
+	if code := srv.wait(60 * time.Second); code != 0 || r.MaxRdAtom != 2 {
+		t.Fatalf("against ib_read_bw: server exit %d, max_rd_atom %d (want 0 and 2)\n%s", code, r.MaxRdAtom, srv.out)
+	}
+}
