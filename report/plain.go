@@ -92,11 +92,7 @@ func Plain(w io.Writer, rs []result.Result) error {
 		if err := plainRows(w, rows); err != nil {
 			return err
 		}
-		peakNote(w, bw)
-		errorLines(w, bw)
-		counterLines(w, bw)
-		mrLines(w, bw)
-		if err := fanTables(w, bw); err != nil {
+		if err := bwLines(w, bw); err != nil {
 			return err
 		}
 	}

@@ -73,11 +73,7 @@ func Table(w io.Writer, rs []result.Result) error {
 		if err := t.Render(); err != nil {
 			return err
 		}
-		peakNote(w, bw)
-		errorLines(w, bw)
-		counterLines(w, bw)
-		mrLines(w, bw)
-		if err := fanTables(w, bw); err != nil {
+		if err := bwLines(w, bw); err != nil {
 			return err
 		}
 	}
@@ -182,4 +178,14 @@ func note(r result.Result) string {
 		s += "ERROR (below)"
 	}
 	return strings.TrimSpace(s)
+}
+
+// bwLines are what follows a bandwidth table in every format: the peak's resolution,
+// the errors, the counters, the registrations and the fan-out tables.
+func bwLines(w io.Writer, bw []result.Result) error {
+	peakNote(w, bw)
+	errorLines(w, bw)
+	counterLines(w, bw)
+	mrLines(w, bw)
+	return fanTables(w, bw)
 }
