@@ -66,7 +66,8 @@ browser:
 	$(GO) test -tags browser -count=1 -run Browser ./report/html/
 
 # Go native fuzz targets (hostile peers and files: the frame decoder, plans, every
-# results reader with report show's, the fleet's records, a sweep's stream), FUZZTIME each; fuzz-short: 150,000
+# results reader with report show's, the fleet's records, a sweep's stream, a perftest
+# peer's messages), FUZZTIME each; fuzz-short: 150,000
 # inputs each (10-20 s here). fuzz-short counts inputs rather than seconds: with a duration,
 # Go 1.26's fuzz coordinator can report "context deadline exceeded" at the deadline under
 # CPU load, without any failing input (go.dev/issue/75804, fixed in Go 1.27); a count has
@@ -79,6 +80,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzShow$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./report
 	$(GO) test -run '^$$' -fuzz '^FuzzFleetRecords$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./fleet/pairs
 	$(GO) test -run '^$$' -fuzz '^FuzzStream$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./sweep
+	$(GO) test -run '^$$' -fuzz '^FuzzPeerMessages$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./oob/perftest
 
 fuzz-short:
 	$(MAKE) --no-print-directory fuzz FUZZTIME=150000x
