@@ -136,6 +136,10 @@ func (ps *PerftestServer) serve(ctx context.Context, nc net.Conn) (what string, 
 		}
 		var q *ptQP
 		switch {
+		case round == 3 && len(qps) == 1 && d != qps[0].rem && d.QPN != qps[0].rem.QPN:
+			// A latency client opens with QP 0's key once more: what looked like round
+			// two was its first round, and this is its second QP.
+			return what, errors.New("a latency client with more than one QP (-q): perftest's latency tests are served with one; run the client with -q 1")
 		case round == 1 && len(qps) > 0 && d.QPN == qps[0].rem.QPN:
 			round, next = 2, 0 // round two begins: QP 0 again
 			fallthrough

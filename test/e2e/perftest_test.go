@@ -140,7 +140,26 @@ func TestPerftestInterop(t *testing.T) {
 		if code != 1 || !strings.Contains(out, "more QPs") {
 			t.Fatalf("exit %d, want 1 naming the QPs:\n%s", code, out)
 		}
-		srv.wait(time.Second) // perftest has no timeout of its own: it waits until killed
+		// rdmabench closed the connection: perftest stops too, with its own words.
+		if code := srv.wait(20 * time.Second); code == 0 || code == -1 {
+			t.Fatalf("ib_write_bw server: exit %d, want its own failure:\n%s", code, srv.out)
+		}
+		t.Logf("ib_write_bw server said:\n%s", tail(srv.out.String(), 3))
+	})
+	t.Run("latency with two QPs refused by the server", func(t *testing.T) {
+		pp := int(port.Add(1))
+		s := spawnServer(t, "--perftest-port", fmt.Sprint(pp), "--timeout", "10s")
+		if !listening(pp) {
+			t.Fatalf("no perftest port:\n%s", s.out)
+		}
+		cli := startPerftest(t, "ib_read_lat", "-d", cdev, "-x", cg, "-p", fmt.Sprint(pp), "-q", "2", "-n", "100", srvIP)
+		if code := cli.wait(30 * time.Second); code == 0 || code == -1 {
+			t.Fatalf("ib_read_lat -q 2: exit %d, want its own failure:\n%s", code, cli.out)
+		}
+		if !s.waitLog("more than one QP", 10*time.Second) {
+			t.Fatalf("the server's log does not say why:\n%s", s.out)
+		}
+		t.Logf("ib_read_lat -q 2 said:\n%s", tail(cli.out.String(), 3))
 	})
 }
 
