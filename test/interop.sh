@@ -23,7 +23,7 @@ value() {
   python3 -c '
 import json, sys
 try:
-    print(float(eval(sys.argv[2], {}, json.load(open(sys.argv[1])))))
+    print("%.3f" % float(eval(sys.argv[2], {}, json.load(open(sys.argv[1])))))
 except Exception:
     pass' "$OUT/r.json" "$1"
 }
