@@ -84,16 +84,17 @@ func queryDevice(ctx *C.struct_ibv_context) (DeviceInfo, error) {
 	// __be64: the integer's bytes in memory are already in network order.
 	binary.NativeEndian.PutUint64(guid[:], uint64(C.ibv_get_device_guid(ctx.device)))
 	info := DeviceInfo{
-		Name:         name,
-		Transport:    transport(ctx.device.transport_type),
-		NodeGUID:     fmt.Sprintf("%02x%02x:%02x%02x:%02x%02x:%02x%02x", guid[0], guid[1], guid[2], guid[3], guid[4], guid[5], guid[6], guid[7]),
-		FirmwareVer:  C.GoString(&attr.fw_ver[0]),
-		VendorID:     uint32(attr.vendor_id),
-		VendorPartID: uint32(attr.vendor_part_id),
-		MaxQPWR:      int(attr.max_qp_wr),
-		MaxCQE:       int(attr.max_cqe),
-		MaxQPRdAtom:  int(attr.max_qp_rd_atom),
-		MaxMRSize:    uint64(attr.max_mr_size),
+		Name:            name,
+		Transport:       transport(ctx.device.transport_type),
+		NodeGUID:        fmt.Sprintf("%02x%02x:%02x%02x:%02x%02x:%02x%02x", guid[0], guid[1], guid[2], guid[3], guid[4], guid[5], guid[6], guid[7]),
+		FirmwareVer:     C.GoString(&attr.fw_ver[0]),
+		VendorID:        uint32(attr.vendor_id),
+		VendorPartID:    uint32(attr.vendor_part_id),
+		MaxQPWR:         int(attr.max_qp_wr),
+		MaxCQE:          int(attr.max_cqe),
+		MaxQPRdAtom:     int(attr.max_qp_rd_atom),
+		MaxQPInitRdAtom: int(attr.max_qp_init_rd_atom),
+		MaxMRSize:       uint64(attr.max_mr_size),
 	}
 	info.Driver = driverName(name, info.VendorID)
 	info.Model = Model(info.Driver, info.VendorID, info.VendorPartID)

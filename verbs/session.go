@@ -272,7 +272,7 @@ func (s *Session) Local() qp.Endpoint {
 	e := qp.Endpoint{
 		PSNs: s.psns, LID: s.dev.Port.LID, GID: s.dev.GID.GID, GIDIndex: s.dev.GID.Index,
 		GIDType: s.dev.GID.Type, LinkLayer: s.dev.Port.LinkLayer, MTU: s.dev.Port.ActiveMTU,
-		RdAtom: s.dev.Info.MaxQPRdAtom, Addr: uint64(uintptr(s.buf)), RKey: uint32(s.mr.rkey),
+		RdAtom: min(255, s.dev.Info.MaxQPRdAtom), Addr: uint64(uintptr(s.buf)), RKey: uint32(s.mr.rkey),
 		Len: uint64(s.spec.BufSize),
 	}
 	for _, qp := range s.qps {
@@ -290,7 +290,8 @@ func (s *Session) Connect(r qp.Endpoint, mtu int) error {
 // ConnectPeers takes the QPs to RTR and RTS: against one endpoint that offers as many
 // QPs as this side has, or against one endpoint per QP, each offering one (QP i to
 // peer i: fan-out and fan-in). The path MTU is the smallest active MTU of all sides
-// (and mtu, when mtu > 0); outstanding READs the smallest max_qp_rd_atom.
+// (and mtu, when mtu > 0); the READs this side keeps outstanding, the smaller of its
+// max_qp_init_rd_atom and each peer's max_qp_rd_atom (RdAtom reports the smallest).
 func (s *Session) ConnectPeers(rs []qp.Endpoint, mtu int) error {
 	type path struct {
 		qp.Endpoint
@@ -323,7 +324,13 @@ func (s *Session) ConnectPeers(rs []qp.Endpoint, mtu int) error {
 	if mtu > 0 {
 		mine = min(mine, mtu)
 	}
-	s.mtu, s.rdAtom = mine, s.dev.Info.MaxQPRdAtom
+	// READs: this side's initiator keeps at most its device's max_qp_init_rd_atom and
+	// the peer's max_qp_rd_atom (what the peer answers at once, its endpoint's RdAtom)
+	// outstanding; its responder takes its own device's max_qp_rd_atom, as much as
+	// any peer's initiator may send (that is what this side's endpoint offers). Both
+	// are 8-bit fields in the QP's attributes: a device that reports more gets 255.
+	initMax, destMax := min(255, max(1, s.dev.Info.MaxQPInitRdAtom)), min(255, max(1, s.dev.Info.MaxQPRdAtom))
+	s.mtu, s.rdAtom = mine, initMax
 	for i := range paths {
 		r := &paths[i]
 		if r.LinkLayer != s.dev.Port.LinkLayer {
@@ -335,7 +342,7 @@ func (s *Session) ConnectPeers(rs []qp.Endpoint, mtu int) error {
 		if r.gid = net.ParseIP(r.GID).To16(); r.gid == nil {
 			return fmt.Errorf("peer sent an invalid GID %q", r.GID)
 		}
-		r.mtu, r.atom = min(mine, r.MTU), max(1, min(s.dev.Info.MaxQPRdAtom, r.RdAtom))
+		r.mtu, r.atom = min(mine, r.MTU), max(1, min(initMax, r.RdAtom))
 		s.mtu, s.rdAtom = min(s.mtu, r.mtu), min(s.rdAtom, r.atom)
 	}
 	s.rdAtom = max(1, s.rdAtom)
@@ -352,7 +359,7 @@ func (s *Session) ConnectPeers(rs []qp.Endpoint, mtu int) error {
 			a.path_mtu = mtuEnum(r.mtu)
 			a.dest_qp_num = C.uint32_t(r.QPNs[r.qp])
 			a.rq_psn = C.uint32_t(r.PSNs[r.qp])
-			a.max_dest_rd_atomic = C.uint8_t(r.atom)
+			a.max_dest_rd_atomic = C.uint8_t(destMax)
 			a.min_rnr_timer = 12
 			a.ah_attr.dlid = C.uint16_t(r.LID)
 			a.ah_attr.port_num = C.uint8_t(s.dev.Port.Port)

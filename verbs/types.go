@@ -21,19 +21,21 @@ var ErrNoDevice = errors.New("no RDMA device found: load a NIC driver (mlx5_ib .
 
 // DeviceInfo describes one RDMA device as `rdmabench devices` shows it.
 type DeviceInfo struct {
-	Name         string     `json:"name"`
-	Driver       string     `json:"driver"`
-	Transport    string     `json:"transport"`
-	Model        string     `json:"model"`
-	NodeGUID     string     `json:"node_guid"`
-	FirmwareVer  string     `json:"fw_ver"`
-	VendorID     uint32     `json:"vendor_id"`
-	VendorPartID uint32     `json:"vendor_part_id"`
-	MaxQPWR      int        `json:"max_qp_wr"`
-	MaxCQE       int        `json:"max_cqe"`
-	MaxQPRdAtom  int        `json:"max_qp_rd_atom"`
-	MaxMRSize    uint64     `json:"max_mr_size"`
-	Ports        []PortInfo `json:"ports"`
+	Name         string `json:"name"`
+	Driver       string `json:"driver"`
+	Transport    string `json:"transport"`
+	Model        string `json:"model"`
+	NodeGUID     string `json:"node_guid"`
+	FirmwareVer  string `json:"fw_ver"`
+	VendorID     uint32 `json:"vendor_id"`
+	VendorPartID uint32 `json:"vendor_part_id"`
+	MaxQPWR      int    `json:"max_qp_wr"`
+	MaxCQE       int    `json:"max_cqe"`
+	MaxQPRdAtom  int    `json:"max_qp_rd_atom"` // READs a QP answers at once (responder)
+	// MaxQPInitRdAtom is the READs a QP may have outstanding as the initiator.
+	MaxQPInitRdAtom int        `json:"max_qp_init_rd_atom"`
+	MaxMRSize       uint64     `json:"max_mr_size"`
+	Ports           []PortInfo `json:"ports"`
 }
 
 // PortInfo is one port of a device.
