@@ -305,6 +305,11 @@ func (op Op) Validate(c result.Config) error {
 		return fmt.Errorf("--cq-moderation moderates completion events: add --events")
 	case c.CQModerationCount < 0 || c.CQModerationCount > 65535 || c.CQModerationUS < 0 || c.CQModerationUS > 65535:
 		return fmt.Errorf("--cq-moderation and --cq-moderation-usec: want 0 to 65535")
+	case c.CQModerationCount > maxSignalled(c) && c.CQModerationUS == 0:
+		// The CQ would never gather that many: without a period, every wait would end
+		// at the loop's own 100 ms wake-up, which is not what was asked.
+		return fmt.Errorf("--cq-moderation %d: at most %d completions can be outstanding (--qps %d x --tx-depth %d / --cq-mod %d, rounded up), so an event per %d never comes: want %d or fewer, or add --cq-moderation-usec",
+			c.CQModerationCount, maxSignalled(c), c.NumQPs, c.SQDepth, c.CQMod, c.CQModerationCount, maxSignalled(c))
 	case c.Verify && c.Test != result.BW:
 		return fmt.Errorf("--verify applies to bandwidth tests")
 	case c.InlineBytes < InlineAuto:
@@ -468,4 +473,13 @@ func (op Op) validateFan(c result.Config) error {
 		return fmt.Errorf("--verify with --landing shared: the shared region holds whichever server's message landed last; verify with --landing per-peer")
 	}
 	return nil
+}
+
+// maxSignalled is how many signalled WRs a bandwidth loop can have outstanding on its
+// CQ: each QP holds up to the send queue's depth, one in every cq-mod signalled.
+func maxSignalled(c result.Config) int {
+	if c.CQMod < 1 {
+		return c.NumQPs * c.SQDepth
+	}
+	return max(1, c.NumQPs) * ((c.SQDepth + c.CQMod - 1) / c.CQMod)
 }

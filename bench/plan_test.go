@@ -72,6 +72,23 @@ func plan(mod func(*result.Config)) result.Config {
 	return c
 }
 
+// TestCQModerationWithinReach: a count the CQ can gather, or any count with a period,
+// is accepted; TestValidateNamesTheFlag has the refusal.
+func TestCQModerationWithinReach(t *testing.T) {
+	for _, mod := range []func(*result.Config){
+		func(c *result.Config) {
+			c.CompletionEvents, c.NumQPs, c.SQDepth, c.CQMod, c.CQModerationCount = true, 2, 128, 100, 4
+		},
+		func(c *result.Config) {
+			c.CompletionEvents, c.SQDepth, c.CQMod, c.CQModerationCount, c.CQModerationUS = true, 128, 100, 16, 20
+		},
+	} {
+		if c := plan(mod); ops.Validate(c) != nil {
+			t.Errorf("plan %+v refused: %v", c, ops.Validate(c))
+		}
+	}
+}
+
 func TestValidateNamesTheFlag(t *testing.T) {
 	for _, tc := range []struct {
 		want string
@@ -103,6 +120,12 @@ func TestValidateNamesTheFlag(t *testing.T) {
 		{"--events", func(c *result.Config) { c.Test = "lat"; c.CompletionEvents = true }},
 		{"add --events", func(c *result.Config) { c.CQModerationCount = 16 }},
 		{"--cq-moderation", func(c *result.Config) { c.CompletionEvents = true; c.CQModerationUS = 65536 }},
+		// 2 QPs x 128 WRs / 100 per signal, rounded up: 4 completions can be outstanding.
+		{"at most 4 completions", func(c *result.Config) {
+			c.CompletionEvents, c.NumQPs, c.SQDepth, c.CQMod, c.CQModerationCount = true, 2, 128, 100, 5
+		}},
+		{"--outs", func(c *result.Config) { c.OutsNum = 256 }},
+		{"--outs with -b", func(c *result.Config) { c.OutsNum = 2; c.Bidirectional = true }},
 	} {
 		c := plan(tc.mod)
 		if err := ops.Validate(c); err == nil || !strings.Contains(err.Error(), tc.want) {
