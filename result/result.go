@@ -49,9 +49,9 @@ type Config struct {
 	// OutsNum (perftest's -o) caps the READs each of the client's QPs keeps
 	// outstanding below what both devices allow (max_rd_atom then says what was used);
 	// 0: no cap, perftest's default. A WRITE test ignores it, as perftest does.
-	OutsNum   int  `json:"outs_num,omitempty"`
-	NumQPs    int  `json:"num_qps"`
-	Verify    bool `json:"verify"`
+	OutsNum int  `json:"outs_num,omitempty"`
+	NumQPs  int  `json:"num_qps"`
+	Verify  bool `json:"verify"`
 	// Bandwidth tests: sleep on completion events instead of busy-polling, with the CQ
 	// moderated (ibv_modify_cq) to an event per count completions or per usec.
 	CompletionEvents  bool `json:"completion_events"`
