@@ -365,3 +365,30 @@ func wcOpcodeName(o int) string {
 	}
 	return fmt.Sprintf("opcode %d", o)
 }
+
+// samplesOfTicks is samples over a histogram the loops' own C code filled with ticks:
+// the conversion's tests, which cannot use cgo themselves.
+func samplesOfTicks(ticks []int64, nsPerTick float64) Samples {
+	h := (*C.rb_hist)(C.malloc(C.size_t(unsafe.Sizeof(C.rb_hist{}))))
+	if h == nil {
+		panic("verbs: out of memory for a latency histogram")
+	}
+	defer C.free(unsafe.Pointer(h))
+	C.rb_hist_reset(h)
+	for _, t := range ticks {
+		C.rb_hist_add(h, C.int64_t(t))
+	}
+	return samples(h, nsPerTick)
+}
+
+// histBucket is the lowest tick and the width of the loops' histogram bucket that
+// holds t (tests).
+func histBucket(t int64) (low, width int64) {
+	for i := C.uint32_t(0); i < C.RB_HIST_LEN; i++ {
+		l, w := int64(C.rb_hist_low(i)), int64(C.rb_hist_width(i))
+		if t >= l && t < l+w {
+			return l, w
+		}
+	}
+	return -1, 0
+}
