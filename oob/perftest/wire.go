@@ -171,7 +171,18 @@ func ParseVersion(msg []byte) (string, float64, error) {
 		return "", 0, fmt.Errorf("version message of %d bytes, want %d", len(msg), VersionSize)
 	}
 	s, _, _ := bytes.Cut(msg, []byte{0})
-	v, err := strconv.ParseFloat(string(s), 64)
+	// perftest reads it with atof: the number at its start counts ("6.10.1" is 6.10).
+	num := s
+	for i, dots := 0, 0; i < len(s); i++ {
+		if s[i] == '.' {
+			dots++
+		}
+		if (s[i] < '0' || s[i] > '9') && (s[i] != '.' || dots > 1) {
+			num = s[:i]
+			break
+		}
+	}
+	v, err := strconv.ParseFloat(string(num), 64)
 	if err != nil || v <= 0 || v > 100 {
 		return "", 0, fmt.Errorf("version %q is not a perftest version: is the peer perftest (ib_write_bw and the like)?", text.Clean(string(s), 20))
 	}

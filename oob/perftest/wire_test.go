@@ -80,6 +80,9 @@ func TestVersionMessage(t *testing.T) {
 	if err != nil || s != "6.29" || v != 6.29 {
 		t.Fatalf("ParseVersion = %q %v %v", s, v, err)
 	}
+	if s, v, err := ParseVersion(append([]byte("6.10.1-rc"), make([]byte, 7)...)); err != nil || s != "6.10.1-rc" || v != 6.10 {
+		t.Fatalf("ParseVersion(6.10.1-rc) = %q %v %v; want atof's 6.10", s, v, err)
+	}
 	if _, _, err := ParseVersion([]byte("RDMB\x00\x04hello....")); err == nil {
 		t.Fatal("an rdmabench frame was taken for a version")
 	}
