@@ -155,7 +155,7 @@ func (ps *PerftestServer) serve(ctx context.Context, nc net.Conn) (what string, 
 				}
 			}
 			if int64(len(qps)+1)*int64(region) > ps.MaxBuffer {
-				return what, fmt.Errorf("%d QPs of %d bytes each exceed --max-buffer %d", len(qps)+1, region, ps.MaxBuffer)
+				return what, fmt.Errorf("%d QPs of %d bytes each (perftest -a's largest message) exceed --max-buffer %d: raise it, or run the client with fewer QPs (-q)", len(qps)+1, region, ps.MaxBuffer)
 			}
 			if q, err = ps.newQP(dev, me, w, d, region); err != nil {
 				return what, err

@@ -107,7 +107,7 @@ func TestPerftestInterop(t *testing.T) {
 		t.Run(tc.name+"/perftest-client", func(t *testing.T) {
 			pp := int(port.Add(1))
 			s := spawnServer(t, "--perftest-port", fmt.Sprint(pp), "--timeout", "20s")
-			if !listening(pp) {
+			if !socketListens(pp) {
 				t.Fatalf("no perftest port:\n%s", s.out)
 			}
 			cli := startPerftest(t, tc.name, "-d", cdev, "-x", cg, "-p", fmt.Sprint(pp), "-n", tc.iters, srvIP)
@@ -146,20 +146,20 @@ func TestPerftestInterop(t *testing.T) {
 		}
 		t.Logf("ib_write_bw server said:\n%s", tail(srv.out.String(), 3))
 	})
-	t.Run("latency with two QPs refused by the server", func(t *testing.T) {
+	t.Run("more QPs than --max-buffer refused by the server", func(t *testing.T) {
 		pp := int(port.Add(1))
-		s := spawnServer(t, "--perftest-port", fmt.Sprint(pp), "--timeout", "10s")
-		if !listening(pp) {
+		s := spawnServer(t, "--perftest-port", fmt.Sprint(pp), "--timeout", "10s", "--max-buffer", "8M")
+		if !socketListens(pp) {
 			t.Fatalf("no perftest port:\n%s", s.out)
 		}
-		cli := startPerftest(t, "ib_read_lat", "-d", cdev, "-x", cg, "-p", fmt.Sprint(pp), "-q", "2", "-n", "100", srvIP)
+		cli := startPerftest(t, "ib_write_bw", "-d", cdev, "-x", cg, "-p", fmt.Sprint(pp), "-q", "2", "-n", "100", srvIP)
 		if code := cli.wait(30 * time.Second); code == 0 || code == -1 {
-			t.Fatalf("ib_read_lat -q 2: exit %d, want its own failure:\n%s", code, cli.out)
+			t.Fatalf("ib_write_bw -q 2: exit %d, want its own failure:\n%s", code, cli.out)
 		}
-		if !s.waitLog("more than one QP", 10*time.Second) {
-			t.Fatalf("the server's log does not say why:\n%s", s.out)
+		if !s.waitLog("exceed --max-buffer", 10*time.Second) {
+			t.Fatalf("the server's log does not say why:\n%s\nib_write_bw -q 2 printed:\n%s", s.out, cli.out)
 		}
-		t.Logf("ib_read_lat -q 2 said:\n%s", tail(cli.out.String(), 3))
+		t.Logf("ib_write_bw -q 2 said:\n%s", tail(cli.out.String(), 3))
 	})
 }
 
