@@ -187,6 +187,19 @@ static void exec(qm_model *m, qm_qp *p, uint64_t n) {
 			if (w->opcode == IBV_WR_RDMA_WRITE)
 				peer_sees_write(m, w);
 		}
+		if (fq && m->cfg.fault == QM_FAULT_STRAY && !m->strayed && p->executed > m->cfg.fault_after) {
+			m->strayed = 1;
+			qm_cqe s = {
+			    .wr_id = QM_STRAY_WRID,
+			    .status = IBV_WC_SUCCESS,
+			    .opcode = w->opcode == IBV_WR_RDMA_WRITE ? IBV_WC_RDMA_WRITE : IBV_WC_RDMA_READ,
+			    .qp_num = p->qp.qp_num,
+			    .qp = p->idx,
+			    .seq = p->head > 0 ? p->head - 1 : 0, // frees nothing
+			    .due = m->tick + m->cfg.ack_delay,
+			};
+			cq_push(m, &s);
+		}
 		if (status != IBV_WC_SUCCESS || w->signalled) {
 			qm_cqe e = {
 			    .wr_id = w->wr_id,

@@ -95,7 +95,11 @@ typedef struct {
 	uint64_t due; // tick at which the CQE is in the CQ
 } qm_cqe;
 
-enum { QM_FAULT_NONE, QM_FAULT_FAIL, QM_FAULT_STALL };
+// QM_FAULT_STRAY: once, after fault_after WRs of a faulty QP, the CQ also holds a
+// successful completion for a WR no loop posted (wr_id QM_STRAY_WRID), as a leftover
+// of an earlier loop on a shared CQ would be.
+enum { QM_FAULT_NONE, QM_FAULT_FAIL, QM_FAULT_STALL, QM_FAULT_STRAY };
+#define QM_STRAY_WRID 0x5757000000000000ull
 enum { QM_PP_NONE, QM_PP_PEER_RESPONDS, QM_PP_PEER_INITIATES };
 
 typedef struct {
@@ -147,6 +151,7 @@ struct qm_model {
 	qm_qp *qps;
 	struct ibv_qp **qpp;  // nqp pointers, for rb_bw_args.qps
 	volatile int stop;
+	int strayed; // QM_FAULT_STRAY's completion was pushed
 	int64_t clock, start_clock;
 	uint64_t tick, polls, posts, nows, waits, wait_ticks, sleeps_ms;
 	uint64_t rng;

@@ -49,7 +49,14 @@ const (
 	NoFault    FaultKind = iota
 	PeerFails            // after Fault.After WRs the next completes with RETRY_EXC_ERR, later ones flush
 	PeerStalls           // after Fault.After WRs nothing more executes or completes
+	// Stray: once a faulty QP has executed more than Fault.After WRs, the CQ also holds a
+	// successful completion with wr_id StrayWRID, for no WR the loop posted (a leftover
+	// on a shared CQ, a provider's bug).
+	Stray
 )
+
+// StrayWRID is the wr_id of Stray's completion.
+const StrayWRID = uint64(C.QM_STRAY_WRID)
 
 // Fault describes a misbehaving peer.
 type Fault struct {
