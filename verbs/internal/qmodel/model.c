@@ -211,6 +211,7 @@ static void exec(qm_model *m, qm_qp *p, uint64_t n) {
 			    .seq = seq,
 			    .signalled = w->signalled,
 			    .due = m->tick + m->cfg.ack_delay,
+			    .post_clock = w->post_clock,
 			};
 			if (status != IBV_WC_SUCCESS)
 				m->err_cqes++;
@@ -252,6 +253,7 @@ static int busy(qm_model *m) {
 static int post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad) {
 	qm_model *m = MODEL_OF(qp->context);
 	qm_qp *p = (qm_qp *)qp;
+	int64_t entry = m->clock;
 	m->posts++;
 	if (!m->posted_since_poll) {
 		m->posted_since_poll = 1;
@@ -301,6 +303,7 @@ static int post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_
 		w->len = wr->sg_list[0].length;
 		w->opcode = wr->opcode;
 		w->signalled = (wr->send_flags & IBV_SEND_SIGNALED) != 0;
+		w->post_clock = entry;
 		p->tail++;
 		m->clock += m->cfg.post_ns;
 		if (p->tail - p->head > p->max_occ)
@@ -347,8 +350,16 @@ static int poll_cq(struct ibv_cq *cq, int num, struct ibv_wc *wc) {
 		if (e->seq + 1 > p->head)
 			p->head = e->seq + 1; // frees the WR and every earlier one
 		m->cqes_polled++;
-		if (e->signalled && e->status == IBV_WC_SUCCESS)
+		if (e->signalled && e->status == IBV_WC_SUCCESS) {
 			m->sig_polled++;
+			int64_t d = m->clock - e->post_clock;
+			if (m->lat_n == 0 || d < m->lat_min)
+				m->lat_min = d;
+			if (m->lat_n == 0 || d > m->lat_max)
+				m->lat_max = d;
+			m->lat_n++;
+			m->lat_sum += d;
+		}
 	}
 	if (k > 0)
 		m->last_cqe_clock = m->clock;

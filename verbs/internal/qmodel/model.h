@@ -64,6 +64,7 @@ typedef struct {
 	int opcode;
 	int signalled;
 	uint32_t lkey;
+	int64_t post_clock; // the model clock when ibv_post_send was called with it
 } qm_wr;
 
 typedef struct qm_model qm_model;
@@ -93,6 +94,7 @@ typedef struct {
 	uint64_t seq;
 	int signalled;
 	uint64_t due; // tick at which the CQE is in the CQ
+	int64_t post_clock; // its WR's
 } qm_cqe;
 
 // QM_FAULT_STRAY: once, after fault_after WRs of a faulty QP, the CQ also holds a
@@ -152,6 +154,11 @@ struct qm_model {
 	struct ibv_qp **qpp;  // nqp pointers, for rb_bw_args.qps
 	volatile int stop;
 	int strayed; // QM_FAULT_STRAY's completion was pushed
+	// The model's own record of each signalled, successful WR: the model clock from the
+	// ibv_post_send that posted it to the return of the ibv_poll_cq that delivered its
+	// completion (what the loop's sample must be, give or take its own stamps).
+	uint64_t lat_n;
+	int64_t lat_sum, lat_min, lat_max;
 	int64_t clock, start_clock;
 	uint64_t tick, polls, posts, nows, waits, wait_ticks, sleeps_ms;
 	uint64_t rng;

@@ -104,12 +104,21 @@ type Record struct {
 	Polls, Posts, Ticks, Waits, WaitTicks, SleptMS          uint64
 	Arms, EventsRaised, EventsGot, EventsAcked              uint64
 	StartNS, FirstPostNS, LastPostNS, LastCQENS, EndNS      int64 // model clock
-	Violations                                              map[string]uint64
-	FirstViolation                                          map[string]string
+	// ModelLat is the model's own record of every signalled, successful WR: from its
+	// ibv_post_send to the return of the ibv_poll_cq that delivered it, model clock.
+	ModelLat       ModelLat
+	Violations     map[string]uint64
+	FirstViolation map[string]string
 	// Ping-pong.
 	PeerRounds, PeerAnswers, PeerPings       uint64
 	MaxPollsBeforePong, PollsBeforePongTotal uint64
 	NeedlessPollsBeforePong                  uint64 // polls before a pong with room in the send queue
+}
+
+// ModelLat sums the model's record of the post-to-poll time of every signalled WR.
+type ModelLat struct {
+	N             uint64
+	Sum, Min, Max int64
 }
 
 // Hist is the part of rb_hist the tests look at.
@@ -190,6 +199,7 @@ func (md *model) record() Record {
 		PeerRounds: uint64(m.pp_round), PeerAnswers: uint64(m.pp_answers), PeerPings: uint64(m.pp_pings),
 		MaxPollsBeforePong: uint64(m.max_polls_before_pong), PollsBeforePongTotal: uint64(m.polls_before_pong_total),
 		NeedlessPollsBeforePong: uint64(m.needless_polls_before_pong),
+		ModelLat:                ModelLat{N: uint64(m.lat_n), Sum: int64(m.lat_sum), Min: int64(m.lat_min), Max: int64(m.lat_max)},
 	}
 	for q, p := range qps {
 		r.Posted[q] = uint64(p.tail)
