@@ -46,3 +46,17 @@ func TestBWSampleValues(t *testing.T) {
 	}
 	t.Logf("%d bandwidth runs, %d with samples other than the model's record", n, len(bad))
 }
+
+// TestReadLatSampleValues: the READ latency loop's samples are the model's post-to-poll
+// record of each READ, one clock read later, exactly.
+func TestReadLatSampleValues(t *testing.T) {
+	for _, net := range []Net{{PerPoll: 1}, {PerPoll: 1, AckDelay: 3}, {PerPoll: 2, Random: true, Seed: 5}, {OnPost: 1}} {
+		o := RunReadLat(RLCase{Net: net, Iters: 200, TimeoutNS: healthyTimeout})
+		m, now := o.ModelLat, int64(50)
+		if o.RC != 0 || o.Hist.N != 200 || m.N != 200 || o.Hist.Min != m.Min+now || o.Hist.Max != m.Max+now ||
+			int64(o.Hist.SumLo) != m.Sum+int64(m.N)*now {
+			t.Errorf("%+v: rc %d, loop n %d min %d max %d sum %d; model n %d min %d max %d sum %d", net, o.RC,
+				o.Hist.N, o.Hist.Min, o.Hist.Max, o.Hist.SumLo, m.N, m.Min, m.Max, m.Sum)
+		}
+	}
+}
