@@ -10,13 +10,19 @@
 #include <x86intrin.h>
 static int use_tsc = 0;
 static inline int64_t ticks(void) { return use_tsc ? (int64_t)__rdtsc() : rb_now(); }
+#elif defined(RB_MODEL)
+// The model of the queues has a TSC of its own, at a rate it is given, so that the
+// calibration and the conversion are tested as they run on a real CPU.
+int64_t rb_model_tsc(void);
+static int use_tsc = 0;
+static inline int64_t ticks(void) { return use_tsc ? rb_model_tsc() : rb_now(); }
 #else
 static int use_tsc = 0;
 static inline int64_t ticks(void) { return rb_now(); }
 #endif
 
 void rb_set_clock(int tsc) {
-#if defined(__x86_64__) && !defined(RB_MODEL)
+#if defined(__x86_64__) || defined(RB_MODEL)
 	use_tsc = tsc;
 #else
 	(void)tsc;

@@ -79,6 +79,9 @@ type Net struct {
 	TickNS, NowNS  int64 // model time per tick / per rb_now() call; 0: 200 / 50
 	PostNS         int64 // model time per WR posted
 	MaxPolls       uint64
+	// TSCPerNS, when set, makes the loops stamp with the model's TSC at this rate (ticks
+	// per nanosecond of model time), calibrating it against rb_now as on a real CPU.
+	TSCPerNS float64
 }
 
 // Fail is rb_fail.
@@ -163,6 +166,10 @@ func newModel(cfg *C.qm_config, n Net, nqp, depth int, llen, rlen int) *model {
 	cfg.now_ns = C.int64_t(n.NowNS)
 	cfg.post_ns = C.int64_t(n.PostNS)
 	cfg.max_polls = C.uint64_t(n.MaxPolls)
+	cfg.tsc_per_ns = C.double(n.TSCPerNS)
+	if n.TSCPerNS > 0 {
+		C.rb_set_clock(1)
+	}
 	cfg.lbase = (*C.uint8_t)(md.lbuf)
 	cfg.llen = C.size_t(llen)
 	cfg.rbase = (*C.uint8_t)(md.rbuf)
@@ -175,6 +182,7 @@ func newModel(cfg *C.qm_config, n Net, nqp, depth int, llen, rlen int) *model {
 }
 
 func (md *model) free() {
+	C.rb_set_clock(0)
 	C.qm_free(md.m)
 	C.free(md.lbuf)
 	C.free(md.rbuf)

@@ -60,3 +60,37 @@ func TestReadLatSampleValues(t *testing.T) {
 		}
 	}
 }
+
+// TestBWSampleValuesOnATSC: with the model's TSC at 2.7 ticks per nanosecond, the loop
+// calibrates its rate against rb_now (as on a CPU: 20 ms of model time after the run)
+// and its samples, in ticks, converted at that rate, are the model's record: the rate
+// within 1e-4 of 1/2.7 ns per tick, every converted statistic within one clock read
+// (50 ns) per sample of the model's. A rate inverted, or ticks taken for nanoseconds,
+// is off by a factor of 2.7 or 7.3.
+func TestBWSampleValuesOnATSC(t *testing.T) {
+	const ghz, now = 2.7, 50.0
+	for _, c := range []BWCase{
+		{Net: Net{PerPoll: 1, TSCPerNS: ghz}, QPs: 1, Depth: 16, PostList: 1, CQMod: 1, Iters: 300, Stride: 8, LSlots: 2, RSlots: 2, TimeoutNS: healthyTimeout},
+		{Net: Net{PerPoll: 3, AckDelay: 2, TSCPerNS: ghz}, QPs: 3, Depth: 64, PostList: 4, CQMod: 8, Iters: 500, Read: true, Stride: 8, LSlots: 2, RSlots: 2, TimeoutNS: healthyTimeout},
+	} {
+		o := RunBW(c)
+		m := o.ModelLat
+		if o.RC != 0 || m.N == 0 || o.Hist.N != m.N {
+			t.Fatalf("%+v: rc %d fail %+v, loop n %d, model n %d", c, o.RC, o.Fail, o.Hist.N, m.N)
+		}
+		if r := o.NSPerTick * ghz; r < 1-1e-4 || r > 1+1e-4 {
+			t.Errorf("calibrated %.6f ns per tick; want %.6f", o.NSPerTick, 1/ghz)
+		}
+		ns := func(ticks float64) float64 { return ticks * o.NSPerTick }
+		sum := ns(float64(o.Hist.SumLo))
+		want := float64(m.Sum) + float64(m.N)*now
+		if d := sum - want; d < -float64(m.N)*now || d > float64(m.N)*now {
+			t.Errorf("sum of samples %.0f ns converted; the model's record %.0f ns (+%.0f per sample)", sum, float64(m.Sum), now)
+		}
+		for _, p := range [][2]float64{{ns(float64(o.Hist.Min)), float64(m.Min)}, {ns(float64(o.Hist.Max)), float64(m.Max)}} {
+			if d := p[0] - p[1]; d < 0 || d > 2*now {
+				t.Errorf("a sample converts to %.1f ns, the model recorded %.0f ns", p[0], p[1])
+			}
+		}
+	}
+}
