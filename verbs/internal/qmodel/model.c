@@ -71,7 +71,7 @@ static void cq_arrive(qm_model *m) {
 
 // ---- the network ----
 
-static void peer_schedule(qm_model *m, int kind, uint8_t v, uint64_t round) {
+static void peer_schedule(qm_model *m, int kind, uint8_t v, uint64_t round, int64_t post_clock) {
 	if (m->nact == QM_MAX_ACTIONS) {
 		violation(m, QM_V_PEER_QUEUE, "more than %d peer actions pending", QM_MAX_ACTIONS);
 		return;
@@ -81,6 +81,7 @@ static void peer_schedule(qm_model *m, int kind, uint8_t v, uint64_t round) {
 	a->kind = kind;
 	a->v = v;
 	a->round = round;
+	a->post_clock = post_clock;
 }
 
 static uint8_t round_byte(qm_model *m, uint64_t r) {
@@ -105,9 +106,9 @@ static void peer_sees_write(qm_model *m, const qm_wr *w) {
 	if (r >= m->cfg.peer_rounds)
 		return; // the peer has gone silent
 	if (m->cfg.pp == QM_PP_PEER_RESPONDS)
-		peer_schedule(m, 1, v, r);
+		peer_schedule(m, 1, v, r, w->post_clock);
 	else if (r + 1 < m->cfg.pp_iters && r + 1 < m->cfg.peer_rounds)
-		peer_schedule(m, 2, round_byte(m, r + 1), r + 1);
+		peer_schedule(m, 2, round_byte(m, r + 1), r + 1, w->post_clock);
 }
 
 static void peer_act(qm_model *m) {
@@ -122,6 +123,15 @@ static void peer_act(qm_model *m) {
 		uint32_t size = m->cfg.pp_size;
 		memcpy(m->cfg.lbase, m->peer_tx, size - 1);
 		__atomic_store_n(&m->cfg.lbase[size - 1], a->v, __ATOMIC_RELEASE);
+		if (a->post_clock >= 0) {
+			int64_t d = m->clock - a->post_clock;
+			if (m->rt_n == 0 || d < m->rt_min)
+				m->rt_min = d;
+			if (m->rt_n == 0 || d > m->rt_max)
+				m->rt_max = d;
+			m->rt_n++;
+			m->rt_sum += d;
+		}
 		if (a->kind == 1) {
 			m->pp_answers++;
 		} else {
@@ -661,7 +671,7 @@ int qm_rounds(qm_model *m, rb_rounds_args *a) {
 int qm_pingpong(qm_model *m, rb_pp_args *a) {
 	cur = m;
 	if (m->cfg.pp == QM_PP_PEER_INITIATES && m->cfg.pp_iters > 0 && m->cfg.peer_rounds > 0)
-		peer_schedule(m, 2, round_byte(m, 0), 0); // the first ping
+		peer_schedule(m, 2, round_byte(m, 0), 0, -1); // the first ping
 	int rc = rb_pingpong(a);
 	m->end_clock = m->clock;
 	cur = NULL;

@@ -142,6 +142,7 @@ typedef struct {
 	int kind; // 1: the peer's answer (byte v into the local rx region); 2: a ping of round
 	uint8_t v;
 	uint64_t round;
+	int64_t post_clock; // the model clock when the WRITE that prompted it was posted; -1: none
 } qm_action;
 
 #define QM_MAX_ACTIONS 16
@@ -160,6 +161,10 @@ struct qm_model {
 	// completion (what the loop's sample must be, give or take its own stamps).
 	uint64_t lat_n;
 	int64_t lat_sum, lat_min, lat_max;
+	// ... and of each ping-pong round: from the post of the loop's WRITE to the moment
+	// the peer's message that answers it is in the loop's buffer.
+	uint64_t rt_n;
+	int64_t rt_sum, rt_min, rt_max;
 	int64_t clock, start_clock;
 	uint64_t tick, polls, posts, nows, waits, wait_ticks, sleeps_ms;
 	uint64_t rng;

@@ -109,7 +109,10 @@ type Record struct {
 	StartNS, FirstPostNS, LastPostNS, LastCQENS, EndNS      int64 // model clock
 	// ModelLat is the model's own record of every signalled, successful WR: from its
 	// ibv_post_send to the return of the ibv_poll_cq that delivered it, model clock.
-	ModelLat       ModelLat
+	ModelLat ModelLat
+	// ModelRT is the model's record of each ping-pong round: from the post of the loop's
+	// WRITE to the answer's arrival in the loop's buffer.
+	ModelRT        ModelLat
 	Violations     map[string]uint64
 	FirstViolation map[string]string
 	// Ping-pong.
@@ -208,6 +211,7 @@ func (md *model) record() Record {
 		MaxPollsBeforePong: uint64(m.max_polls_before_pong), PollsBeforePongTotal: uint64(m.polls_before_pong_total),
 		NeedlessPollsBeforePong: uint64(m.needless_polls_before_pong),
 		ModelLat:                ModelLat{N: uint64(m.lat_n), Sum: int64(m.lat_sum), Min: int64(m.lat_min), Max: int64(m.lat_max)},
+		ModelRT:                 ModelLat{N: uint64(m.rt_n), Sum: int64(m.rt_sum), Min: int64(m.rt_min), Max: int64(m.rt_max)},
 	}
 	for q, p := range qps {
 		r.Posted[q] = uint64(p.tail)

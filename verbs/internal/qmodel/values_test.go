@@ -94,3 +94,49 @@ func TestBWSampleValuesOnATSC(t *testing.T) {
 		}
 	}
 }
+
+// TestPingPongSampleValues: the initiator's samples, and a timed responder's (against
+// perftest's write_lat), are the model's record of each round, from the post of the
+// loop's WRITE to the arrival of the peer's message that answers it, one clock read
+// later, exactly. (Issue 24: a ping-pong t0 taken after the post.) One exception, on
+// a wire no NIC has: when the ACK of the responder's WRITE comes back after the peer's
+// next message (ack_delay > peer_delay), the responder waits for room in its send queue
+// before it looks for that message, and its sample holds the wait: never shorter than
+// the model's, then.
+func TestPingPongSampleValues(t *testing.T) {
+	var bad []string
+	n := 0
+	for _, init := range []bool{true, false} {
+		for _, s := range ppShapes() {
+			for _, net := range ppNets {
+				for _, delay := range []int{0, 1, 5} {
+					c := PPCase{Net: net, Initiator: init, Size: 16, Iters: 300, SQDepth: s[0], CQMod: s[1], PeerDelay: delay,
+						TimeoutNS: ppTimeout, Perftest: !init}
+					o := RunPingPong(c)
+					n++
+					m, now := o.ModelRT, int64(50)
+					want := c.Iters
+					if !init {
+						want-- // the first ping answers no post of the loop's
+					}
+					exact := o.Hist.Min == m.Min+now && o.Hist.Max == m.Max+now && int64(o.Hist.SumLo) == m.Sum+int64(m.N)*now
+					if !init && net.AckDelay > delay { // see above
+						exact = o.Hist.Min >= m.Min+now && o.Hist.Max >= m.Max+now && int64(o.Hist.SumLo) >= m.Sum+int64(m.N)*now
+					}
+					if o.RC != 0 || o.Hist.N != want || m.N != want || !exact {
+						bad = append(bad, fmt.Sprintf("%v: rc %d, loop n %d min %d max %d sum %d; model n %d min %d max %d sum %d", c, o.RC,
+							o.Hist.N, o.Hist.Min, o.Hist.Max, o.Hist.SumLo, m.N, m.Min, m.Max, m.Sum))
+					}
+				}
+			}
+		}
+	}
+	for i, b := range bad {
+		if i == 10 {
+			t.Errorf("... and %d more", len(bad)-i)
+			break
+		}
+		t.Error(b)
+	}
+	t.Logf("%d ping-pong runs, %d with samples other than the model's record", n, len(bad))
+}
