@@ -102,6 +102,22 @@ func TestPerftestInterop(t *testing.T) {
 			if tc.test == "bw" && !regexp.MustCompile(`(?m)^\s*65536\s+`+tc.iters+`\s`).MatchString(srv.out.String()) {
 				t.Fatalf("%s server's table does not show 65536 B x %s:\n%s", tc.name, tc.iters, srv.out)
 			}
+			if tc.name == "ib_write_lat" {
+				// Both sides timed the same rounds and halve them: perftest's median
+				// (t_typical) and rdmabench's p50 agree within the bed's noise; a
+				// round trip not halved would be twice perftest's.
+				m := regexp.MustCompile(`(?m)^\s*2\s+` + tc.iters + `\s+\S+\s+\S+\s+(\S+)`).FindStringSubmatch(srv.out.String())
+				if m == nil || r.Lat.P50 == nil {
+					t.Fatalf("no t_typical in ib_write_lat's table, or no p50 (%v):\n%s", r.Lat.P50, srv.out)
+				}
+				var typical float64
+				fmt.Sscan(m[1], &typical)
+				ratio := float64(*r.Lat.P50) / 1e3 / typical
+				t.Logf("one-way latency of the same rounds: rdmabench p50 %.2f us, perftest t_typical %.2f us (ratio %.2f)", float64(*r.Lat.P50)/1e3, typical, ratio)
+				if ratio < 0.5 || ratio > 1.6 {
+					t.Errorf("rdmabench's one-way p50 is %.2f times perftest's t_typical for the same rounds", ratio)
+				}
+			}
 			t.Logf("%s server printed:\n%s", tc.name, tail(srv.out.String(), 4))
 		})
 		t.Run(tc.name+"/perftest-client", func(t *testing.T) {
