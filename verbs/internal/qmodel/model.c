@@ -578,6 +578,7 @@ qm_model *qm_new(const qm_config *cfg) {
 		m->cfg.now_ns = 50;
 	if (m->cfg.max_polls == 0)
 		m->cfg.max_polls = 20000000;
+	m->ev_pending = m->cfg.leftover_events;
 	if (m->cfg.depth == 0)
 		m->cfg.depth = 1;
 	m->rng = cfg->seed * 0x9E3779B97F4A7C15ULL + 0x1234567;

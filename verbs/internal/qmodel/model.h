@@ -119,6 +119,7 @@ typedef struct {
 	uint64_t stop_after_polls; // set the stop flag at that poll_cq call; 0 = never
 	int64_t tick_ns, now_ns;   // model time per tick and per rb_now() call
 	double tsc_per_ns;         // the model's TSC rate (rb_model_tsc), when the loops use it
+	uint32_t leftover_events;  // events pending on the channel when the loop starts (an earlier loop's)
 	int64_t post_ns;           // model time per WR posted
 	uint64_t max_polls;    // runaway guard
 	uint8_t *lbase, *rbase;

@@ -82,6 +82,9 @@ type Net struct {
 	// TSCPerNS, when set, makes the loops stamp with the model's TSC at this rate (ticks
 	// per nanosecond of model time), calibrating it against rb_now as on a real CPU.
 	TSCPerNS float64
+	// LeftoverEvents are completion events pending on the channel when the loop starts,
+	// an earlier loop's on the same CQ (the warm-up's last arming).
+	LeftoverEvents uint32
 }
 
 // Fail is rb_fail.
@@ -170,6 +173,7 @@ func newModel(cfg *C.qm_config, n Net, nqp, depth int, llen, rlen int) *model {
 	cfg.post_ns = C.int64_t(n.PostNS)
 	cfg.max_polls = C.uint64_t(n.MaxPolls)
 	cfg.tsc_per_ns = C.double(n.TSCPerNS)
+	cfg.leftover_events = C.uint32_t(n.LeftoverEvents)
 	if n.TSCPerNS > 0 {
 		C.rb_set_clock(1)
 	}
