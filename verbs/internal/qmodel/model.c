@@ -111,6 +111,15 @@ static void peer_sees_write(qm_model *m, const qm_wr *w) {
 		peer_schedule(m, 2, round_byte(m, r + 1), r + 1, w->post_clock);
 }
 
+static void times_add(qm_times *t, int64_t d) {
+	if (t->n == 0 || d < t->min)
+		t->min = d;
+	if (t->n == 0 || d > t->max)
+		t->max = d;
+	t->n++;
+	t->sum += d;
+}
+
 static void peer_act(qm_model *m) {
 	int k = 0;
 	while (k < m->nact) {
@@ -124,13 +133,7 @@ static void peer_act(qm_model *m) {
 		memcpy(m->cfg.lbase, m->peer_tx, size - 1);
 		__atomic_store_n(&m->cfg.lbase[size - 1], a->v, __ATOMIC_RELEASE);
 		if (a->post_clock >= 0) {
-			int64_t d = m->clock - a->post_clock;
-			if (m->rt_n == 0 || d < m->rt_min)
-				m->rt_min = d;
-			if (m->rt_n == 0 || d > m->rt_max)
-				m->rt_max = d;
-			m->rt_n++;
-			m->rt_sum += d;
+			times_add(&m->rt, m->clock - a->post_clock);
 		}
 		if (a->kind == 1) {
 			m->pp_answers++;
@@ -362,13 +365,7 @@ static int poll_cq(struct ibv_cq *cq, int num, struct ibv_wc *wc) {
 		m->cqes_polled++;
 		if (e->signalled && e->status == IBV_WC_SUCCESS) {
 			m->sig_polled++;
-			int64_t d = m->clock - e->post_clock;
-			if (m->lat_n == 0 || d < m->lat_min)
-				m->lat_min = d;
-			if (m->lat_n == 0 || d > m->lat_max)
-				m->lat_max = d;
-			m->lat_n++;
-			m->lat_sum += d;
+			times_add(&m->lat, m->clock - e->post_clock);
 		}
 	}
 	if (k > 0)

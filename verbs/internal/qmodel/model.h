@@ -69,6 +69,12 @@ typedef struct {
 
 typedef struct qm_model qm_model;
 
+// qm_times sums durations the model recorded on its own clock.
+typedef struct {
+	uint64_t n;
+	int64_t sum, min, max;
+} qm_times;
+
 typedef struct {
 	struct ibv_qp qp;
 	qm_model *m;
@@ -160,12 +166,10 @@ struct qm_model {
 	// The model's own record of each signalled, successful WR: the model clock from the
 	// ibv_post_send that posted it to the return of the ibv_poll_cq that delivered its
 	// completion (what the loop's sample must be, give or take its own stamps).
-	uint64_t lat_n;
-	int64_t lat_sum, lat_min, lat_max;
+	qm_times lat;
 	// ... and of each ping-pong round: from the post of the loop's WRITE to the moment
 	// the peer's message that answers it is in the loop's buffer.
-	uint64_t rt_n;
-	int64_t rt_sum, rt_min, rt_max;
+	qm_times rt;
 	int64_t clock, start_clock;
 	uint64_t tick, polls, posts, nows, waits, wait_ticks, sleeps_ms;
 	uint64_t rng;

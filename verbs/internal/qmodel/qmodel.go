@@ -130,6 +130,10 @@ type ModelLat struct {
 	Sum, Min, Max int64
 }
 
+func modelTimes(t C.qm_times) ModelLat {
+	return ModelLat{N: uint64(t.n), Sum: int64(t.sum), Min: int64(t.min), Max: int64(t.max)}
+}
+
 // Hist is the part of rb_hist the tests look at.
 type Hist struct {
 	N, Backwards     uint64
@@ -214,8 +218,8 @@ func (md *model) record() Record {
 		PeerRounds: uint64(m.pp_round), PeerAnswers: uint64(m.pp_answers), PeerPings: uint64(m.pp_pings),
 		MaxPollsBeforePong: uint64(m.max_polls_before_pong), PollsBeforePongTotal: uint64(m.polls_before_pong_total),
 		NeedlessPollsBeforePong: uint64(m.needless_polls_before_pong),
-		ModelLat:                ModelLat{N: uint64(m.lat_n), Sum: int64(m.lat_sum), Min: int64(m.lat_min), Max: int64(m.lat_max)},
-		ModelRT:                 ModelLat{N: uint64(m.rt_n), Sum: int64(m.rt_sum), Min: int64(m.rt_min), Max: int64(m.rt_max)},
+		ModelLat:                modelTimes(m.lat),
+		ModelRT:                 modelTimes(m.rt),
 	}
 	for q, p := range qps {
 		r.Posted[q] = uint64(p.tail)

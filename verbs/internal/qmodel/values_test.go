@@ -37,14 +37,7 @@ func TestBWSampleValues(t *testing.T) {
 			}
 		}
 	}
-	for i, b := range bad {
-		if i == 10 {
-			t.Errorf("... and %d more", len(bad)-i)
-			break
-		}
-		t.Error(b)
-	}
-	t.Logf("%d bandwidth runs, %d with samples other than the model's record", n, len(bad))
+	report(t, bad, "%d bandwidth runs, %d with samples other than the model's record", n)
 }
 
 // TestReadLatSampleValues: the READ latency loop's samples are the model's post-to-poll
@@ -131,14 +124,7 @@ func TestPingPongSampleValues(t *testing.T) {
 			}
 		}
 	}
-	for i, b := range bad {
-		if i == 10 {
-			t.Errorf("... and %d more", len(bad)-i)
-			break
-		}
-		t.Error(b)
-	}
-	t.Logf("%d ping-pong runs, %d with samples other than the model's record", n, len(bad))
+	report(t, bad, "%d ping-pong runs, %d with samples other than the model's record", n)
 }
 
 // TestLeftoverEventsNotCounted: events an earlier loop left on a shared CQ's channel
@@ -157,4 +143,18 @@ func TestLeftoverEventsNotCounted(t *testing.T) {
 			}
 		}
 	}
+}
+
+// report fails t with the first ten of bad and logs the tally: summary's first %d is
+// n, its second the failures.
+func report(t *testing.T, bad []string, summary string, n int) {
+	t.Helper()
+	for i, b := range bad {
+		if i == 10 {
+			t.Errorf("... and %d more", len(bad)-i)
+			break
+		}
+		t.Error(b)
+	}
+	t.Logf(summary, n, len(bad))
 }
