@@ -9,27 +9,29 @@
 #if defined(__x86_64__) && !defined(RB_MODEL)
 #include <x86intrin.h>
 static int use_tsc = 0;
+static inline int tsc_on(void) { return use_tsc; }
 static inline int64_t ticks(void) { return use_tsc ? (int64_t)__rdtsc() : rb_now(); }
 #elif defined(RB_MODEL)
-// The model of the queues has a TSC of its own, at a rate it is given, so that the
-// calibration and the conversion are tested as they run on a real CPU.
+// The model of the queues may give the loop it drives a TSC of its own, at a known rate,
+// so that the calibration and the conversion are tested as they run on a real CPU.
+int rb_model_tsc_on(void);
 int64_t rb_model_tsc(void);
-static int use_tsc = 0;
-static inline int64_t ticks(void) { return use_tsc ? rb_model_tsc() : rb_now(); }
+static inline int tsc_on(void) { return rb_model_tsc_on(); }
+static inline int64_t ticks(void) { return rb_model_tsc_on() ? rb_model_tsc() : rb_now(); }
 #else
-static int use_tsc = 0;
+static inline int tsc_on(void) { return 0; }
 static inline int64_t ticks(void) { return rb_now(); }
 #endif
 
 void rb_set_clock(int tsc) {
-#if defined(__x86_64__) || defined(RB_MODEL)
+#if defined(__x86_64__) && !defined(RB_MODEL)
 	use_tsc = tsc;
 #else
 	(void)tsc;
 #endif
 }
 
-int rb_clock_is_tsc(void) { return use_tsc; }
+int rb_clock_is_tsc(void) { return tsc_on(); }
 
 // The thread is not pinned: pinning a spinning loop to one CPU can put it on the CPU
 // its peer (or the kernel's RDMA work) needs, which costs a scheduler tick per round
@@ -46,7 +48,7 @@ static void clk_begin(rb_clock *c) {
 // clk_end sets x->ns_per_tick for the loop; a TSC that did not advance, or advanced at
 // a rate no CPU has (outside 10 MHz .. 100 GHz), fails the loop rather than guess.
 static int clk_end(rb_clock *c, rb_xfer *x, int rc) {
-	if (!use_tsc) {
+	if (!tsc_on()) {
 		x->ns_per_tick = 1.0;
 		return rc;
 	}

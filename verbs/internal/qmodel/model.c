@@ -421,16 +421,11 @@ int64_t rb_now(void) {
 	return m->clock;
 }
 
-// rb_model_tsc is the model's TSC: tsc_per_ns ticks per nanosecond of model time, and
-// a read costs what a clock read does.
-int64_t rb_model_tsc(void) {
-	qm_model *m = cur;
-	if (!m)
-		abort();
-	m->nows++;
-	m->clock += m->cfg.now_ns;
-	return (int64_t)((double)m->clock * m->cfg.tsc_per_ns);
-}
+// rb_model_tsc is the model's TSC, when its configuration gives one a rate: tsc_per_ns
+// ticks per nanosecond of model time; a read costs what a clock read does.
+int rb_model_tsc_on(void) { return cur && cur->cfg.tsc_per_ns > 0; }
+
+int64_t rb_model_tsc(void) { return (int64_t)((double)rb_now() * cur->cfg.tsc_per_ns); }
 
 // rb_wait_fd sleeps on the completion channel: the network goes on while the loop
 // sleeps, and the sleep ends with the first event or after timeout_ms of model time.

@@ -79,8 +79,9 @@ type Net struct {
 	TickNS, NowNS  int64 // model time per tick / per rb_now() call; 0: 200 / 50
 	PostNS         int64 // model time per WR posted
 	MaxPolls       uint64
-	// TSCPerNS, when set, makes the loops stamp with the model's TSC at this rate (ticks
-	// per nanosecond of model time), calibrating it against rb_now as on a real CPU.
+	// TSCPerNS, when set, makes the loop stamp with the model's TSC at this rate (ticks
+	// per nanosecond of model time), calibrating it against rb_now as on a real CPU. It
+	// is the run's own (no global clock switch), so such runs may share a grid.
 	TSCPerNS float64
 	// LeftoverEvents are completion events pending on the channel when the loop starts,
 	// an earlier loop's on the same CQ (the warm-up's last arming).
@@ -178,9 +179,6 @@ func newModel(cfg *C.qm_config, n Net, nqp, depth int, llen, rlen int) *model {
 	cfg.max_polls = C.uint64_t(n.MaxPolls)
 	cfg.tsc_per_ns = C.double(n.TSCPerNS)
 	cfg.leftover_events = C.uint32_t(n.LeftoverEvents)
-	if n.TSCPerNS > 0 {
-		C.rb_set_clock(1)
-	}
 	cfg.lbase = (*C.uint8_t)(md.lbuf)
 	cfg.llen = C.size_t(llen)
 	cfg.rbase = (*C.uint8_t)(md.rbuf)
@@ -193,7 +191,6 @@ func newModel(cfg *C.qm_config, n Net, nqp, depth int, llen, rlen int) *model {
 }
 
 func (md *model) free() {
-	C.rb_set_clock(0)
 	C.qm_free(md.m)
 	C.free(md.lbuf)
 	C.free(md.rbuf)

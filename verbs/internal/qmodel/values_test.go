@@ -17,27 +17,32 @@ import (
 // samples scaled or one lost would all show. (Issue 24: the model checks values.)
 func TestBWSampleValues(t *testing.T) {
 	rng := rand.New(rand.NewPCG(24, 1))
-	var bad []string
-	n := 0
+	var cases []BWCase
 	for _, s := range shapes() {
 		for _, nqp := range []int{1, 3} {
 			for _, net := range []Net{{PerPoll: 1}, {PerPoll: 3, AckDelay: 2}, {PerPoll: 4, Random: true}, {OnPost: 1, PostNS: 30}} {
 				net.Seed = rng.Uint64()
-				c := BWCase{Net: net, QPs: nqp, Depth: s.depth, PostList: s.pl, CQMod: s.mod, Iters: 300,
-					Read: rng.IntN(2) == 1, Stride: 8, LSlots: 2, RSlots: 2, TimeoutNS: healthyTimeout}
-				o := RunBW(c)
-				n++
-				now := int64(50) // the model's NowNS default
-				m := o.ModelLat
-				if o.RC != 0 || o.Hist.N != m.N || m.N == 0 || o.Hist.Min != m.Min+now || o.Hist.Max != m.Max+now ||
-					o.Hist.SumHi != 0 || int64(o.Hist.SumLo) != m.Sum+int64(m.N)*now {
-					bad = append(bad, fmt.Sprintf("%+v: rc %d, loop n %d min %d max %d sum %d; model n %d min %d max %d sum %d (+%d ns each)",
-						c, o.RC, o.Hist.N, o.Hist.Min, o.Hist.Max, o.Hist.SumLo, m.N, m.Min, m.Max, m.Sum, now))
-				}
+				cases = append(cases, BWCase{Net: net, QPs: nqp, Depth: s.depth, PostList: s.pl, CQMod: s.mod, Iters: 300,
+					Read: rng.IntN(2) == 1, Stride: 8, LSlots: 2, RSlots: 2, TimeoutNS: healthyTimeout})
 			}
 		}
 	}
-	report(t, bad, "%d bandwidth runs, %d with samples other than the model's record", n)
+	grid(t, "rb_bw, samples against the model's record", cases, func(c BWCase, o BWOutcome) []string {
+		return asRecorded(o.RC, o.Hist, o.ModelLat, o.ModelLat.N)
+	})
+}
+
+// asRecorded says what is wrong with a loop's histogram h against the model's record m
+// (its runs' rc, and n the samples both must hold): it must be the record, one clock
+// read (the model's default 50 ns) later per sample, exactly.
+func asRecorded(rc int, h Hist, m ModelLat, n uint64) []string {
+	const now = 50
+	if rc != 0 || n == 0 || h.N != n || m.N != n || h.Min != m.Min+now || h.Max != m.Max+now || h.SumHi != 0 ||
+		int64(h.SumLo) != m.Sum+int64(n)*now {
+		return []string{fmt.Sprintf("rc %d, loop n %d min %d max %d sum %d; model n %d min %d max %d sum %d (want %d samples, +%d ns each)",
+			rc, h.N, h.Min, h.Max, h.SumLo, m.N, m.Min, m.Max, m.Sum, n, now)}
+	}
+	return nil
 }
 
 // TestReadLatSampleValues: the READ latency loop's samples are the model's post-to-poll
@@ -45,11 +50,8 @@ func TestBWSampleValues(t *testing.T) {
 func TestReadLatSampleValues(t *testing.T) {
 	for _, net := range []Net{{PerPoll: 1}, {PerPoll: 1, AckDelay: 3}, {PerPoll: 2, Random: true, Seed: 5}, {OnPost: 1}} {
 		o := RunReadLat(RLCase{Net: net, Iters: 200, TimeoutNS: healthyTimeout})
-		m, now := o.ModelLat, int64(50)
-		if o.RC != 0 || o.Hist.N != 200 || m.N != 200 || o.Hist.Min != m.Min+now || o.Hist.Max != m.Max+now ||
-			int64(o.Hist.SumLo) != m.Sum+int64(m.N)*now {
-			t.Errorf("%+v: rc %d, loop n %d min %d max %d sum %d; model n %d min %d max %d sum %d", net, o.RC,
-				o.Hist.N, o.Hist.Min, o.Hist.Max, o.Hist.SumLo, m.N, m.Min, m.Max, m.Sum)
+		for _, b := range asRecorded(o.RC, o.Hist, o.ModelLat, 200) {
+			t.Errorf("%+v: %s", net, b)
 		}
 	}
 }
@@ -97,34 +99,32 @@ func TestBWSampleValuesOnATSC(t *testing.T) {
 // before it looks for that message, and its sample holds the wait: never shorter than
 // the model's, then.
 func TestPingPongSampleValues(t *testing.T) {
-	var bad []string
-	n := 0
+	var cases []PPCase
 	for _, init := range []bool{true, false} {
 		for _, s := range ppShapes() {
 			for _, net := range ppNets {
 				for _, delay := range []int{0, 1, 5} {
-					c := PPCase{Net: net, Initiator: init, Size: 16, Iters: 300, SQDepth: s[0], CQMod: s[1], PeerDelay: delay,
-						TimeoutNS: ppTimeout, Perftest: !init}
-					o := RunPingPong(c)
-					n++
-					m, now := o.ModelRT, int64(50)
-					want := c.Iters
-					if !init {
-						want-- // the first ping answers no post of the loop's
-					}
-					exact := o.Hist.Min == m.Min+now && o.Hist.Max == m.Max+now && int64(o.Hist.SumLo) == m.Sum+int64(m.N)*now
-					if !init && net.AckDelay > delay { // see above
-						exact = o.Hist.Min >= m.Min+now && o.Hist.Max >= m.Max+now && int64(o.Hist.SumLo) >= m.Sum+int64(m.N)*now
-					}
-					if o.RC != 0 || o.Hist.N != want || m.N != want || !exact {
-						bad = append(bad, fmt.Sprintf("%v: rc %d, loop n %d min %d max %d sum %d; model n %d min %d max %d sum %d", c, o.RC,
-							o.Hist.N, o.Hist.Min, o.Hist.Max, o.Hist.SumLo, m.N, m.Min, m.Max, m.Sum))
-					}
+					cases = append(cases, PPCase{Net: net, Initiator: init, Size: 16, Iters: 300, SQDepth: s[0], CQMod: s[1],
+						PeerDelay: delay, TimeoutNS: ppTimeout, Perftest: !init})
 				}
 			}
 		}
 	}
-	report(t, bad, "%d ping-pong runs, %d with samples other than the model's record", n)
+	runPP(t, "rb_pingpong, samples against the model's record", cases, func(c PPCase, o PPOutcome) []string {
+		n := c.Iters
+		if !c.Initiator {
+			n-- // the first ping answers no post of the loop's
+		}
+		if !c.Initiator && c.AckDelay > c.PeerDelay { // see above: never shorter
+			m := o.ModelRT
+			if o.RC != 0 || o.Hist.N != n || m.N != n || o.Hist.Min < m.Min+50 || int64(o.Hist.SumLo) < m.Sum+int64(n)*50 {
+				return []string{fmt.Sprintf("rc %d, loop n %d min %d sum %d; model n %d min %d sum %d", o.RC, o.Hist.N, o.Hist.Min,
+					o.Hist.SumLo, m.N, m.Min, m.Sum)}
+			}
+			return nil
+		}
+		return asRecorded(o.RC, o.Hist, o.ModelRT, n)
+	})
 }
 
 // TestLeftoverEventsNotCounted: events an earlier loop left on a shared CQ's channel
@@ -143,18 +143,4 @@ func TestLeftoverEventsNotCounted(t *testing.T) {
 			}
 		}
 	}
-}
-
-// report fails t with the first ten of bad and logs the tally: summary's first %d is
-// n, its second the failures.
-func report(t *testing.T, bad []string, summary string, n int) {
-	t.Helper()
-	for i, b := range bad {
-		if i == 10 {
-			t.Errorf("... and %d more", len(bad)-i)
-			break
-		}
-		t.Error(b)
-	}
-	t.Logf(summary, n, len(bad))
 }
