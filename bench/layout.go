@@ -23,18 +23,17 @@ const verifyBudget = 64 << 20
 
 func bwSlots(c result.Config) slots {
 	stride := (c.MsgSizeBytes + 63) / 64 * 64
-	switch {
-	case c.Verify:
+	if c.Verify {
 		dst := max(1, min(c.SQDepth, verifyBudget/(c.NumQPs*stride)-1))
 		if dst%255 == 0 {
 			dst-- // see slotSeed
 		}
 		return slots{src: dst + 1, dst: dst, stride: stride}
-	case c.MsgSizeBytes <= 2048:
-		n := 4096 / stride
-		return slots{src: n, dst: n, stride: stride}
 	}
-	return slots{src: 1, dst: 1, stride: stride}
+	// perftest's cycle buffer, as against a perftest peer; one slot is spaced a whole
+	// number of cache lines here too.
+	l := perftestSlots(c.MsgSizeBytes, PerftestCycleBuffer, 64)
+	return slots{src: l.LSlots, dst: l.RSlots, stride: max(l.Stride, stride)}
 }
 
 // bytes is the buffer that n slots per QP take.

@@ -188,7 +188,7 @@ func (ps *PerftestServer) serve(ctx context.Context, nc net.Conn) (what string, 
 		}
 		lat := false
 		if !read {
-			lat = qps[0].s.Check(perftestPattern, 0, min(region, 4096)) < 0 // nothing written: the client waits for the server's first message
+			lat = qps[0].s.Check(perftestPattern, 0, patternedBytes) < 0 // nothing written: the client waits for the server's first message
 		}
 		if err := answer(qps[0]); err != nil {
 			return what, err
@@ -234,8 +234,13 @@ func (ps *PerftestServer) serve(ctx context.Context, nc net.Conn) (what string, 
 	return ps.bwEnd(pc, what, nil, closing)
 }
 
-// perftestPattern is what the server's buffers hold until a client writes.
-const perftestPattern = 0x5a5a5a00
+// perftestPattern is what the start of the server's buffers holds until a client
+// writes: patterned bytes, where a WRITE bandwidth client's first message lands whatever
+// its size (slot 0 of its cycle).
+const (
+	perftestPattern = 0x5a5a5a00
+	patternedBytes  = 4096
+)
 
 // newQP is one QP's session, connected to the client's key message d.
 func (ps *PerftestServer) newQP(dev Device, me result.Device, w perftestWire, d perftest.Dest, region int) (*ptQP, error) {
@@ -243,7 +248,7 @@ func (ps *PerftestServer) newQP(dev Device, me result.Device, w perftestWire, d 
 	if err != nil {
 		return nil, err
 	}
-	s.Fill(perftestPattern, 0, region)
+	s.Fill(perftestPattern, 0, patternedBytes)
 	ep := s.Local()
 	// The READs this side takes outstanding: no more than the client offers (perftest's
 	// client sets its max_rd_atomic to what this side announces).

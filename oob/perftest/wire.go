@@ -300,34 +300,17 @@ type Conn struct {
 
 // Exchange sends mine and reads n bytes of the peer's, in the side's order.
 func (c *Conn) Exchange(what string, mine []byte, n int) ([]byte, error) {
-	if err := c.ended(what); err != nil {
-		return nil, err
-	}
-	c.NC.SetDeadline(time.Now().Add(c.Timeout))
-	defer c.NC.SetDeadline(time.Time{})
-	got := make([]byte, n)
-	read := func() error {
-		if _, err := readFull(c.NC, got); err != nil {
-			return fmt.Errorf("perftest exchange (%s): reading the peer's %d bytes: %w", what, n, explain(err, c.Timeout))
-		}
-		return nil
-	}
-	write := func() error {
-		if _, err := c.NC.Write(mine); err != nil {
-			return fmt.Errorf("perftest exchange (%s): %w", what, explain(err, c.Timeout))
-		}
-		return nil
-	}
 	if c.Client {
-		if err := write(); err != nil {
+		if err := c.Write(what, mine); err != nil {
 			return nil, err
 		}
-		return got, read()
+		return c.Read(what, n)
 	}
-	if err := read(); err != nil {
+	got, err := c.Read(what, n)
+	if err != nil {
 		return nil, err
 	}
-	return got, write()
+	return got, c.Write(what, mine)
 }
 
 func (c *Conn) ended(what string) error {
