@@ -155,7 +155,7 @@ implement is refused with what to do instead (README: the flag map).`, op, what,
 				return runF(o)
 			}
 			if o.Perftest != "" {
-				return perftestClientRun(cmd, o)
+				return perftestClientRun(o)
 			}
 			return testRun(o)
 		},
@@ -470,10 +470,8 @@ func tcpBaseline(ctx context.Context, c *bench.Client, r *result.Result) error {
 // session connects to the server and runs fn; Ctrl-C or SIGTERM cancels fn's context,
 // which stops a measurement early and keeps what it measured.
 func (o *clientOptions) session(fn func(context.Context, *bench.Client) error) error {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptible()
 	defer stop()
-	// After the first signal, a second one ends the process at once (the default).
-	context.AfterFunc(ctx, stop)
 	c, err := o.dial(ctx)
 	if err != nil {
 		return err
@@ -491,4 +489,13 @@ type outputs struct {
 	Gbits          bool   // --report_gbits: perftest's columns in Gb/s
 	opened         map[string]*outFile
 	interim        bool // save's write: not the last
+}
+
+// interruptible is a client's context: Ctrl-C or SIGTERM cancels it (a measurement then
+// stops early and keeps what it measured); after the first signal, a second one ends
+// the process at once (the default).
+func interruptible() (context.Context, context.CancelFunc) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	context.AfterFunc(ctx, stop)
+	return ctx, stop
 }

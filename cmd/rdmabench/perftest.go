@@ -6,10 +6,7 @@ import (
 	"fmt"
 	"log"
 	"net"
-	"os"
-	"os/signal"
 	"strconv"
-	"syscall"
 
 	"github.com/rdmabench/rdmabench/bench"
 	"github.com/rdmabench/rdmabench/oob/perftest"
@@ -61,16 +58,16 @@ func perftestAddr(s string) (string, error) {
 	case len(addrs) > 1:
 		return "", flagErrorf("--perftest %q: one perftest server (perftest serves one client)", s) // text: local (the command line)
 	}
-	host, port, err := net.SplitHostPort(addrs[0])
+	_, port, err := net.SplitHostPort(addrs[0])
 	if n, perr := strconv.Atoi(port); err != nil || perr != nil || n < 1 || n > 65535 {
 		return "", flagErrorf("--perftest %q: want HOST or HOST:PORT with a port from 1 to 65535", s) // text: local (the command line)
 	}
-	return net.JoinHostPort(host, port), nil
+	return addrs[0], nil
 }
 
 // perftestClientRun runs the test (or -a's sizes) against a perftest server and
 // writes the results as any run's.
-func perftestClientRun(cmd *cobra.Command, o *testOptions) error {
+func perftestClientRun(o *testOptions) error {
 	addr, err := perftestAddr(o.Perftest)
 	if err != nil {
 		return err
@@ -86,9 +83,8 @@ func perftestClientRun(cmd *cobra.Command, o *testOptions) error {
 	for _, p := range o.Plans { // -a
 		sizes = append(sizes, p.MsgSizeBytes)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptible()
 	defer stop()
-	context.AfterFunc(ctx, stop) // a second signal ends the process at once
 	c := bench.PerftestClient{Engine: bench.Verbs, Addr: addr, Local: o.Local, Timeout: o.Timeout, Gbits: o.Out.Gbits}
 	rs, err := c.Run(ctx, o.Op, o.Config, sizes)
 	if len(rs) == 0 {
