@@ -109,10 +109,15 @@ func (ps *PerftestServer) serve(ctx context.Context, nc net.Conn) (what string, 
 		keySize = perftest.KeySizeGID
 	}
 	region := max(w.cycle, perftestRegion, 2*max(ps.LatSize, 2))
-	readKey := func(what string, wait time.Duration) (perftest.Dest, error) {
+	// readWithin reads n bytes within wait: the exchange's steps take --timeout, what
+	// comes after a client's run up to --max-test-time.
+	readWithin := func(what string, n int, wait time.Duration) ([]byte, error) {
 		pc.Timeout = wait
 		defer func() { pc.Timeout = ps.Timeout }()
-		b, err := pc.Read(what, keySize)
+		return pc.Read(what, n)
+	}
+	readKey := func(what string, wait time.Duration) (perftest.Dest, error) {
+		b, err := readWithin(what, keySize, wait)
 		if err != nil {
 			return perftest.Dest{}, err
 		}
@@ -198,7 +203,7 @@ func (ps *PerftestServer) serve(ctx context.Context, nc net.Conn) (what string, 
 		}
 		if read {
 			// read_bw's report, or read_lat's closing key message after its run.
-			b, err := (&perftest.Conn{NC: nc, Timeout: ps.MaxTest, Ctx: ctx}).Read("the client's end", 8)
+			b, err := readWithin("the client's end", 8, ps.MaxTest)
 			if err != nil {
 				return what, err
 			}
