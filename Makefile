@@ -6,6 +6,7 @@ BIN     := bin/rdmabench
 ROUNDS  ?= 5
 ROUNDS_NOISE ?= 8
 METRICS ?= .
+POST_API ?= auto
 SOAK_CLIENTS ?= 200
 SOAK_GARBAGE ?= 20
 # Packages that do not need cgo: they are also tested with CGO_ENABLED=0.
@@ -101,7 +102,7 @@ scenarios: build
 # rdmabench against perftest, alternating, in one test-bed boot; METRICS=rate (a regular
 # expression) runs only the metrics it matches.
 parity: build
-	test/rxevm/run test/parity.sh $(ROUNDS) '$(METRICS)'
+	test/rxevm/run test/parity.sh $(ROUNDS) '$(METRICS)' $(POST_API)
 
 # rdmabench and perftest on the two ends of one link, every pairing, perftest's four
 # tests, in one test-bed boot (test/interop.sh): ROUNDS rounds, 3 by default.

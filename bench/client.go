@@ -103,6 +103,7 @@ func (c *Client) Run(ctx context.Context, op Op, cfg result.Config) (r result.Re
 	cfg.Op = string(op.Name)
 	op.Defaults(&cfg)
 	op.ResolveInline(&cfg, c.me)
+	ResolvePostAPI(&cfg, c.me)
 	r = result.Result{
 		SchemaVersion: result.SchemaVersion, ToolVersion: result.Version, Time: time.Now().UTC(),
 		Server: c.Addr, Client: c.me, ServerDevice: c.ServerDevice(), Config: cfg,
@@ -171,12 +172,7 @@ func (c *Client) Run(ctx context.Context, op Op, cfg result.Config) (r result.Re
 // to the server's QPs: the plan's answer, the QPs, the endpoints, the server's ready.
 // On error the server has been told, or the session is lost.
 func (c *Client) session(op Op, cfg result.Config, r *result.Result) (Session, error) {
-	// --outs is this side's own cap on its READs in flight: the server need not know
-	// it (its responder takes what its device allows), and protocol 4's plan has no
-	// such field.
-	plan := cfg
-	plan.OutsNum = 0
-	if err := c.peer.Offer(&plan); err != nil {
+	if err := c.peer.Offer(&cfg); err != nil {
 		return nil, err
 	}
 	remote, err := c.peer.Answer()

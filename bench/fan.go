@@ -96,6 +96,7 @@ func (f *Fan) Run(ctx context.Context, op Op, cfg result.Config) (r result.Resul
 	cfg.Peers = len(f.peers)
 	op.Defaults(&cfg)
 	op.ResolveInline(&cfg, f.me)
+	ResolvePostAPI(&cfg, f.me)
 	var addrs []string
 	for _, c := range f.peers {
 		addrs = append(addrs, c.Addr)

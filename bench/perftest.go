@@ -68,6 +68,7 @@ func (p PerftestClient) Run(ctx context.Context, op Op, cfg result.Config, sizes
 	defer dev.Close()
 	me := dev.Identity()
 	op.ResolveInline(&cfg, me)
+	ResolvePostAPI(&cfg, me)
 	nc, err := dialTCP(ctx, p.Addr, p.Timeout)
 	if err != nil {
 		return nil, fmt.Errorf("perftest server %s: %w", p.Addr, err)

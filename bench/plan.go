@@ -159,6 +159,14 @@ func (op Op) ResolveInline(c *result.Config, dev result.Device) {
 	}
 }
 
+// ResolvePostAPI turns --post-api auto (or none) into perftest's choice for the
+// client's device (verbs.DefaultPostAPI); wr and legacy are the user's and stay.
+func ResolvePostAPI(c *result.Config, dev result.Device) {
+	if c.PostAPI == "" || c.PostAPI == verbs.PostAuto {
+		c.PostAPI = verbs.DefaultPostAPI(dev.Driver)
+	}
+}
+
 // DefaultInline is the inline size perftest picks when -I is not given, in
 // ctx_set_max_inline() of perftest_parameters.c (the devices come from its
 // ib_dev_name(), the sizes from perftest_parameters.h):
@@ -318,6 +326,8 @@ func (op Op) Validate(c result.Config) error {
 		return fmt.Errorf("--inline applies to WRITE; %s carries no payload in the request", strings.ToUpper(string(op.Name)))
 	case c.MTUBytes != 0 && (c.MTUBytes < 256 || c.MTUBytes > 4096 || c.MTUBytes&(c.MTUBytes-1) != 0):
 		return fmt.Errorf("--mtu %d: want 256, 512, 1024, 2048 or 4096", c.MTUBytes)
+	case c.PostAPI != "" && c.PostAPI != verbs.PostAuto && c.PostAPI != verbs.PostWR && c.PostAPI != verbs.PostLegacy:
+		return fmt.Errorf("--post-api %q: want auto (perftest's choice for the device), wr (the extended QP API, ibv_wr_*) or legacy (ibv_post_send)", c.PostAPI)
 	case c.OutsNum < 0 || c.OutsNum > 255:
 		return fmt.Errorf("--outs %d: want 1 to 255 READs outstanding per QP (0 or absent: what both devices allow)", c.OutsNum)
 	case c.OutsNum > 0 && (c.Bidirectional || c.Peers > 0):
@@ -438,6 +448,7 @@ func Spec(c result.Config, bufSize int, remoteWrite, remoteRead bool, sqDepth in
 	s := verbs.Spec{
 		NumQP: c.NumQPs, SQDepth: sqDepth, BufSize: bufSize, Offset: c.BufOffsetBytes,
 		Huge: c.Hugepages, RemoteWrite: remoteWrite, RemoteRead: remoteRead, QPTimeout: c.QPTimeout,
+		PostAPI: c.PostAPI,
 	}
 	if Inline(c) {
 		s.InlineSize = c.InlineBytes

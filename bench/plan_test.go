@@ -126,6 +126,7 @@ func TestValidateNamesTheFlag(t *testing.T) {
 		}},
 		{"--outs", func(c *result.Config) { c.OutsNum = 256 }},
 		{"--outs with -b", func(c *result.Config) { c.OutsNum = 2; c.Bidirectional = true }},
+		{"--post-api", func(c *result.Config) { c.PostAPI = "ibv_wr" }},
 	} {
 		c := plan(tc.mod)
 		if err := ops.Validate(c); err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -256,5 +257,27 @@ func TestResolveInline(t *testing.T) {
 	ops.All[c.Op].ResolveInline(&c, cx6)
 	if !bench.Inline(c) || bench.Spec(c, 4, true, false, c.SQDepth).InlineSize != 220 {
 		t.Errorf("default write lat on ConnectX-6: inline %v, spec %+v", bench.Inline(c), bench.Spec(c, 4, true, false, c.SQDepth))
+	}
+}
+
+// TestResolvePostAPI: --post-api auto takes perftest's choice for the client's device
+// (the extended QP API on mlx5, EFA and HNS), an explicit choice stays, and the session
+// spec carries the result.
+func TestResolvePostAPI(t *testing.T) {
+	for _, tc := range []struct {
+		api, driver, want string
+	}{
+		{"", "mlx5_core", "wr"}, {"auto", "mlx5_core", "wr"}, {"auto", "efa", "wr"}, {"auto", "hns3", "wr"},
+		{"auto", "rxe", "legacy"}, {"auto", "bnxt_re", "legacy"}, {"auto", "irdma", "legacy"}, {"auto", "mlx4_core", "legacy"},
+		{"legacy", "mlx5_core", "legacy"}, {"wr", "rxe", "wr"},
+	} {
+		c := plan(func(c *result.Config) { c.PostAPI = tc.api })
+		bench.ResolvePostAPI(&c, result.Device{Driver: tc.driver})
+		if c.PostAPI != tc.want || bench.Spec(c, 4, true, false, c.SQDepth).PostAPI != tc.want {
+			t.Errorf("--post-api %q on %s: %q (spec %q), want %q", tc.api, tc.driver, c.PostAPI, bench.Spec(c, 4, true, false, c.SQDepth).PostAPI, tc.want)
+		}
+		if err := ops.Validate(c); err != nil {
+			t.Errorf("--post-api %q on %s: %v", tc.api, tc.driver, err)
+		}
 	}
 }

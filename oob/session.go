@@ -147,7 +147,13 @@ func (p *Peer) Offer(plan *result.Config) error {
 	if p.broken {
 		return &LostError{ErrLostBefore}
 	}
-	if err := p.Conn.Send(Msg{Type: TPlan, Plan: plan}); err != nil {
+	// What only the client's own loops keep stays here: --outs caps this side's READs in
+	// flight (the server's responder takes what its device allows), --post-api is how
+	// this side posts (the server posts as its device's default). Protocol 4's plan has
+	// neither field.
+	wire := *plan
+	wire.OutsNum, wire.PostAPI = 0, ""
+	if err := p.Conn.Send(Msg{Type: TPlan, Plan: &wire}); err != nil {
 		p.Drop()
 		return &LostError{err}
 	}

@@ -89,6 +89,7 @@ var csvColumns = []csvColumn{
 	partColumn(baselinePart, floatColumn("rdma_over_tcp", func(r *Result) *float64 { return &r.Baseline.RDMAOverTCP }, false)),
 	partColumn(baselinePart, stringColumn("baseline_error", func(r *Result) *string { return &r.Baseline.Error })),
 	countColumn("outs_num", func(r *Result) *int { return &r.Config.OutsNum }),
+	stringColumn("post_api", func(r *Result) *string { return &r.Config.PostAPI }),
 }
 
 // csvBaseColumns is how many columns CSV had before the fan, registration, baseline

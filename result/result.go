@@ -49,9 +49,15 @@ type Config struct {
 	// OutsNum (perftest's -o) caps the READs each of the client's QPs keeps
 	// outstanding below what both devices allow (max_rd_atom then says what was used);
 	// 0: no cap, perftest's default. A WRITE test ignores it, as perftest does.
-	OutsNum int  `json:"outs_num,omitempty"`
-	NumQPs  int  `json:"num_qps"`
-	Verify  bool `json:"verify"`
+	OutsNum int `json:"outs_num,omitempty"`
+	// PostAPI is how the client's loops handed WRs to the send queue: "wr" (the
+	// extended QP API, ibv_wr_start .. ibv_wr_complete: one doorbell per post list) or
+	// "legacy" (ibv_post_send). --post-api auto, the default, is perftest's choice for
+	// the client's device (wr on mlx5, EFA and HNS); the server's loops post as its own
+	// device's default.
+	PostAPI string `json:"post_api,omitempty"`
+	NumQPs  int    `json:"num_qps"`
+	Verify  bool   `json:"verify"`
 	// Bandwidth tests: sleep on completion events instead of busy-polling, with the CQ
 	// moderated (ibv_modify_cq) to an event per count completions or per usec.
 	CompletionEvents  bool `json:"completion_events"`
@@ -165,7 +171,7 @@ type Result struct {
 	// (bandwidth runs: post to completion of each signalled WR).
 	LatKind   string `json:"lat_kind"`
 	Clock     string `json:"clock"`                // "tsc" (calibrated per run against CLOCK_MONOTONIC_RAW) or "clock_monotonic_raw"
-	ClockNote string `json:"clock_note,omitempty"` // why that clock, e.g. "TSC not used: the kernel marked it unstable"
+	ClockNote string `json:"clock_note,omitempty"` // why that clock: the TSC's evidence or why not the TSC, e.g. "TSC: constant_tsc and nonstop_tsc on every CPU; the kernel's clocksource is tsc"
 	// ClockBackwards counts samples whose end stamp was before their start: counted
 	// here, excluded from the statistics.
 	ClockBackwards uint64  `json:"clock_backwards_samples"`

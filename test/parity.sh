@@ -1,4 +1,4 @@
-# test/parity.sh [ROUNDS [METRICS]]: rdmabench against perftest on the same device, each tool with
+# test/parity.sh [ROUNDS [METRICS [POST_API]]]: rdmabench against perftest on the same device, each tool with
 # its own defaults: both command lines name only the device, GID index, port, message
 # size and iterations, so what is compared is what a user of either tool gets by default
 # (rdmabench's defaults mirror perftest's: tx depth, CQ moderation, post list, inline
@@ -13,6 +13,9 @@ ROUNDS=${1:-${ROUNDS:-5}}
 # METRICS: an extended regular expression; only the metrics whose names match it run
 # (e.g. "rate" for the two message-rate rows, with many rounds).
 METRICS=${2:-${METRICS:-.}}
+# POST_API: rdmabench's --post-api for every row (auto: perftest's choice for the device,
+# ibv_post_send on rxe, as perftest there; wr: the extended QP API, ibv_wr_*).
+POST_API=${3:-${POST_API:-auto}}
 B=${RDMABENCH_BIN:-$PWD/bin/rdmabench}
 # guest-lib.sh: the test bed's set-up, the GID choice (rb_gid: rdmabench's own) and the
 # perftest runner (pt); $0 is a copy in the test bed, hence VM_TOOL_DIR there.
@@ -27,7 +30,7 @@ else
 fi
 DEV=$SRV_DEV IP=$SRV_IP GID=$SRV_GID
 OUT=$(mktemp -d)
-echo "# parity on $DEV (GID $GID), $ROUNDS rounds per tool, $(nproc) CPUs, kernel $(uname -r), perftest $(ib_write_bw --version 2>/dev/null | sed -n "s/^Version: //p")"
+echo "# parity on $DEV (GID $GID), rdmabench --post-api $POST_API, $ROUNDS rounds per tool, $(nproc) CPUs, kernel $(uname -r), perftest $(ib_write_bw --version 2>/dev/null | sed -n "s/^Version: //p")"
 $B server -d "$DEV" -x "$GID" --bind "$IP" -p 18650 > "$OUT/server.log" 2>&1 &
 SPID=$!
 for i in $(seq 50); do (exec 3<>/dev/tcp/$IP/18650) 2>/dev/null && break; sleep 0.2; done
@@ -53,8 +56,8 @@ plans() {
   echo "    rdmabench: $(python3 -c '
 import json, sys
 r = json.load(open(sys.argv[1])); c = r["config"]
-print("depth %s, post list %s, cq-mod %s, inline %s (used: %s), max_rd_atom %s, warm-up %s, clock %s %s" % (
-    c["sq_depth"], c["post_list"], c["cq_mod"], c["inline_bytes"], r["inline_used"], r["max_rd_atom"],
+print("depth %s, post list %s, cq-mod %s, inline %s (used: %s), max_rd_atom %s, post api %s, warm-up %s, clock %s %s" % (
+    c["sq_depth"], c["post_list"], c["cq_mod"], c["inline_bytes"], r["inline_used"], r["max_rd_atom"], c.get("post_api", "-"),
     r["warmup_iterations_done"], r["clock"], r.get("clock_note", "")))' "$OUT/r.json" 2>/dev/null)"
 }
 
@@ -69,7 +72,7 @@ metric() { # NAME PERFTEST_ARGS RDMABENCH_ARGS PERFTEST_COLUMN RDMABENCH_EXPR
       pt $ptargs 2>> "$OUT/pt.err" && p=$(column "$col")
     fi
     rm -f "$OUT/r.json"
-    if $B $rb -d "$DEV" -x "$GID" -p 18650 "$IP" --json "$OUT/r.json" > /dev/null 2>>"$OUT/rb.err"; then
+    if $B $rb --post-api "$POST_API" -d "$DEV" -x "$GID" -p 18650 "$IP" --json "$OUT/r.json" > /dev/null 2>>"$OUT/rb.err"; then
       r=$(value "$expr")
     fi
     if [ $((i % 2)) = 0 ]; then

@@ -40,7 +40,7 @@ func Clock() string {
 	return "clock_monotonic_raw"
 }
 
-// ClockNote says why the loops use the clock they use ("" when there is nothing to say).
+// ClockNote is the evidence for the clock the loops use (see ClockVerdict).
 func ClockNote() string { return theClockNote }
 
 // QShift is where a bandwidth loop's wr_id keeps the QP index.
@@ -60,6 +60,7 @@ func (s *Session) xfer(x *C.rb_xfer, size int, laddr uintptr, roff int, inline b
 	if inline {
 		x.send_flags = C.IBV_SEND_INLINE
 	}
+	x.qpx = s.qpx
 	x.stop = s.stop
 	x.timeout_ns = C.int64_t(timeout.Nanoseconds())
 	x.hist = (*C.rb_hist)(C.malloc(C.size_t(unsafe.Sizeof(C.rb_hist{}))))

@@ -3,7 +3,9 @@
 // post/poll loop and records every sample into a C-side histogram, Go reads it after.
 //
 // rb.c uses only the data-path verbs that libibverbs inlines through the context's ops
-// table (ibv_post_send, ibv_poll_cq, ibv_req_notify_cq) plus ibv_get_cq_event and
+// table (ibv_post_send, ibv_poll_cq, ibv_req_notify_cq), or through an extended QP's
+// (ibv_wr_start, ibv_wr_rdma_write, ibv_wr_rdma_read, ibv_wr_set_sge,
+// ibv_wr_set_inline_data, ibv_wr_complete), plus ibv_get_cq_event and
 // ibv_ack_cq_events (and, in rb_bw_mr, ibv_reg_mr and ibv_dereg_mr), so it can be
 // compiled against a model of the verbs queues (verbs/internal/qmodel) and tested
 // without a device. Building with -DRB_MODEL makes rb_now() and rb_wait_fd() the
@@ -92,6 +94,10 @@ typedef struct {
 	volatile int *stop;   // set from another thread (Ctrl-C, end of test): finish and return
 	int64_t timeout_ns;   // fail when the peer makes no progress for this long; 0 = never
 	rb_hist *hist;        // every sample, in ticks (NULL: none recorded)
+	// The loop's QPs as extended QPs (ibv_qp_to_qp_ex), in the loop's QP order: set,
+	// every WR is posted with ibv_wr_start .. ibv_wr_complete (one batch per chain);
+	// NULL, with ibv_post_send.
+	struct ibv_qp_ex *const *qpx;
 	// out
 	double ns_per_tick;   // the loop's calibration
 	int64_t duration_ns;  // first post to the last completion (or answer) seen

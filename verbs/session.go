@@ -123,7 +123,9 @@ type Session struct {
 	cq      *C.struct_ibv_cq
 	channel *C.struct_ibv_comp_channel
 	qps     []*C.struct_ibv_qp
-	qpsMu   sync.Mutex // Abort (from any goroutine) against Close
+	qpx     **C.struct_ibv_qp_ex // C array: the QPs as extended QPs (--post-api wr), else nil
+	postAPI string               // PostWR or PostLegacy
+	qpsMu   sync.Mutex           // Abort (from any goroutine) against Close
 	psns    []uint32
 	base    unsafe.Pointer
 	mapLen  int
@@ -153,7 +155,11 @@ func (d *Device) NewSession(spec Spec) (_ *Session, err error) {
 	if spec.SQDepth > d.Info.MaxQPWR {
 		return nil, fmt.Errorf("SQ depth %d exceeds %s's max_qp_wr %d", spec.SQDepth, d.Info.Name, d.Info.MaxQPWR)
 	}
-	s := &Session{dev: d, spec: spec}
+	api, err := ResolvePostAPI(spec.PostAPI, d.Info.Driver)
+	if err != nil {
+		return nil, err
+	}
+	s := &Session{dev: d, spec: spec, postAPI: api}
 	defer func() {
 		if err != nil {
 			s.Close()
@@ -189,9 +195,8 @@ func (d *Device) NewSession(spec Spec) (_ *Session, err error) {
 		return nil, &VerbError{Verb: "ibv_reg_mr", Phase: fmt.Sprintf("%d bytes", spec.BufSize), Err: errnoOr(cerr)}
 	}
 	s.mr = mr
-	// Every WR may be signalled (cq-mod 1): the CQ must hold a whole send queue per QP.
 	// A CQ cut to the device's limit could overflow, which fails the QPs mid-run.
-	cqe := spec.SQDepth*spec.NumQP + 1
+	cqe := qp.CQEntries(spec.NumQP, spec.SQDepth)
 	if cqe > d.Info.MaxCQE {
 		return nil, fmt.Errorf("%d QPs x SQ depth %d need a %d-entry CQ, above %s's max_cqe %d: lower --tx-depth or --qps", spec.NumQP, spec.SQDepth, cqe, d.Info.Name, d.Info.MaxCQE)
 	}
@@ -231,13 +236,13 @@ func (d *Device) NewSession(spec Spec) (_ *Session, err error) {
 		ia.cap.max_send_sge = 1
 		ia.cap.max_recv_sge = 1
 		ia.cap.max_inline_data = C.uint32_t(spec.InlineSize)
-		qp, cerr := C.ibv_create_qp(d.pd, &ia)
-		if qp == nil {
-			return nil, &VerbError{Verb: "ibv_create_qp", Phase: fmt.Sprintf("RC, SQ depth %d, inline %d", spec.SQDepth, spec.InlineSize), Err: errnoOr(cerr)}
+		qp, inline, err := s.createQP(&ia)
+		if err != nil {
+			return nil, err
 		}
 		s.qps = append(s.qps, qp)
 		s.psns = append(s.psns, rand.Uint32()&0xffffff)
-		s.inline = int(ia.cap.max_inline_data)
+		s.inline = inline
 		if err := s.modify(qp, "INIT", func(a *C.struct_ibv_qp_attr) C.int {
 			a.qp_state = C.IBV_QPS_INIT
 			a.pkey_index = 0
@@ -250,6 +255,56 @@ func (d *Device) NewSession(spec Spec) (_ *Session, err error) {
 	}
 	return s, nil
 }
+
+// createQP creates one RC QP: with ibv_create_qp, or, for --post-api wr, with
+// ibv_create_qp_ex for RDMA WRITE and READ through the extended QP API, keeping its
+// ibv_qp_ex in s.qpx. It returns the inline size the provider granted.
+func (s *Session) createQP(ia *C.struct_ibv_qp_init_attr) (*C.struct_ibv_qp, int, error) {
+	d := s.dev
+	phase := fmt.Sprintf("RC, SQ depth %d, inline %d", s.spec.SQDepth, s.spec.InlineSize)
+	if s.postAPI != PostWR {
+		qp, cerr := C.ibv_create_qp(d.pd, ia)
+		if qp == nil {
+			return nil, 0, &VerbError{Verb: "ibv_create_qp", Phase: phase, Err: errnoOr(cerr)}
+		}
+		return qp, int(ia.cap.max_inline_data), nil
+	}
+	var ix C.struct_ibv_qp_init_attr_ex
+	ix.send_cq, ix.recv_cq, ix.qp_type, ix.sq_sig_all, ix.cap = ia.send_cq, ia.recv_cq, ia.qp_type, ia.sq_sig_all, ia.cap
+	ix.comp_mask = C.IBV_QP_INIT_ATTR_PD | C.IBV_QP_INIT_ATTR_SEND_OPS_FLAGS
+	ix.pd = d.pd
+	ix.send_ops_flags = C.IBV_QP_EX_WITH_RDMA_WRITE | C.IBV_QP_EX_WITH_RDMA_READ
+	qp, cerr := C.ibv_create_qp_ex(d.ctx, &ix)
+	if qp == nil {
+		err := errnoOr(cerr)
+		if errors.Is(err, syscall.EOPNOTSUPP) || errors.Is(err, syscall.ENOSYS) {
+			err = fmt.Errorf("%w: %s's provider does not offer the extended QP API (ibv_wr_*) for RDMA WRITE and READ; use --post-api legacy", err, d.Info.Name)
+		}
+		return nil, 0, &VerbError{Verb: "ibv_create_qp_ex", Phase: phase + ", --post-api wr", Err: err}
+	}
+	qpx := C.ibv_qp_to_qp_ex(qp)
+	if qpx == nil {
+		C.ibv_destroy_qp(qp)
+		return nil, 0, &VerbError{Verb: "ibv_qp_to_qp_ex", Phase: phase, Err: fmt.Errorf("%s's provider gave a QP without the extended API; use --post-api legacy", d.Info.Name)}
+	}
+	if s.qpx == nil {
+		s.qpx = (**C.struct_ibv_qp_ex)(C.calloc(C.size_t(s.spec.NumQP), C.size_t(unsafe.Sizeof(uintptr(0)))))
+		if s.qpx == nil {
+			panic("verbs: out of memory for the extended QPs")
+		}
+	}
+	unsafe.Slice(s.qpx, s.spec.NumQP)[len(s.qps)] = qpx
+	return qp, int(ix.cap.max_inline_data), nil
+}
+
+// respDepth is this side's responder READ depth, what its endpoint offers.
+func (s *Session) respDepth() int {
+	_, r := s.dev.Info.ReadDepths(255)
+	return r
+}
+
+// PostAPI is how this session's loops post: PostWR or PostLegacy.
+func (s *Session) PostAPI() string { return s.postAPI }
 
 func boolInt(b bool) C.int {
 	if b {
@@ -272,7 +327,7 @@ func (s *Session) Local() qp.Endpoint {
 	e := qp.Endpoint{
 		PSNs: s.psns, LID: s.dev.Port.LID, GID: s.dev.GID.GID, GIDIndex: s.dev.GID.Index,
 		GIDType: s.dev.GID.Type, LinkLayer: s.dev.Port.LinkLayer, MTU: s.dev.Port.ActiveMTU,
-		RdAtom: min(255, s.dev.Info.MaxQPRdAtom), Addr: uint64(uintptr(s.buf)), RKey: uint32(s.mr.rkey),
+		RdAtom: s.respDepth(), Addr: uint64(uintptr(s.buf)), RKey: uint32(s.mr.rkey),
 		Len: uint64(s.spec.BufSize),
 	}
 	for _, qp := range s.qps {
@@ -324,13 +379,9 @@ func (s *Session) ConnectPeers(rs []qp.Endpoint, mtu int) error {
 	if mtu > 0 {
 		mine = min(mine, mtu)
 	}
-	// READs: this side's initiator keeps at most its device's max_qp_init_rd_atom and
-	// the peer's max_qp_rd_atom (what the peer answers at once, its endpoint's RdAtom)
-	// outstanding; its responder takes its own device's max_qp_rd_atom, as much as
-	// any peer's initiator may send (that is what this side's endpoint offers). Both
-	// are 8-bit fields in the QP's attributes: a device that reports more gets 255.
-	initMax, destMax := min(255, max(1, s.dev.Info.MaxQPInitRdAtom)), min(255, max(1, s.dev.Info.MaxQPRdAtom))
-	s.mtu, s.rdAtom = mine, initMax
+	// READs: qp.ReadDepths, per connection (this side's endpoint offers destMax).
+	destMax := s.respDepth()
+	s.mtu, s.rdAtom = mine, 255
 	for i := range paths {
 		r := &paths[i]
 		if r.LinkLayer != s.dev.Port.LinkLayer {
@@ -342,7 +393,8 @@ func (s *Session) ConnectPeers(rs []qp.Endpoint, mtu int) error {
 		if r.gid = net.ParseIP(r.GID).To16(); r.gid == nil {
 			return fmt.Errorf("peer sent an invalid GID %q", r.GID)
 		}
-		r.mtu, r.atom = min(mine, r.MTU), max(1, min(initMax, r.RdAtom))
+		r.mtu = min(mine, r.MTU)
+		r.atom, _ = s.dev.Info.ReadDepths(r.RdAtom)
 		s.mtu, s.rdAtom = min(s.mtu, r.mtu), min(s.rdAtom, r.atom)
 	}
 	s.rdAtom = max(1, s.rdAtom)
@@ -453,6 +505,10 @@ func (s *Session) Close() error {
 		}
 	}
 	s.qps = nil
+	if s.qpx != nil {
+		C.free(unsafe.Pointer(s.qpx))
+		s.qpx = nil
+	}
 	s.qpsMu.Unlock()
 	if s.cq != nil {
 		if rc := C.ibv_destroy_cq(s.cq); rc != 0 {

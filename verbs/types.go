@@ -11,6 +11,7 @@ import (
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/rdmabench/rdmabench/result"
+	"github.com/rdmabench/rdmabench/verbs/qp"
 )
 
 // ErrUnsupported is returned by every entry point of a build without cgo.
@@ -166,6 +167,49 @@ type Spec struct {
 	Events      bool // create the CQ with a completion channel (bandwidth loops sleep on it)
 	ModCount    int  // CQ moderation (ibv_modify_cq): an event per this many completions ...
 	ModPeriodUS int  // ... or after this many microseconds
+	// PostAPI is how the loops hand WRs to the send queue: PostWR or PostLegacy; ""
+	// or PostAuto, DefaultPostAPI for the device's driver.
+	PostAPI string
+}
+
+// ReadDepths are the READ limits of a QP of this device towards a peer whose
+// responder takes peerResp READs at once (its endpoint's max_rd_atom): qp.ReadDepths
+// of this device's max_qp_init_rd_atom (the initiator's limit) and max_qp_rd_atom (the
+// responder's).
+func (d DeviceInfo) ReadDepths(peerResp int) (initiator, responder int) {
+	return qp.ReadDepths(d.MaxQPInitRdAtom, d.MaxQPRdAtom, peerResp)
+}
+
+// The post APIs (--post-api).
+const (
+	PostAuto   = "auto"   // perftest's choice for the device (DefaultPostAPI)
+	PostWR     = "wr"     // the extended QP API: ibv_wr_start .. ibv_wr_complete, one doorbell per chain
+	PostLegacy = "legacy" // ibv_post_send
+)
+
+// DefaultPostAPI is the post API perftest 6.x uses on a device with this driver (as
+// sysfs names the driver of its PCI function): the extended QP API on mlx5 (ConnectX-4
+// and later, BlueField), EFA and HiSilicon's HNS, ibv_post_send elsewhere (rxe, siw,
+// bnxt_re, irdma, mlx4, ...). perftest chooses by device model; these drivers serve
+// exactly the models on its list that can reach this RC path.
+func DefaultPostAPI(driver string) string {
+	switch driver {
+	case "mlx5_core", "efa", "hns3", "hns_roce_hw_v2":
+		return PostWR
+	}
+	return PostLegacy
+}
+
+// ResolvePostAPI turns "" and PostAuto into DefaultPostAPI(driver) and refuses a
+// name it does not know.
+func ResolvePostAPI(api, driver string) (string, error) {
+	switch api {
+	case "", PostAuto:
+		return DefaultPostAPI(driver), nil
+	case PostWR, PostLegacy:
+		return api, nil
+	}
+	return "", fmt.Errorf("--post-api %q: want auto, wr (the extended QP API, ibv_wr_*) or legacy (ibv_post_send)", api)
 }
 
 // Layout is where a bandwidth loop's messages go: each QP has its own region in each

@@ -8,6 +8,7 @@ import (
 	"github.com/rdmabench/rdmabench/bench/ops"
 	"github.com/rdmabench/rdmabench/oob"
 	"github.com/rdmabench/rdmabench/result"
+	"github.com/rdmabench/rdmabench/verbs"
 	"github.com/spf13/cobra"
 )
 
@@ -18,7 +19,7 @@ func TestBWMRFlags(t *testing.T) {
 	clean := func(o *testOptions) { o.Op, o.Out.Stdout, o.Out.Stderr = bench.Op{}, nil, nil }
 	for _, op := range []string{"write", "read"} {
 		plan := func(mod func(*result.Config)) result.Config {
-			c := result.Config{Op: op, Test: result.BW, InlineBytes: bench.InlineAuto, NumQPs: 1, PostList: 1}
+			c := result.Config{Op: op, Test: result.BW, InlineBytes: bench.InlineAuto, PostAPI: verbs.PostAuto, NumQPs: 1, PostList: 1}
 			if mod != nil {
 				mod(&c)
 			}

@@ -97,7 +97,6 @@ var refusedFlags = []refusedFlag{
 	{"retry-count", "", true, "this is rdma_cm's, which rdmabench does not use: drop --retry_count"},
 	{"dont-xchg-versions", "", false, "rdmabench checks its peer's protocol version: drop --dont_xchg_versions"},
 	{"ipv6", "", false, "give the server as an IPv6 address ([addr]:port) and its GID with -x: drop --ipv6"},
-	{"use-old-post-send", "", false, "rdmabench posts with ibv_post_send: drop --use_old_post_send"},
 	{"mr-per-qp", "", false, "rdmabench registers one buffer per test: drop --mr_per_qp"},
 	{"perform-warm-up", "", false, "rdmabench always warms up (--warmup sets how much): drop --perform_warm_up"},
 	{"wait-destroy", "", true, "drop --wait_destroy"},

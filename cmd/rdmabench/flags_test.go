@@ -17,6 +17,7 @@ import (
 	"github.com/rdmabench/rdmabench/oob"
 	"github.com/rdmabench/rdmabench/report"
 	"github.com/rdmabench/rdmabench/result"
+	"github.com/rdmabench/rdmabench/verbs"
 	"github.com/spf13/cobra"
 )
 
@@ -195,7 +196,7 @@ func TestTestCommandFlags(t *testing.T) {
 	for _, op := range []string{"write", "read"} {
 		// What newCmdTest's defaults resolve to, as ops.Defaults resolves them.
 		plan := func(test string) result.Config {
-			c := result.Config{Op: op, Test: result.Test(test), InlineBytes: bench.InlineAuto, NumQPs: 1, PostList: 1}
+			c := result.Config{Op: op, Test: result.Test(test), InlineBytes: bench.InlineAuto, PostAPI: verbs.PostAuto, NumQPs: 1, PostList: 1}
 			ops.Defaults(&c)
 			c.WarmupIterations = bench.DefaultWarmup(c)
 			return c
@@ -212,16 +213,21 @@ func TestTestCommandFlags(t *testing.T) {
 						o.Server, o.Local.Device, o.TCPPort, o.Clock, o.Timeout = "10.0.0.2", "mlx5_0", 9000, "monotonic", 5*time.Second
 						o.Out.JSON, o.Out.CSV, o.warmup = "r.json", "-", 0
 						o.Config = result.Config{Op: op, Test: result.BW, MsgSizeBytes: 4096, Iterations: 100, NumQPs: 2, SQDepth: 64, CQMod: 8, PostList: 4,
-							BufOffsetBytes: 64, Hugepages: true, MTUBytes: 1024, InlineBytes: bench.InlineAuto, Verify: true,
+							BufOffsetBytes: 64, Hugepages: true, MTUBytes: 1024, InlineBytes: bench.InlineAuto, PostAPI: verbs.PostAuto, Verify: true,
 							CompletionEvents: true, CQModerationCount: 16, CQModerationUS: 20}
 						ops.Defaults(&o.Config)
 					}},
 				{args: []string{"host", "-D", "2"}, want: func(o *testOptions) {
-					o.Config = result.Config{Op: op, Test: result.BW, DurationS: 2, InlineBytes: bench.InlineAuto, NumQPs: 1, PostList: 1}
+					o.Config = result.Config{Op: op, Test: result.BW, DurationS: 2, InlineBytes: bench.InlineAuto, PostAPI: verbs.PostAuto, NumQPs: 1, PostList: 1}
 					ops.Defaults(&o.Config)
 					o.Config.WarmupIterations = bench.DefaultWarmup(o.Config)
 				}},
 				{args: nil, wantErr: "SERVER missing"},
+				{args: []string{"host", "--post-api", "wr"}, want: func(o *testOptions) { o.Config.PostAPI = verbs.PostWR }},
+				{args: []string{"host", "--use_old_post_send"}, want: func(o *testOptions) { o.Config.PostAPI = verbs.PostLegacy }},
+				{args: []string{"host", "--use_old_post_send", "--post-api", "legacy"}, want: func(o *testOptions) { o.Config.PostAPI = verbs.PostLegacy }},
+				{args: []string{"host", "--use_old_post_send", "--post-api", "wr"}, wantErr: "drop one of them"},
+				{args: []string{"host", "--post-api", "ex"}, wantErr: `--post-api "ex": want auto`},
 				{args: []string{"a", "b"}, wantErr: "accepts at most 1 arg(s), received 2"},
 				{args: []string{"host", "--perftest", "pt"}, wantErr: "give one"},
 				{args: []string{"--perftest", "pt", "--token", "x"}, wantErr: "a perftest server takes no token"},
@@ -231,7 +237,7 @@ func TestTestCommandFlags(t *testing.T) {
 				{args: []string{"host", "-t", "8", "-Q", "9"}, wantErr: "--cq-mod"},
 				{args: []string{"a,b:9", "--sync", "rounds"}, want: func(o *testOptions) {
 					o.Server = "a,b:9"
-					o.Config = result.Config{Op: op, Test: result.BW, InlineBytes: bench.InlineAuto, NumQPs: 1, PostList: 1, Peers: 2, Sync: "rounds"}
+					o.Config = result.Config{Op: op, Test: result.BW, InlineBytes: bench.InlineAuto, PostAPI: verbs.PostAuto, NumQPs: 1, PostList: 1, Peers: 2, Sync: "rounds"}
 					ops.Defaults(&o.Config)
 					o.Config.WarmupIterations = bench.DefaultWarmup(o.Config)
 				}},

@@ -40,7 +40,7 @@ func addClientFlags(cmd *cobra.Command, o *clientOptions) {
 	f.StringVar(&o.Token, "token", "", "the server's shared secret (visible in ps: prefer --token-file or $RDMABENCH_TOKEN)")
 	f.StringVar(&o.TokenFile, "token-file", "", "read the server's shared secret from FILE")
 	f.DurationVar(&o.Timeout, "timeout", 30*time.Second, "bound on each handshake step")
-	f.StringVar(&o.Clock, "clock", "auto", "timed-loop tick source: auto (the TSC where the CPU has constant_tsc and nonstop_tsc and the kernel offers it as a clocksource, else CLOCK_MONOTONIC_RAW), tsc or monotonic")
+	f.StringVar(&o.Clock, "clock", "auto", "timed-loop tick source: auto (the TSC where the CPU has constant_tsc and nonstop_tsc and the kernel chose tsc as its clocksource, or offers it with tsc=reliable on its command line, else CLOCK_MONOTONIC_RAW; clock_note says which), tsc or monotonic")
 	f.StringVar(&o.Out.JSON, "json", "", "write results as JSON to FILE ('-' for stdout)")
 	f.StringVar(&o.Out.CSV, "csv", "", "write results as CSV to FILE ('-' for stdout)")
 }
@@ -222,6 +222,9 @@ func (o *testOptions) check(cmd *cobra.Command) error {
 	if err := checkQPTimeout(cmd, o.Config.QPTimeout); err != nil {
 		return err
 	}
+	if err := checkPostAPI(cmd, &o.Config.PostAPI); err != nil {
+		return err
+	}
 	if err := checkOutput(o.Out.Output, test); err != nil {
 		return err
 	}
@@ -338,6 +341,9 @@ func addConfigFlags(cmd *cobra.Command, c *result.Config, test string) {
 	addQPTimeoutFlag(cmd, &c.QPTimeout)
 	f.IntVarP(&c.OutsNum, "outs", "o", 0, "READ: the most READs each QP keeps outstanding, as perftest's -o/--outs_num "+
 		"(default: what both devices allow, max_qp_rd_atom; the result's max_rd_atom says what was used); WRITE ignores it, as perftest")
+	f.StringVar(&c.PostAPI, "post-api", verbs.PostAuto, "how the loops post WRs: wr (the extended QP API, ibv_wr_start .. ibv_wr_complete, one doorbell per post list), legacy (ibv_post_send) or auto (perftest's choice: wr on mlx5, EFA and HNS, legacy elsewhere); the result's post_api says which ran")
+	f.Bool("use-old-post-send", false, "perftest's --use_old_post_send: --post-api legacy")
+	_ = f.MarkHidden("use-old-post-send")
 	addCountersFlag(cmd, &c.Counters)
 }
 
@@ -350,6 +356,22 @@ func addQPTimeoutFlag(cmd *cobra.Command, p *int) {
 func checkQPTimeout(cmd *cobra.Command, v int) error {
 	if cmd.Flags().Changed("qp-timeout") && v == 0 {
 		return flagErrorf("--qp-timeout 0: want 1 to 31 (0 would mean never retransmit)")
+	}
+	return nil
+}
+
+// checkPostAPI refuses a --post-api it does not know and takes perftest's
+// --use_old_post_send as --post-api legacy.
+func checkPostAPI(cmd *cobra.Command, api *string) error {
+	fl := cmd.Flags()
+	if old, _ := fl.GetBool("use-old-post-send"); old {
+		if fl.Changed("post-api") && *api != verbs.PostLegacy {
+			return flagErrorf("--use_old_post_send (perftest's --post-api legacy) with --post-api %s: drop one of them", *api)
+		}
+		*api = verbs.PostLegacy
+	}
+	if _, err := verbs.ResolvePostAPI(*api, ""); err != nil {
+		return &flagError{err}
 	}
 	return nil
 }

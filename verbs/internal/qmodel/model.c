@@ -329,6 +329,97 @@ static int post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_
 	return 0;
 }
 
+// ---- the extended QP API (ibv_wr_*) ----
+
+static qm_qp *qp_of(struct ibv_qp_ex *e) { return (qm_qp *)e; }
+
+static void wr_start(struct ibv_qp_ex *e) {
+	qm_qp *p = qp_of(e);
+	if (p->staging)
+		violation(p->m, QM_V_WR_API, "QP %d: ibv_wr_start inside a batch of %u WRs", p->idx, p->nstage);
+	p->staging = 1;
+	p->nstage = 0;
+	p->stage_err = 0;
+}
+
+// wr_build stages the next WR of the batch with the QP's wr_id and wr_flags as set now.
+static void wr_build(struct ibv_qp_ex *e, int opcode, uint32_t rkey, uint64_t raddr) {
+	qm_qp *p = qp_of(e);
+	if (!p->staging) {
+		violation(p->m, QM_V_WR_API, "QP %d: a WR built outside ibv_wr_start .. ibv_wr_complete", p->idx);
+		return;
+	}
+	if (p->nstage > p->m->cfg.depth) { // a provider fails the batch when it does not fit its queue
+		p->stage_err = ENOMEM;
+		return;
+	}
+	qm_staged *w = &p->stage[p->nstage++];
+	memset(w, 0, sizeof(*w));
+	w->wr.wr_id = e->wr_id;
+	w->wr.send_flags = (int)e->wr_flags;
+	w->wr.opcode = opcode;
+	w->wr.wr.rdma.rkey = rkey;
+	w->wr.wr.rdma.remote_addr = raddr;
+}
+
+static void wr_rdma_write(struct ibv_qp_ex *e, uint32_t rkey, uint64_t raddr) { wr_build(e, IBV_WR_RDMA_WRITE, rkey, raddr); }
+static void wr_rdma_read(struct ibv_qp_ex *e, uint32_t rkey, uint64_t raddr) { wr_build(e, IBV_WR_RDMA_READ, rkey, raddr); }
+
+// wr_sge gives the WR built last its one SGE (inline: the bytes at addr, no lkey).
+static void wr_sge(struct ibv_qp_ex *e, uint32_t lkey, uint64_t addr, uint32_t len, int inl) {
+	qm_qp *p = qp_of(e);
+	if (!p->staging || p->nstage == 0 || p->stage[p->nstage - 1].wr.num_sge) {
+		if (!p->stage_err)
+			violation(p->m, QM_V_WR_API, "QP %d: an SGE set with no WR built for it", p->idx);
+		return;
+	}
+	qm_staged *w = &p->stage[p->nstage - 1];
+	w->sge = (struct ibv_sge){.addr = addr, .length = len, .lkey = lkey};
+	w->wr.sg_list = &w->sge;
+	w->wr.num_sge = 1;
+	if (inl != ((w->wr.send_flags & IBV_SEND_INLINE) != 0))
+		violation(p->m, QM_V_WR_API, "QP %d: WR %llx: inline data %s IBV_SEND_INLINE in wr_flags", p->idx,
+		          (unsigned long long)w->wr.wr_id, inl ? "without" : "for a WR with");
+}
+
+static void wr_set_sge(struct ibv_qp_ex *e, uint32_t lkey, uint64_t addr, uint32_t len) { wr_sge(e, lkey, addr, len, 0); }
+static void wr_set_inline_data(struct ibv_qp_ex *e, void *addr, size_t len) {
+	wr_sge(e, 0, (uint64_t)(uintptr_t)addr, (uint32_t)len, 1);
+}
+
+static int wr_complete(struct ibv_qp_ex *e) {
+	qm_qp *p = qp_of(e);
+	qm_model *m = p->m;
+	if (!p->staging) {
+		violation(m, QM_V_WR_API, "QP %d: ibv_wr_complete without ibv_wr_start", p->idx);
+		return EINVAL;
+	}
+	p->staging = 0;
+	if (p->stage_err || p->tail - p->head + p->nstage > m->cfg.depth) {
+		violation(m, QM_V_SQ_OVERFLOW, "QP %d: a batch of %u WRs with %llu of %u slots in use", p->idx, p->nstage,
+		          (unsigned long long)(p->tail - p->head), m->cfg.depth);
+		return ENOMEM; // nothing of the batch is posted
+	}
+	if (p->nstage == 0)
+		return 0;
+	for (uint32_t i = 0; i < p->nstage; i++) {
+		if (!p->stage[i].wr.num_sge) {
+			violation(m, QM_V_WR_API, "QP %d: WR %llx posted without an SGE", p->idx, (unsigned long long)p->stage[i].wr.wr_id);
+			return EINVAL;
+		}
+		p->stage[i].wr.next = i + 1 < p->nstage ? &p->stage[i + 1].wr : NULL;
+	}
+	m->wr_batches++;
+	struct ibv_send_wr *bad;
+	return post_send(&p->qp, &p->stage[0].wr, &bad);
+}
+
+static void wr_abort(struct ibv_qp_ex *e) {
+	qm_qp *p = qp_of(e);
+	p->staging = 0;
+	p->nstage = 0;
+}
+
 static int poll_cq(struct ibv_cq *cq, int num, struct ibv_wc *wc) {
 	qm_model *m = MODEL_OF(cq->context);
 	m->posted_since_poll = 0;
@@ -591,7 +682,8 @@ qm_model *qm_new(const qm_config *cfg) {
 	m->pd.handle = 1;
 	m->qps = calloc(m->cfg.nqp, sizeof(qm_qp));
 	m->qpp = calloc(m->cfg.nqp, sizeof(struct ibv_qp *));
-	if (!m->qps || !m->qpp) {
+	m->qpxp = calloc(m->cfg.nqp, sizeof(struct ibv_qp_ex *));
+	if (!m->qps || !m->qpp || !m->qpxp) {
 		qm_free(m);
 		return NULL;
 	}
@@ -606,11 +698,20 @@ qm_model *qm_new(const qm_config *cfg) {
 		p->m = m;
 		p->idx = q;
 		p->ring = calloc(m->cfg.depth, sizeof(qm_wr));
-		if (!p->ring) {
+		p->stage = calloc(m->cfg.depth + 1, sizeof(qm_staged));
+		if (!p->ring || !p->stage) {
 			qm_free(m);
 			return NULL;
 		}
 		m->qpp[q] = &p->qp;
+		m->qpxp[q] = &p->qpx;
+		p->qpx.wr_start = wr_start;
+		p->qpx.wr_rdma_write = wr_rdma_write;
+		p->qpx.wr_rdma_read = wr_rdma_read;
+		p->qpx.wr_set_sge = wr_set_sge;
+		p->qpx.wr_set_inline_data = wr_set_inline_data;
+		p->qpx.wr_complete = wr_complete;
+		p->qpx.wr_abort = wr_abort;
 	}
 	if (m->cfg.pp != QM_PP_NONE) {
 		m->peer_tx = malloc(m->cfg.pp_size);
@@ -631,10 +732,12 @@ void qm_free(qm_model *m) {
 	if (m->qps)
 		for (int q = 0; q < m->cfg.nqp; q++) {
 			free(m->qps[q].ring);
+			free(m->qps[q].stage);
 			free(m->qps[q].addrs);
 		}
 	free(m->qps);
 	free(m->qpp);
+	free(m->qpxp);
 	free(m->cqes);
 	free(m->peer_tx);
 	for (size_t i = 0; i < m->nreg; i++)
@@ -645,7 +748,11 @@ void qm_free(qm_model *m) {
 
 volatile int *qm_stop(qm_model *m) { return &m->stop; }
 
+// use_api gives the loop the model's QPs as extended QPs when the config asks for them.
+static void use_api(qm_model *m, rb_xfer *x) { x->qpx = m->cfg.wr_api ? m->qpxp : NULL; }
+
 int qm_bw(qm_model *m, rb_bw_args *a) {
+	use_api(m, &a->x);
 	cur = m;
 	int rc = rb_bw(a);
 	m->end_clock = m->clock;
@@ -654,6 +761,7 @@ int qm_bw(qm_model *m, rb_bw_args *a) {
 }
 
 int qm_rounds(qm_model *m, rb_rounds_args *a) {
+	use_api(m, &a->x);
 	cur = m;
 	int rc = rb_rounds(a);
 	m->end_clock = m->clock;
@@ -662,6 +770,7 @@ int qm_rounds(qm_model *m, rb_rounds_args *a) {
 }
 
 int qm_pingpong(qm_model *m, rb_pp_args *a) {
+	use_api(m, &a->x);
 	cur = m;
 	if (m->cfg.pp == QM_PP_PEER_INITIATES && m->cfg.pp_iters > 0 && m->cfg.peer_rounds > 0)
 		peer_schedule(m, 2, round_byte(m, 0), 0, -1); // the first ping
@@ -681,6 +790,7 @@ void qm_leave(qm_model *m) {
 }
 
 int qm_bw_mr(qm_model *m, rb_bw_mr_args *a) {
+	use_api(m, &a->x);
 	qm_enter(m);
 	int rc = rb_bw_mr(a);
 	qm_leave(m);
@@ -688,6 +798,7 @@ int qm_bw_mr(qm_model *m, rb_bw_mr_args *a) {
 }
 
 int qm_read_lat(qm_model *m, rb_rl_args *a) {
+	use_api(m, &a->x);
 	cur = m;
 	int rc = rb_read_lat(a);
 	m->end_clock = m->clock;

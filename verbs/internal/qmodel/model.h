@@ -50,6 +50,7 @@ enum {
 	QM_V_MR_REG,          // ibv_reg_mr of memory outside the local buffer, or on a foreign PD
 	QM_V_MR_DEREG,        // ibv_dereg_mr of an MR that is not registered (twice, or foreign)
 	QM_V_MR_LEAK,         // MRs of the loop's still registered when it returned
+	QM_V_WR_API,          // the extended QP API used out of order (a builder outside ibv_wr_start .. complete, a WR without its SGE)
 	QM_V_N
 };
 
@@ -75,9 +76,23 @@ typedef struct {
 	int64_t sum, min, max;
 } qm_times;
 
+// A staged WR of the extended QP API: built by ibv_wr_rdma_write/read and
+// ibv_wr_set_sge/set_inline_data, posted by ibv_wr_complete.
 typedef struct {
-	struct ibv_qp qp;
+	struct ibv_send_wr wr;
+	struct ibv_sge sge;
+} qm_staged;
+
+typedef struct {
+	union { // the QP as the legacy API and as the extended API see it (qpx.qp_base)
+		struct ibv_qp qp;
+		struct ibv_qp_ex qpx;
+	};
 	qm_model *m;
+	qm_staged *stage;     // depth + 1 entries: the batch between ibv_wr_start and ibv_wr_complete
+	uint32_t nstage;      // WRs staged in it
+	int staging;          // ibv_wr_start was called, ibv_wr_complete or ibv_wr_abort not yet
+	int stage_err;        // an error a WR builder hit, returned by ibv_wr_complete
 	int idx;
 	qm_wr *ring;          // depth entries, indexed by seq % depth
 	uint64_t head;        // oldest WR not yet freed
@@ -142,6 +157,10 @@ typedef struct {
 	uint64_t reg_fail_at;  // that ibv_reg_mr call (1: the first) fails with ENOMEM; 0 = none
 	uint64_t dereg_fail_at; // that ibv_dereg_mr call fails with EBUSY (once); 0 = none
 	int64_t reg_ns, dereg_ns; // model time per ibv_reg_mr / ibv_dereg_mr call
+	// The loops post through the extended QP API (rb_xfer.qpx is set to the model's QPs):
+	// ibv_wr_complete posts its batch as ibv_post_send would post the same chain (one
+	// post: Record.Posts counts doorbells either way), or none of it.
+	int wr_api;
 } qm_config;
 
 typedef struct {
@@ -161,6 +180,7 @@ struct qm_model {
 	qm_config cfg;
 	qm_qp *qps;
 	struct ibv_qp **qpp;  // nqp pointers, for rb_bw_args.qps
+	struct ibv_qp_ex **qpxp; // nqp pointers, for rb_xfer.qpx (with wr_api)
 	volatile int stop;
 	int strayed; // QM_FAULT_STRAY's completion was pushed
 	// The model's own record of each signalled, successful WR: the model clock from the
@@ -172,6 +192,7 @@ struct qm_model {
 	qm_times rt;
 	int64_t clock, start_clock;
 	uint64_t tick, polls, posts, nows, waits, wait_ticks, sleeps_ms;
+	uint64_t wr_batches; // ibv_wr_complete calls that posted a batch
 	uint64_t rng;
 	// The CQ: cqes[cq_head, cq_vis) are in the CQ, cqes[cq_vis, cq_end) are still on
 	// their way (ack_delay).

@@ -11,8 +11,11 @@ import "C"
 
 import (
 	"math"
+	"os"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/rdmabench/rdmabench/verbs/qp"
 )
 
 var runs atomic.Int64
@@ -39,7 +42,7 @@ const (
 var violationNames = [...]string{
 	"sq overflow", "cq overflow", "bad wr", "sleep unarmed", "sleep with cqes", "get event without event",
 	"ack too many", "wrong fd", "runaway", "ping-pong byte", "poll args", "peer queue",
-	"mr lkey", "mr invalid at execution", "mr reg", "mr dereg", "mr leak",
+	"mr lkey", "mr invalid at execution", "mr reg", "mr dereg", "mr leak", "wr api",
 }
 
 // FaultKind is what the peer does wrong.
@@ -75,7 +78,7 @@ type Net struct {
 	Fault    Fault
 	// StopAfterPolls sets the stop flag at that ibv_poll_cq call (0: never).
 	StopAfterPolls uint64
-	CQCap          int   // CQ capacity; 0: QPs * depth, as the session sizes it
+	CQCap          int   // CQ capacity; 0: qp.CQEntries(QPs, depth), as the session sizes it
 	TickNS, NowNS  int64 // model time per tick / per rb_now() call; 0: 200 / 50
 	PostNS         int64 // model time per WR posted
 	MaxPolls       uint64
@@ -86,7 +89,16 @@ type Net struct {
 	// LeftoverEvents are completion events pending on the channel when the loop starts,
 	// an earlier loop's on the same CQ (the warm-up's last arming).
 	LeftoverEvents uint32
+	// WRAPI makes the loop post through the extended QP API (ibv_wr_start ..
+	// ibv_wr_complete), as a session created with --post-api wr does.
+	WRAPI bool
+	// Inline sends every WRITE with IBV_SEND_INLINE.
+	Inline bool
 }
+
+// wrAPIEnv, set to 1, makes every run post through the extended QP API, whatever its
+// Net says: TestEveryTestOnTheWRAPI runs the package's tests again that way.
+const wrAPIEnv = "RB_QMODEL_WR_API"
 
 // Fail is rb_fail.
 type Fail struct {
@@ -109,6 +121,7 @@ type Record struct {
 	SignalledExecuted, SignalledPolled, CQEsPolled, ErrCQEs uint64
 	MaxCQ                                                   uint64
 	Polls, Posts, Ticks, Waits, WaitTicks, SleptMS          uint64
+	WRBatches                                               uint64 // of Posts: batches posted by ibv_wr_complete
 	Arms, EventsRaised, EventsGot, EventsAcked              uint64
 	StartNS, FirstPostNS, LastPostNS, LastCQENS, EndNS      int64 // model clock
 	// ModelLat is the model's own record of every signalled, successful WR: from its
@@ -145,6 +158,7 @@ type Hist struct {
 
 type model struct {
 	m          *C.qm_model
+	inline     bool
 	lbuf, rbuf unsafe.Pointer
 	llen, rlen int
 }
@@ -159,8 +173,8 @@ func newModel(cfg *C.qm_config, n Net, nqp, depth int, llen, rlen int) *model {
 	cfg.nqp = C.int(nqp)
 	cfg.depth = C.uint32_t(depth)
 	cfg.cq_cap = C.uint32_t(n.CQCap)
-	if n.CQCap == 0 {
-		cfg.cq_cap = C.uint32_t(nqp * depth)
+	if n.CQCap == 0 { // as the session sizes it
+		cfg.cq_cap = C.uint32_t(qp.CQEntries(nqp, depth))
 	}
 	cfg.per_tick = C.uint32_t(max(n.PerPoll, 1))
 	if n.Random {
@@ -179,6 +193,10 @@ func newModel(cfg *C.qm_config, n Net, nqp, depth int, llen, rlen int) *model {
 	cfg.max_polls = C.uint64_t(n.MaxPolls)
 	cfg.tsc_per_ns = C.double(n.TSCPerNS)
 	cfg.leftover_events = C.uint32_t(n.LeftoverEvents)
+	if n.WRAPI || os.Getenv(wrAPIEnv) == "1" {
+		cfg.wr_api = 1
+	}
+	md.inline = n.Inline
 	cfg.lbase = (*C.uint8_t)(md.lbuf)
 	cfg.llen = C.size_t(llen)
 	cfg.rbase = (*C.uint8_t)(md.rbuf)
@@ -207,7 +225,7 @@ func (md *model) record() Record {
 		Posted: make([]uint64, nqp), Executed: make([]uint64, nqp), MaxSQ: make([]uint32, nqp), Leads: make([]uint64, nqp), Addrs: make([][]Addr, nqp),
 		SignalledExecuted: uint64(m.sig_executed), SignalledPolled: uint64(m.sig_polled),
 		CQEsPolled: uint64(m.cqes_polled), ErrCQEs: uint64(m.err_cqes), MaxCQ: uint64(m.max_cq),
-		Polls: uint64(m.polls), Posts: uint64(m.posts), Ticks: uint64(m.tick), Waits: uint64(m.waits),
+		Polls: uint64(m.polls), Posts: uint64(m.posts), WRBatches: uint64(m.wr_batches), Ticks: uint64(m.tick), Waits: uint64(m.waits),
 		WaitTicks: uint64(m.wait_ticks), SleptMS: uint64(m.sleeps_ms),
 		Arms: uint64(m.arms), EventsRaised: uint64(m.ev_raised), EventsGot: uint64(m.ev_got), EventsAcked: uint64(m.ev_acked),
 		StartNS: int64(m.start_clock), FirstPostNS: int64(m.first_post_clock), LastPostNS: int64(m.last_post_clock), LastCQENS: int64(m.last_cqe_clock),
@@ -266,6 +284,9 @@ func (md *model) xfer(x *C.rb_xfer, laddr uintptr, size uint32, timeoutNS int64,
 	x.stop = C.qm_stop(md.m)
 	x.timeout_ns = C.int64_t(timeoutNS)
 	x.hist = hist
+	if md.inline {
+		x.send_flags = C.IBV_SEND_INLINE
+	}
 }
 
 // opcode is the WR opcode of a READ or a WRITE.
