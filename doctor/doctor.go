@@ -1,8 +1,9 @@
 // Package doctor checks a host for what rdmabench needs: the RDMA device and its port,
-// the link rate, the MTUs, the RoCE v2 GID, the locked-memory limit, hugepages,
-// Soft-RoCE, the clock and, given a server, the control connection, the token and a
-// short WRITE and READ bandwidth run. Each check has a verdict, what it found and, when
-// something is wrong, a fix the user can apply.
+// the link rate, the NIC's PCIe link (against its port rate and against the card's
+// maximum), the MTUs, the RoCE v2 GID, the locked-memory limit, hugepages, Soft-RoCE,
+// the clock, the CPU frequency governor and, given a server, the control connection,
+// the token and a short WRITE and READ bandwidth run. Each check has a verdict, what it
+// found and, when something is wrong, a fix the user can apply.
 //
 // The host's state is read from a root directory (/proc and /sys below it; tests pass
 // fixture trees) and, for what no file holds, from the function fields of Options
@@ -71,6 +72,8 @@ func Run(ctx context.Context, o Options) []Check {
 	checks := []Check{
 		h.deviceCheck(),
 		h.linkRateCheck(),
+		h.pcieLinkCheck(),
+		h.pcieTrainingCheck(),
 		h.mtuCheck(),
 		h.netdevCheck(),
 		h.gidCheck(),
@@ -78,6 +81,7 @@ func Run(ctx context.Context, o Options) []Check {
 		memlockCheck(o.Root),
 		hugepagesCheck(o.Root),
 		clockCheck(o),
+		h.governorCheck(),
 	}
 	if o.Server != nil {
 		checks = append(checks, serverChecks(ctx, o.Server, h)...)

@@ -10,10 +10,12 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/rdmabench/rdmabench/bench"
+	hostfacts "github.com/rdmabench/rdmabench/host"
 	"github.com/rdmabench/rdmabench/verbs"
 )
 
@@ -139,7 +141,8 @@ func dump(checks []Check) string {
 	return b.String()
 }
 
-var localChecks = []string{"device", "link-rate", "mtu", "netdev", "roce-v2-gid", "soft-roce", "memlock", "hugepages", "clock"}
+var localChecks = []string{"device", "link-rate", "pcie-link", "pcie-training", "mtu", "netdev", "roce-v2-gid", "soft-roce", "memlock",
+	"hugepages", "clock", "cpu-governor"}
 
 func TestHealthyHosts(t *testing.T) {
 	for _, tc := range []struct {
@@ -147,7 +150,7 @@ func TestHealthyHosts(t *testing.T) {
 		dev  verbs.DeviceInfo
 		skip []string // checks that do not apply
 	}{
-		{"rxe", rxe0(), nil},
+		{"rxe", rxe0(), []string{"pcie-link", "pcie-training", "cpu-governor"}}, // software RDMA, no cpufreq
 		{"mlx5", mlx50(), []string{"soft-roce"}},
 	} {
 		checks := Run(context.Background(), options(tree(t, tc.base, ""), devices(tc.dev)))
@@ -156,7 +159,7 @@ func TestHealthyHosts(t *testing.T) {
 		}
 		for i, c := range checks {
 			want := OK
-			if strings.Contains(strings.Join(tc.skip, " "), c.Name) {
+			if slices.Contains(tc.skip, c.Name) {
 				want = Skip
 			}
 			if c.Name != localChecks[i] || c.Verdict != want || c.Fix != "" || c.Found == "" {
@@ -174,8 +177,17 @@ func TestHealthyHosts(t *testing.T) {
 	if c := find(t, checks, "roce-v2-gid"); !strings.Contains(c.Found, "GID 3 is RoCE v2 for ens1f0np0's address 192.0.2.7") {
 		t.Errorf("roce-v2-gid: %+v", c)
 	}
-	if c := find(t, checks, "link-rate"); !strings.Contains(c.Found, "200 Gb/s, at least the cx6 profile's nominal 200 Gb/s") {
+	if c := find(t, checks, "link-rate"); !strings.Contains(c.Found, "200 Gb/s, at least the cx6 profile's nominal 200 Gb/s for a ConnectX-6") {
 		t.Errorf("link-rate: %+v", c)
+	}
+	for name, found := range map[string]string{
+		"pcie-link":     "PCIe 16.0 GT/s x16 (Gen4, 252 Gb/s) each way, enough for the 200 Gb/s of a ConnectX-6 (cx6 profile)",
+		"pcie-training": "PCIe 16.0 GT/s x16 (Gen4, 252 Gb/s), the card's maximum",
+		"cpu-governor":  "every CPU runs the performance governor",
+	} {
+		if c := find(t, checks, name); c.Found != found {
+			t.Errorf("%s: %+v", name, c)
+		}
 	}
 }
 
@@ -202,6 +214,8 @@ func TestBrokenHosts(t *testing.T) {
 	v6.Ports[0].GIDs[1].GID = "2001:db8::1"
 	slow := mlx50()
 	slow.Ports[0].LaneGbps, slow.Ports[0].RateGbps = 25, 100
+	dx := slow // a ConnectX-6 Dx: 100 Gb/s is its nominal rate
+	dx.Model, dx.VendorPartID = "ConnectX-6 Dx", 4125
 	orphan := rxe0()
 	for i := range orphan.Ports[0].GIDs {
 		orphan.Ports[0].GIDs[i].Netdev = ""
@@ -261,7 +275,19 @@ func TestBrokenHosts(t *testing.T) {
 			"soft-roce": {Fail, "rxe0's netdev veth9 does not exist", "rdma link delete rxe0 && rdma link add rxe0 type rxe netdev eth0"},
 		}},
 		{name: "slow link", base: "mlx5", list: devices(slow), want: map[string]want{
-			"link-rate": {Warn, "mlx5_0 port 1 runs at 100 Gb/s (4X 25 Gb/s), below the cx6 profile's nominal 200 Gb/s", "ethtool ens1f0np0"},
+			"link-rate": {Warn, "mlx5_0 port 1 runs at 100 Gb/s (4X 25 Gb/s), below the cx6 profile's nominal 200 Gb/s for a ConnectX-6", "ethtool ens1f0np0"},
+		}},
+		{name: "ConnectX-6 Dx at 100 Gb/s", base: "mlx5", list: devices(dx), want: map[string]want{
+			"link-rate": {OK, "100 Gb/s, at least the cx6 profile's nominal 100 Gb/s for a ConnectX-6 Dx", ""},
+			"pcie-link": {OK, "enough for the 100 Gb/s of a ConnectX-6 Dx (cx6 profile)", ""},
+		}},
+		{name: "PCIe Gen3 under a 200G ConnectX-6, powersave", base: "mlx5", overlay: "pcie-gen3", list: devices(mlx50()), want: map[string]want{
+			"pcie-link": {Warn, "mlx5_0 sits on a PCIe 8.0 GT/s x16 (Gen3, 126 Gb/s) link, below the 200 Gb/s a port of a ConnectX-6 (cx6 profile) runs at",
+				"the card can do 16.0 GT/s x16 (Gen4, 252 Gb/s): move it to a Gen4 x16 slot (252 Gb/s) wired to the CPU"},
+			"pcie-training": {Warn, "mlx5_0's PCIe link trained at 8.0 GT/s x16 (Gen3, 126 Gb/s), below the 16.0 GT/s x16 (Gen4, 252 Gb/s) the card supports (8.0 GT/s instead of 16.0)",
+				"move the card to a slot that offers 16.0 GT/s x16 (Gen4 x16"},
+			"cpu-governor": {Warn, "the CPUs run the powersave governor, not performance", "cpupower frequency-set -g performance"},
+			"link-rate":    {OK, "200 Gb/s", ""},
 		}},
 		{name: "InfiniBand", base: "mlx5", list: devices(ib), want: map[string]want{
 			"device":      {OK, "mlx5_0 (ConnectX-6, driver mlx5_core) port 1: ACTIVE, InfiniBand, 200 Gb/s; GID 0 fe80::248a:703:49:d4f0 (IB)", ""},
@@ -435,5 +461,93 @@ func TestBytesText(t *testing.T) {
 		if got := bytesText(n); got != want {
 			t.Errorf("bytesText(%d) = %q, want %q", n, got, want)
 		}
+	}
+}
+
+// The host-fact checks on the host package's fixtures: each NIC's PCIe link against its
+// model's port rate and against the card's maximum, and the governors.
+func TestHostFactChecks(t *testing.T) {
+	nic := func(name, driver, model string, vendor, part uint32) *verbs.DeviceInfo {
+		return &verbs.DeviceInfo{Name: name, Driver: driver, Model: model, VendorID: vendor, VendorPartID: part}
+	}
+	rxe := rxe0()
+	for _, tc := range []struct {
+		root string
+		dev  *verbs.DeviceInfo
+		want map[string]want
+	}{
+		{"cx6-gen3", nic("mlx5_0", "mlx5_core", "ConnectX-6", 0x02c9, 4123), map[string]want{
+			"pcie-link": {Warn, "mlx5_0 sits on a PCIe 8.0 GT/s x16 (Gen3, 126 Gb/s) link, below the 200 Gb/s a port of a ConnectX-6 (cx6 profile) runs at: the bus, not the wire, caps the bandwidth (at most about 126 Gb/s each way",
+				"the card can do 16.0 GT/s x16 (Gen4, 252 Gb/s): move it to a Gen4 x16 slot (252 Gb/s) wired to the CPU, or raise the slot's PCIe speed in the BIOS (lspci -vv -s 0000:3b:00.0: LnkCap"},
+			"pcie-training": {Warn, "trained at 8.0 GT/s x16 (Gen3, 126 Gb/s), below the 16.0 GT/s x16 (Gen4, 252 Gb/s) the card supports (8.0 GT/s instead of 16.0)",
+				"lspci -vv -s 0000:3b:00.0 shows LnkCap"},
+			"cpu-governor": {Warn, "the CPUs run the powersave governor, not performance: cores clock down between polls", "cpupower frequency-set -g performance"},
+		}},
+		{"bnxt_re", nic("bnxt_re0", "bnxt_en", "vendor 0x14e4 part 5984", 0x14e4, 0x1760), map[string]want{
+			"pcie-link":     {OK, "PCIe 32.0 GT/s x16 (Gen5, 504 Gb/s) each way, enough for the 400 Gb/s of a BCM57608 (bnxt_re profile)", ""},
+			"pcie-training": {OK, "the card's maximum", ""},
+			"cpu-governor":  {OK, "every CPU runs the performance governor", ""},
+		}},
+		{"irdma", nic("irdma0", "ice", "vendor 0x8086 part 5522", 0x8086, 0x1592), map[string]want{
+			"pcie-link":     {OK, "PCIe 16.0 GT/s x16 (Gen4, 252 Gb/s) each way, enough for the 100 Gb/s of an E810-C (irdma profile)", ""},
+			"pcie-training": {OK, "the card's maximum", ""},
+			"cpu-governor":  {Warn, "some CPUs run the schedutil governor, not performance", "cpupower"},
+		}},
+		{"efa", nic("efa_0", "efa", "vendor 0x1d0f part 61345", 0x1d0f, 0xefa1), map[string]want{
+			"pcie-link":     {Skip, `efa_0's PCIe link is unknown (current_link_speed "Unknown", current_link_width "0": a virtual function, or a link that is down)`, ""},
+			"pcie-training": {Skip, "efa_0's PCIe link is unknown", ""},
+			"cpu-governor":  {Skip, "no cpufreq driver, as in most VMs", ""},
+		}},
+		{"rxe", &rxe, map[string]want{
+			"pcie-link":     {Skip, "rxe0 is software RDMA (Soft-RoCE (rxe)): it has no PCIe link of its own", ""},
+			"pcie-training": {Skip, "rxe0 is software RDMA", ""},
+			"cpu-governor":  {Skip, "CPU frequency not checked", ""},
+		}},
+	} {
+		f := hostfacts.Read(filepath.Join("../host/testdata", tc.root), tc.dev.Name)
+		checks := []Check{pcieLinkCheck(tc.dev, f), pcieTrainingCheck(tc.dev, f), governorCheck(f)}
+		for name, w := range tc.want {
+			c := find(t, checks, name)
+			if c.Verdict != w.verdict || !strings.Contains(c.Found, w.found) || !strings.Contains(c.Fix, w.fix) || (w.fix == "" && c.Fix != "") {
+				t.Errorf("%s: %s: want %s, found %q, fix %q; got\n%+v", tc.root, name, w.verdict, w.found, w.fix, c)
+			}
+		}
+	}
+	if c := pcieLinkCheck(nil, hostfacts.Facts{}); c.Verdict != Skip {
+		t.Errorf("no device: %+v", c)
+	}
+}
+
+// What the fix says depends on what the card could do.
+func TestPCIeFixes(t *testing.T) {
+	cx6 := &verbs.DeviceInfo{Name: "mlx5_0", Driver: "mlx5_core", Model: "ConnectX-6", VendorID: 0x02c9, VendorPartID: 4123}
+	for _, tc := range []struct {
+		name      string
+		cur, max  *hostfacts.PCIeLink
+		check     func(*verbs.DeviceInfo, hostfacts.Facts) Check
+		verdict   Verdict
+		found     string
+		fixPrefix string
+	}{
+		{"a card that stops at Gen3", hostfacts.NewPCIeLink(8, 16), hostfacts.NewPCIeLink(8, 16), pcieLinkCheck, Warn,
+			"below the 200 Gb/s", "the card itself stops at 8.0 GT/s x16 (Gen3, 126 Gb/s), below its port rate: expect at most about 126 Gb/s"},
+		{"no maximum known", hostfacts.NewPCIeLink(8, 16), nil, pcieLinkCheck, Warn,
+			"below the 200 Gb/s", "move the card to a Gen4 x16 slot (252 Gb/s) or faster"},
+		{"x8 in a x16 card", hostfacts.NewPCIeLink(16, 8), hostfacts.NewPCIeLink(16, 16), pcieTrainingCheck, Warn,
+			"(x8 instead of x16)", "the slot has fewer lanes than the card"},
+		{"x8 in a x16 card, for the bandwidth", hostfacts.NewPCIeLink(16, 8), hostfacts.NewPCIeLink(16, 16), pcieLinkCheck, Warn,
+			"PCIe 16.0 GT/s x8 (Gen4, 126 Gb/s) link", "the card can do 16.0 GT/s x16 (Gen4, 252 Gb/s): move it to a Gen4 x16 slot (252 Gb/s)"},
+		{"no maximum for training", hostfacts.NewPCIeLink(16, 16), nil, pcieTrainingCheck, Skip, "the card's maximum is unknown", ""},
+	} {
+		c := tc.check(cx6, hostfacts.Facts{Driver: "mlx5_core", PCIeLink: tc.cur, PCIeMaxLink: tc.max})
+		if c.Verdict != tc.verdict || !strings.Contains(c.Found, tc.found) || !strings.HasPrefix(c.Fix, tc.fixPrefix) {
+			t.Errorf("%s: got %+v", tc.name, c)
+		}
+	}
+	// A NIC no profile knows: the link is reported, not judged.
+	c := pcieLinkCheck(&verbs.DeviceInfo{Name: "x0", Driver: "x", Model: "vendor 0x1 part 2", VendorID: 1, VendorPartID: 2},
+		hostfacts.Facts{Driver: "x", PCIeLink: hostfacts.NewPCIeLink(16, 16)})
+	if c.Verdict != Skip || !strings.Contains(c.Found, "PCIe 16.0 GT/s x16 (Gen4, 252 Gb/s); no built-in NIC profile") {
+		t.Errorf("unknown NIC: %+v", c)
 	}
 }

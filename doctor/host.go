@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	hostfacts "github.com/rdmabench/rdmabench/host"
 	"github.com/rdmabench/rdmabench/profiles"
 	"github.com/rdmabench/rdmabench/verbs"
 )
@@ -26,6 +27,7 @@ type host struct {
 	choice    *verbs.Choice // nil: verbs.Choose refused (chooseErr says why)
 	chooseErr error
 	netdev    string // the port's netdev; "" when unknown or InfiniBand
+	facts     hostfacts.Facts
 }
 
 func inspect(o Options) *host {
@@ -34,6 +36,14 @@ func inspect(o Options) *host {
 		o.Devices = verbs.Devices
 	}
 	h.devs, h.devErr = o.Devices()
+	// Whatever device is found (none at all: the host's facts alone), on every return.
+	defer func() {
+		name := ""
+		if h.dev != nil {
+			name = h.dev.Name
+		}
+		h.facts = hostfacts.Read(o.Root, name)
+	}()
 	if h.devErr != nil {
 		return h
 	}
@@ -158,7 +168,8 @@ func orUnknown(s string) string {
 	return s
 }
 
-// linkRateCheck: the port's rate against the NIC profile's nominal rate.
+// linkRateCheck: the port's rate against the NIC profile's nominal rate: its model's
+// (profiles.Profile.Model), else the profile's.
 func (h *host) linkRateCheck() Check {
 	c := Check{Name: "link-rate"}
 	if h.port == nil {
@@ -171,6 +182,10 @@ func (h *host) linkRateCheck() Check {
 		c.Found = fmt.Sprintf("%g Gb/s; no built-in NIC profile for %s (driver %s, vendor 0x%x, part %d) to compare it with", p.RateGbps, d.Model, d.Driver, d.VendorID, d.VendorPartID)
 		return c
 	}
+	rate, model := prof.LinkGbps, ""
+	if m, ok := prof.Model(d.VendorPartID); ok {
+		rate, model = m.LinkGbps, " for "+article(m.Name)
+	}
 	fix := "check the cable, the transceiver and the switch port"
 	if h.netdev != "" {
 		fix += fmt.Sprintf(": 'ethtool %s' shows the negotiated speed and what each end advertises", h.netdev)
@@ -180,13 +195,13 @@ func (h *host) linkRateCheck() Check {
 	switch {
 	case p.RateGbps <= 0:
 		c.Verdict, c.Fix = Warn, fix
-		c.Found = fmt.Sprintf("%s port %d reports no link rate (the %s profile's nominal rate is %g Gb/s)", d.Name, p.Port, prof.Name, prof.LinkGbps)
-	case p.RateGbps < prof.LinkGbps:
+		c.Found = fmt.Sprintf("%s port %d reports no link rate (the %s profile's nominal rate is %g Gb/s%s)", d.Name, p.Port, prof.Name, rate, model)
+	case p.RateGbps < rate:
 		c.Verdict, c.Fix = Warn, fix
-		c.Found = fmt.Sprintf("%s port %d runs at %g Gb/s (%dX %g Gb/s), below the %s profile's nominal %g Gb/s", d.Name, p.Port, p.RateGbps, p.Width, p.LaneGbps, prof.Name, prof.LinkGbps)
+		c.Found = fmt.Sprintf("%s port %d runs at %g Gb/s (%dX %g Gb/s), below the %s profile's nominal %g Gb/s%s", d.Name, p.Port, p.RateGbps, p.Width, p.LaneGbps, prof.Name, rate, model)
 	default:
 		c.Verdict = OK
-		c.Found = fmt.Sprintf("%g Gb/s, at least the %s profile's nominal %g Gb/s", p.RateGbps, prof.Name, prof.LinkGbps)
+		c.Found = fmt.Sprintf("%g Gb/s, at least the %s profile's nominal %g Gb/s%s", p.RateGbps, prof.Name, rate, model)
 	}
 	return c
 }

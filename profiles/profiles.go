@@ -1,6 +1,7 @@
-// Package profiles holds NIC profiles: how to recognise a NIC, its nominal link rate,
-// the sweep grid and start point, and the tuning article's reference values. Profiles are
-// embedded YAML (cx5, cx6, rxe); users add their own with --profile FILE.
+// Package profiles holds NIC profiles: how to recognise a NIC, its nominal link rate
+// (per model where a family's products differ), the sweep grid and start point, the
+// tuning article's reference values and the counter classes. Profiles are embedded YAML
+// (cx5, cx6, cx7, bnxt_re, irdma, efa, rxe); users add their own with --profile FILE.
 //
 // The tuning article is the practitioner's write-up (in Chinese) that rdmabench's
 // defaults and claims C1-C8 come from; docs/claims.md identifies it, gives its claims
@@ -11,6 +12,7 @@ import (
 	"embed"
 	"fmt"
 	"maps"
+	"math"
 	"os"
 	"slices"
 	"sort"
@@ -110,7 +112,12 @@ type Profile struct {
 		VendorIDs     []uint32 `yaml:"vendor_ids"`
 		VendorPartIDs []uint32 `yaml:"vendor_part_ids"`
 	} `yaml:"match"`
-	LinkGbps         float64                     `yaml:"link_gbit_per_s"`
+	// LinkGbps is the nominal link rate of a part no model lists (Models).
+	LinkGbps float64 `yaml:"link_gbit_per_s"`
+	// Models tell the family's products apart by vendor part ID, each with its own
+	// nominal rate. Optional; every part ID a model lists must be one Match lists, and
+	// in one model only. Model and LinkGbpsFor look a part up.
+	Models           []Model                     `yaml:"models,omitempty"`
 	PointDurationS   float64                     `yaml:"point_duration_s"`
 	WarmupIterations uint64                      `yaml:"warmup_iterations"`
 	Grid             map[string]map[string][]int `yaml:"grid"`      // op -> dim -> values
@@ -120,6 +127,50 @@ type Profile struct {
 	// -> counter names, any scope. Optional: a counter it does not name is info.
 	Counters map[string][]string `yaml:"counters,omitempty"`
 	Source   string              `yaml:"-"` // "embedded" or the file
+}
+
+// Model is one product of a profile's family: its name, the vendor part IDs it has
+// (ibv_query_device's vendor_part_id; for PCI NICs the PCI device ID), and the nominal
+// rate of one of its ports, in Gb/s: the fastest the product ships at, which a slower
+// SKU of the same part ID will not reach.
+type Model struct {
+	Name     string   `yaml:"name"`
+	PartIDs  []uint32 `yaml:"part_ids"`
+	LinkGbps float64  `yaml:"link_gbit_per_s"`
+}
+
+// Model returns the model that lists partID; false when none does (the profile's
+// LinkGbps is then the part's nominal rate).
+func (p Profile) Model(partID uint32) (Model, bool) {
+	for _, m := range p.Models {
+		if slices.Contains(m.PartIDs, partID) {
+			return m, true
+		}
+	}
+	return Model{}, false
+}
+
+// LinkGbpsFor is the nominal link rate of part partID: its model's, else the profile's.
+func (p Profile) LinkGbpsFor(partID uint32) float64 {
+	if m, ok := p.Model(partID); ok {
+		return m.LinkGbps
+	}
+	return p.LinkGbps
+}
+
+// LinkGbpsRange is the lowest and highest nominal rate of the profile's parts: its
+// models' and, when a matched part has no model, the profile's own (for a listing:
+// "10-400").
+func (p Profile) LinkGbpsRange() (lo, hi float64) {
+	lo, hi = math.Inf(1), math.Inf(-1)
+	for _, id := range p.Match.VendorPartIDs {
+		r := p.LinkGbpsFor(id)
+		lo, hi = min(lo, r), max(hi, r)
+	}
+	if len(p.Match.VendorPartIDs) == 0 {
+		lo, hi = p.LinkGbps, p.LinkGbps
+	}
+	return lo, hi
 }
 
 // Parse reads and checks one profile.
@@ -174,7 +225,36 @@ func (p Profile) check() error {
 			}
 		}
 	}
+	if err := p.checkModels(); err != nil {
+		return err
+	}
 	return p.checkCounters()
+}
+
+// checkModels refuses a model without a name, part IDs or a positive rate, a part ID
+// the match rules do not list, and a part ID in two models.
+func (p Profile) checkModels() error {
+	owner := map[uint32]string{}
+	for i, m := range p.Models {
+		switch {
+		case strings.TrimSpace(m.Name) == "":
+			return fmt.Errorf("profile %s: models[%d] has no name", p.Name, i)
+		case len(m.PartIDs) == 0:
+			return fmt.Errorf("profile %s: model %s lists no part_ids", p.Name, m.Name)
+		case m.LinkGbps <= 0:
+			return fmt.Errorf("profile %s: model %s needs a positive link_gbit_per_s", p.Name, m.Name)
+		}
+		for _, id := range m.PartIDs {
+			if !slices.Contains(p.Match.VendorPartIDs, id) {
+				return fmt.Errorf("profile %s: model %s's part ID %d (0x%x) is not in match.vendor_part_ids", p.Name, m.Name, id, id)
+			}
+			if o, dup := owner[id]; dup {
+				return fmt.Errorf("profile %s: part ID %d (0x%x) is in both model %s and model %s", p.Name, id, id, o, m.Name)
+			}
+			owner[id] = m.Name
+		}
+	}
+	return nil
 }
 
 // checkCounters refuses unknown classes, empty names, and a name listed twice.

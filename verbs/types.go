@@ -137,7 +137,7 @@ var mellanox = map[uint32]string{
 	4119: "ConnectX-5", 4120: "ConnectX-5 VF", 4121: "ConnectX-5 Ex", 4122: "ConnectX-5 Ex VF",
 	4123: "ConnectX-6", 4124: "ConnectX-6 VF", 4125: "ConnectX-6 Dx", 4126: "ConnectX family VF",
 	4127: "ConnectX-6 Lx", 4129: "ConnectX-7", 4131: "ConnectX-8",
-	41682: "BlueField-2", 41686: "BlueField-3",
+	41682: "BlueField", 41686: "BlueField-2", 41692: "BlueField-3",
 }
 
 // Op is the RDMA operation a test measures.
