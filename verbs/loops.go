@@ -260,10 +260,7 @@ func (s *Session) PingPong(p PingPongParams) (LatResult, error) {
 	runtime.LockOSThread()
 	rc := C.rb_pingpong(&a)
 	runtime.UnlockOSThread()
-	scale := float64(a.x.ns_per_tick)
-	if p.OneWay {
-		scale /= 2 // exact on every statistic: the conversion is linear
-	}
+	scale := latScale(float64(a.x.ns_per_tick), p.OneWay)
 	res := LatResult{Done: uint64(a.done), DurationNS: int64(a.x.duration_ns), Lat: samples(a.x.hist, scale)}
 	if rc != 0 {
 		return res, failure(&a.x, "write ping-pong")
@@ -289,6 +286,16 @@ func (s *Session) ReadLatency(p ReadLatParams) (LatResult, error) {
 		return res, failure(&a.x, "read latency loop")
 	}
 	return res, nil
+}
+
+// latScale is the ns per tick a ping-pong's samples convert at: its loop's rate, or for
+// one-way latency (perftest's write_lat), half of it, half the round trip: exact on
+// every statistic, as the conversion is linear.
+func latScale(nsPerTick float64, oneWay bool) float64 {
+	if oneWay {
+		return nsPerTick / 2
+	}
+	return nsPerTick
 }
 
 // samples converts the loop's tick histogram to nanoseconds. Each bucket's midpoint is

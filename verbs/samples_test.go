@@ -65,6 +65,25 @@ func TestSamplesConvertTicks(t *testing.T) {
 	if !h.Hist.ValuesAreEquivalent(h.Hist.Max(), int64(math.Round((float64(low)+float64(width-1)/2)*rate/2))) {
 		t.Errorf("halved: the largest sample is recorded as %d ns", h.Hist.Max())
 	}
+	// A bucket whose lower bound and midpoint land in different buckets of the result's
+	// histogram (at 1.5 ns per tick, 1025<<10 ticks is a bucket 1024 ticks wide, its
+	// midpoint 767 ns above its bound): the midpoint, not the bound, is what is recorded.
+	const wideRate, wideTick = 1.5, int64(1025 << 10)
+	w := samplesOfTicks([]int64{wideTick}, wideRate)
+	wl, ww := histBucket(wideTick)
+	lowNS, midNS := int64(math.Round(float64(wl)*wideRate)), int64(math.Round((float64(wl)+float64(ww-1)/2)*wideRate))
+	if w.Hist.ValuesAreEquivalent(lowNS, midNS) {
+		t.Fatalf("the test wants a bucket whose bound (%d ns) and midpoint (%d ns) the result's histogram tells apart", lowNS, midNS)
+	}
+	if got := w.Hist.Max(); !w.Hist.ValuesAreEquivalent(got, midNS) {
+		t.Errorf("a sample of %d ticks at %v ns per tick is recorded as %d ns; want its bucket's midpoint %d ns, not its bound %d ns",
+			wideTick, wideRate, got, midNS, lowNS)
+	}
+	// The one-way halving is the ping-pong's: its scale is half the rate, the round
+	// trip's the whole rate.
+	if latScale(0.37, true) != 0.185 || latScale(0.37, false) != 0.37 {
+		t.Errorf("latScale(0.37): one way %v, round trip %v; want 0.185 and 0.37", latScale(0.37, true), latScale(0.37, false))
+	}
 	// No rate, no statistics (never a row of zeros taken for a measurement).
 	if z := samplesOfTicks(ticks, 0); z.Moments.Count != 0 || z.Hist.TotalCount() != 0 {
 		t.Errorf("rate 0: %+v", z.Moments)

@@ -203,7 +203,7 @@ static void exec(qm_model *m, qm_qp *p, uint64_t n) {
 		if (fq && m->cfg.fault == QM_FAULT_STRAY && !m->strayed && p->executed > m->cfg.fault_after) {
 			m->strayed = 1;
 			qm_cqe s = {
-			    .wr_id = QM_STRAY_WRID,
+			    .wr_id = m->cfg.stray_wrid ? m->cfg.stray_wrid : QM_STRAY_WRID,
 			    .status = IBV_WC_SUCCESS,
 			    .opcode = w->opcode == IBV_WR_RDMA_WRITE ? IBV_WC_RDMA_WRITE : IBV_WC_RDMA_READ,
 			    .qp_num = p->qp.qp_num,
@@ -457,6 +457,7 @@ static int poll_cq(struct ibv_cq *cq, int num, struct ibv_wc *wc) {
 		if (e->signalled && e->status == IBV_WC_SUCCESS) {
 			m->sig_polled++;
 			times_add(&m->lat, m->clock - e->post_clock);
+			times_add(&p->lat, m->clock - e->post_clock);
 		}
 	}
 	if (k > 0)

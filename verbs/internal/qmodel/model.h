@@ -93,6 +93,7 @@ typedef struct {
 	uint32_t nstage;      // WRs staged in it
 	int staging;          // ibv_wr_start was called, ibv_wr_complete or ibv_wr_abort not yet
 	int stage_err;        // an error a WR builder hit, returned by ibv_wr_complete
+	qm_times lat;         // this QP's part of qm_model.lat
 	int idx;
 	qm_wr *ring;          // depth entries, indexed by seq % depth
 	uint64_t head;        // oldest WR not yet freed
@@ -137,6 +138,7 @@ typedef struct {
 	int fault;             // QM_FAULT_*
 	uint64_t fault_after;  // WRs a faulty QP executes before the fault
 	uint64_t fault_mask;   // QPs the fault applies to (bit q); 0 = all
+	uint64_t stray_wrid;   // QM_FAULT_STRAY's wr_id; 0: QM_STRAY_WRID
 	uint64_t stop_after_polls; // set the stop flag at that poll_cq call; 0 = never
 	int64_t tick_ns, now_ns;   // model time per tick and per rb_now() call
 	double tsc_per_ns;         // the model's TSC rate (rb_model_tsc), when the loops use it

@@ -66,6 +66,9 @@ type Fault struct {
 	Kind  FaultKind
 	After uint64 // WRs of a faulty QP that go well first
 	QPs   uint64 // bit q: QP q is faulty; 0: all
+	// WRID is Stray's wr_id (0: StrayWRID), e.g. one that names a QP of the loop and a
+	// sequence number it never posted.
+	WRID uint64
 }
 
 // Net is how the model's network behaves.
@@ -127,6 +130,8 @@ type Record struct {
 	// ModelLat is the model's own record of every signalled, successful WR: from its
 	// ibv_post_send to the return of the ibv_poll_cq that delivered it, model clock.
 	ModelLat ModelLat
+	// ModelLatQP is ModelLat per QP.
+	ModelLatQP []ModelLat
 	// ModelRT is the model's record of each ping-pong round: from the post of the loop's
 	// WRITE to the answer's arrival in the loop's buffer.
 	ModelRT        ModelLat
@@ -186,6 +191,7 @@ func newModel(cfg *C.qm_config, n Net, nqp, depth int, llen, rlen int) *model {
 	cfg.fault = C.int(n.Fault.Kind)
 	cfg.fault_after = C.uint64_t(n.Fault.After)
 	cfg.fault_mask = C.uint64_t(n.Fault.QPs)
+	cfg.stray_wrid = C.uint64_t(n.Fault.WRID)
 	cfg.stop_after_polls = C.uint64_t(n.StopAfterPolls)
 	cfg.tick_ns = C.int64_t(n.TickNS)
 	cfg.now_ns = C.int64_t(n.NowNS)
@@ -241,6 +247,7 @@ func (md *model) record() Record {
 		r.Executed[q] = uint64(p.executed)
 		r.MaxSQ[q] = uint32(p.max_occ)
 		r.Leads[q] = uint64(p.leads)
+		r.ModelLatQP = append(r.ModelLatQP, modelTimes(p.lat))
 		if p.naddr > 0 {
 			src := unsafe.Slice((*Addr)(unsafe.Pointer(p.addrs)), int(p.naddr))
 			r.Addrs[q] = append([]Addr(nil), src...)
@@ -326,6 +333,7 @@ type BWCase struct {
 	Size, Stride                uint32 // message size and slot distance (0: 8 and Size)
 	LSlots, RSlots              uint32 // 0 means 1
 	TimeoutNS                   int64  // the loop's watchdog (model time)
+	PerQP                       bool   // the loop also fills a histogram per QP (BWOutcome.QHist)
 }
 
 // BWOutcome is what rb_bw returned and the model recorded.
@@ -343,6 +351,7 @@ type BWOutcome struct {
 	LStride    uint64
 	RStride    uint64
 	LastNS     []int64 // per QP: the first post to its last completion
+	QHist      []Hist  // per QP, with PerQP
 	Record
 }
 
@@ -388,6 +397,16 @@ func RunBW(c BWCase) BWOutcome {
 		a.deadline_ns = C.int64_t(deadline)
 	}
 	a.done = done
+	var qh []C.rb_hist
+	if c.PerQP {
+		qhist := (*C.rb_hist)(C.malloc(C.size_t(c.QPs) * C.size_t(unsafe.Sizeof(C.rb_hist{}))))
+		defer C.free(unsafe.Pointer(qhist))
+		qh = unsafe.Slice(qhist, c.QPs)
+		for i := range qh {
+			C.rb_hist_reset(&qh[i])
+		}
+		a.qhist = qhist
+	}
 	runs.Add(1)
 	rc := C.qm_bw(md.m, a)
 	out := BWOutcome{
@@ -398,6 +417,9 @@ func RunBW(c BWCase) BWOutcome {
 	}
 	copy(out.Done, unsafe.Slice((*uint64)(unsafe.Pointer(done)), c.QPs))
 	out.LastNS = rr.lastNS()
+	for i := range qh {
+		out.QHist = append(out.QHist, goHist(&qh[i]))
+	}
 	return out
 }
 

@@ -31,6 +31,27 @@ func TestStrayCompletionRefused(t *testing.T) {
 			}
 		}
 	}
+	// A stray that names one of the loop's QPs and a sequence number it never posted
+	// (what a completion left by an earlier loop on the same CQ looks like).
+	ours := uint64(1)<<QShift | (uint64(1)<<QShift - 1)
+	for _, s := range shapes() {
+		c := BWCase{Net: Net{PerPoll: 2, Fault: Fault{Kind: Stray, After: 5, WRID: ours}}, QPs: 3, Depth: s.depth,
+			PostList: s.pl, CQMod: s.mod, Iters: 200, Stride: 8, LSlots: 2, RSlots: 2, TimeoutNS: healthyTimeout}
+		runs = append(runs, func() (string, []string) {
+			o := RunBW(c)
+			if o.RC != -1 || o.Fail.Verb != "unexpected completion" || o.Fail.WRID != ours {
+				return "rb_bw, a stray on QP 1 " + c.String(), []string{fmt.Sprintf("rc %d, fail %+v: want -1, \"unexpected completion\", wr_id %#x", o.RC, o.Fail, ours)}
+			}
+			return "", nil
+		})
+	}
+	for _, mode := range []MRMode{PerIO, MRCache} {
+		c := MRCase{Net: stray, Mode: mode, CacheSize: 4, Depth: 4, CQMod: 1, Iters: 100, LSlots: 8, RSlots: 8, TimeoutNS: healthyTimeout}
+		runs = append(runs, func() (string, []string) {
+			o := RunBWMR(c)
+			return fmt.Sprintf("rb_bw_mr %+v", c), refused(o.RC, o.Fail)
+		})
+	}
 	for _, read := range []bool{false, true} {
 		c := RoundsCase{Net: stray, QPs: 2, Rounds: 50, Read: read, TimeoutNS: healthyTimeout}
 		runs = append(runs, func() (string, []string) {

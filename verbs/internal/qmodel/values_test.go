@@ -144,3 +144,68 @@ func TestLeftoverEventsNotCounted(t *testing.T) {
 		}
 	}
 }
+
+// TestBWPerQPSampleValues: the bandwidth loop's per-QP histograms (--per-qp latency)
+// hold each QP's own samples: the model's record of that QP's signalled WRs, one clock
+// read later, exactly. A sample filed under another QP would show.
+func TestBWPerQPSampleValues(t *testing.T) {
+	var cases []BWCase
+	for i, net := range []Net{{PerPoll: 1}, {PerPoll: 3, Random: true, Seed: 11}, {PerPoll: 2, AckDelay: 3}, {OnPost: 1, PostNS: 20}} {
+		cases = append(cases, BWCase{Net: net, QPs: 3, Depth: 16, PostList: 1 + i%3, CQMod: 1 + i%2, Iters: 200, Read: i%2 == 1,
+			Stride: 8, LSlots: 2, RSlots: 2, TimeoutNS: healthyTimeout, PerQP: true})
+	}
+	grid(t, "rb_bw, per-QP samples against the model's record", cases, func(c BWCase, o BWOutcome) []string {
+		var bad []string
+		for q := range c.QPs {
+			for _, b := range asRecorded(o.RC, o.QHist[q], o.ModelLatQP[q], o.ModelLatQP[q].N) {
+				bad = append(bad, fmt.Sprintf("QP %d: %s", q, b))
+			}
+		}
+		return bad
+	})
+}
+
+// TestRoundsSampleValues: the rounds loop (fan-out / fan-in) times each round from
+// before its first post: with one QP that is the model's record of each WR, one clock
+// read later; with several, each QP's histogram holds the model's record of that QP's
+// WRs (posting costs no model time here, so every post of a round is at the round's
+// start), one clock read later. A round timed from its last post, or a QP's sample
+// filed under another, would show.
+func TestRoundsSampleValues(t *testing.T) {
+	for i, net := range []Net{{PerPoll: 1}, {PerPoll: 2, AckDelay: 3}, {PerPoll: 3, Random: true, Seed: 1}, {OnPost: 1}} {
+		c := RoundsCase{Net: net, QPs: 1, Rounds: 100, Read: i%2 == 1, TimeoutNS: healthyTimeout}
+		o := RunRounds(c)
+		for _, b := range asRecorded(o.RC, o.Hist, o.ModelLat, 100) {
+			t.Errorf("one QP, %+v: %s", net, b)
+		}
+	}
+	for seed := uint64(1); seed <= 3; seed++ {
+		c := RoundsCase{Net: Net{PerPoll: 3, Random: true, Seed: seed}, QPs: 3, Rounds: 100, TimeoutNS: healthyTimeout}
+		o := RunRounds(c)
+		for q := range 3 {
+			for _, b := range asRecorded(o.RC, o.QHist[q], o.ModelLatQP[q], 100) {
+				t.Errorf("3 QPs, seed %d, QP %d: %s", seed, q, b)
+			}
+		}
+	}
+}
+
+// TestBWMRSampleValues: the loop that registers in its window (--mr per-io, cache)
+// stamps each signalled WR after its registration, just before its post: its samples
+// are the model's post-to-poll record, one clock read later, exactly; a stamp taken
+// before the registration would add the registration's cost to every sample.
+func TestBWMRSampleValues(t *testing.T) {
+	var cases []MRCase
+	for _, mode := range []MRMode{PerIO, MRCache} {
+		for _, mod := range []int{1, 2} {
+			for _, net := range []Net{{PerPoll: 1}, {PerPoll: 3, Random: true, Seed: 4}, {PerPoll: 2, AckDelay: 2}} {
+				cases = append(cases, MRCase{Net: net, Mode: mode, CacheSize: 4, Depth: 4, CQMod: mod, Iters: 200, LSlots: 8, RSlots: 8,
+					RegNS: 1000, DeregNS: 300, TimeoutNS: healthyTimeout})
+			}
+		}
+	}
+	gridOf(t, "rb_bw_mr, samples against the model's record", cases, func(c MRCase) (string, []string) {
+		o := RunBWMR(c)
+		return fmt.Sprintf("%+v", c), asRecorded(o.RC, o.Hist, o.ModelLat, o.ModelLat.N)
+	})
+}
