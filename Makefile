@@ -10,14 +10,14 @@ POST_API ?= auto
 SOAK_CLIENTS ?= 200
 SOAK_GARBAGE ?= 20
 # Packages that do not need cgo: they are also tested with CGO_ENABLED=0.
-PURE    := ./result/... ./oob/... ./report/... ./verbs/... ./sweep/... ./profiles/... ./rdma/... ./examples/... ./counters/... ./doctor/... ./mrbench/... ./internal/...
+PURE    := ./hunt/... ./result/... ./oob/... ./report/... ./verbs/... ./sweep/... ./profiles/... ./rdma/... ./examples/... ./counters/... ./doctor/... ./mrbench/... ./internal/...
 
 # Debian packages for building (cgo + libibverbs), for perftest comparisons, and for
 # the Soft-RoCE test bed (qemu, busybox, cpio, kmod for depmod, iproute2 for `rdma`).
 DEB := gcc libc6-dev pkg-config libibverbs-dev ibverbs-providers rdma-core ibverbs-utils perftest chromium openmpi-bin \
        qemu-system-x86 busybox-static cpio kmod iproute2
 
-.PHONY: all build setup test vet unit docs fuzz fuzz-short browser e2e demo scenarios parity interop bed-noise soak clean vm-shell
+.PHONY: all build setup test vet unit docs fuzz fuzz-short browser e2e demo scenarios parity interop hunt bed-noise soak clean vm-shell
 
 all: build
 
@@ -98,6 +98,12 @@ demo: build
 # The article's scenarios (C2 registration cost, C5 fan-out / fan-in) in one test-bed boot.
 scenarios: build
 	test/rxevm/run test/scenarios.sh
+
+# rdmabench hunt in one test-bed boot (rxe1 -> rxe0): HUNT_BUDGET of search, then each
+# finding's reproducer run again (test/hunt.sh); about HUNT_BUDGET + 3 minutes.
+HUNT_BUDGET ?= 11m
+hunt: build
+	VM_TIMEOUT=1500 test/rxevm/run test/hunt.sh $(HUNT_BUDGET)
 
 # rdmabench against perftest, alternating, in one test-bed boot; METRICS=rate (a regular
 # expression) runs only the metrics it matches.

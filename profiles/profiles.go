@@ -126,7 +126,68 @@ type Profile struct {
 	// Counters classifies the NIC's counters: class (error, congestion, sanity, info)
 	// -> counter names, any scope. Optional: a counter it does not name is info.
 	Counters map[string][]string `yaml:"counters,omitempty"`
-	Source   string              `yaml:"-"` // "embedded" or the file
+	// Hunt holds the settings of rdmabench hunt (package hunt) for this NIC: its anomaly
+	// thresholds and the values of the dimensions the sweep grid lacks. Optional: what it
+	// leaves out (or all of it) is the hunt's default.
+	Hunt   *Hunt  `yaml:"hunt,omitempty"`
+	Source string `yaml:"-"` // "embedded" or the file
+}
+
+// Hunt is a profile's hunt section. A threshold of 0 is the hunt's default (package
+// hunt: DefaultRules); a list left out, the hunt's default values.
+type Hunt struct {
+	// LowThroughput: a run is slow below this fraction of the best throughput its
+	// operation and size reached elsewhere in the hunt (0 to 1).
+	LowThroughput float64 `yaml:"low_throughput,omitempty"`
+	// LinkFraction: a run is slow below this fraction of the nominal link rate too (0 to
+	// 1; 0: that bar is off).
+	LinkFraction float64 `yaml:"link_fraction,omitempty"`
+	// TailRatio: a run's latency tail is far above its median when p99 is more than this
+	// many times p50 (above 1).
+	TailRatio float64 `yaml:"tail_ratio,omitempty"`
+	// UnfairRatio: a run is unfair when its slowest peer (or direction) got less than this
+	// fraction of its fastest's throughput (0 to 1).
+	UnfairRatio float64 `yaml:"unfair_ratio,omitempty"`
+	// The values the hunt tries for the QPs, the path MTU and the QP timeout exponent (a
+	// grid's qp_timeout values come first).
+	NumQPs    []int `yaml:"num_qps,omitempty"`
+	MTUBytes  []int `yaml:"mtu_bytes,omitempty"`
+	QPTimeout []int `yaml:"qp_timeout,omitempty"`
+}
+
+// check refuses a fraction outside 0 to 1, a ratio of 1 or less, and values out of their
+// range or not ascending.
+func (h *Hunt) check(name string) error {
+	if h == nil {
+		return nil
+	}
+	for _, f := range []struct {
+		key string
+		v   float64
+	}{{"low_throughput", h.LowThroughput}, {"link_fraction", h.LinkFraction}, {"unfair_ratio", h.UnfairRatio}} {
+		if math.IsNaN(f.v) || f.v < 0 || f.v >= 1 {
+			return fmt.Errorf("profile %s: hunt: %s %v: want a fraction from 0 to below 1 (0: the default)", name, f.key, f.v)
+		}
+	}
+	if math.IsNaN(h.TailRatio) || h.TailRatio < 0 || (h.TailRatio > 0 && h.TailRatio <= 1) {
+		return fmt.Errorf("profile %s: hunt: tail_ratio %v: want a ratio above 1 (0: the default)", name, h.TailRatio)
+	}
+	for _, l := range []struct {
+		key    string
+		v      []int
+		lo, hi int
+	}{{"num_qps", h.NumQPs, 1, 1024}, {"mtu_bytes", h.MTUBytes, 256, 4096}, {"qp_timeout", h.QPTimeout, 1, 31}} {
+		if !sort.IntsAreSorted(l.v) {
+			return fmt.Errorf("profile %s: hunt: %s values must be ascending", name, l.key)
+		}
+		for _, x := range l.v {
+			if x < l.lo || x > l.hi || (l.key == "mtu_bytes" && x&(x-1) != 0) {
+				return fmt.Errorf("profile %s: hunt: %s %d: want %d to %d%s", name, l.key, x, l.lo, l.hi,
+					map[bool]string{true: ", a power of two", false: ""}[l.key == "mtu_bytes"])
+			}
+		}
+	}
+	return nil
 }
 
 // Model is one product of a profile's family: its name, the vendor part IDs it has
@@ -226,6 +287,9 @@ func (p Profile) check() error {
 		}
 	}
 	if err := p.checkModels(); err != nil {
+		return err
+	}
+	if err := p.Hunt.check(p.Name); err != nil {
 		return err
 	}
 	return p.checkCounters()

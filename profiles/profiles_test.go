@@ -1,6 +1,7 @@
 package profiles
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -193,5 +194,33 @@ func TestParseRefusesBadCounters(t *testing.T) {
 	p, err := Parse(good[:i], "test")
 	if err != nil || p.CounterClasses().Of("send_err") != counters.Info {
 		t.Errorf("no counters section: %v", err)
+	}
+}
+
+func TestHuntSection(t *testing.T) {
+	good, _ := embedded.ReadFile("rxe.yaml")
+	with := func(section string) []byte { return append(slices.Clone(good), []byte("\n"+section)...) }
+	p, err := Parse(with("hunt:\n  low_throughput: 0.4\n  tail_ratio: 8\n  num_qps: [1, 4]\n  mtu_bytes: [1024]\n"), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := p.Hunt; h == nil || h.LowThroughput != 0.4 || h.TailRatio != 8 || !slices.Equal(h.NumQPs, []int{1, 4}) || !slices.Equal(h.MTUBytes, []int{1024}) {
+		t.Errorf("hunt section read as %+v", p.Hunt)
+	}
+	if p, err := Parse(good, "test"); err != nil || p.Hunt != nil {
+		t.Errorf("no hunt section: %v, %+v", err, p.Hunt)
+	}
+	for want, bad := range map[string]string{
+		"low_throughput 1.5":       "hunt:\n  low_throughput: 1.5\n",
+		"unfair_ratio -0.1":        "hunt:\n  unfair_ratio: -0.1\n",
+		"tail_ratio 0.5":           "hunt:\n  tail_ratio: 0.5\n",
+		"num_qps values must be":   "hunt:\n  num_qps: [4, 1]\n",
+		"mtu_bytes 1500":           "hunt:\n  mtu_bytes: [1500]\n",
+		"qp_timeout 40":            "hunt:\n  qp_timeout: [40]\n",
+		"field nonesuch not found": "hunt:\n  nonesuch: 1\n",
+	} {
+		if _, err := Parse(with(bad), "test"); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: want an error containing %q, got %v", bad, want, err)
+		}
 	}
 }

@@ -34,7 +34,7 @@ func newRootCmd() *cobra.Command {
 	root.SetVersionTemplate(strings.NewReplacer("{", "{{`{`}}", "}", "{{`}`}}").Replace(versionLine()) + "\n")
 	root.Flags().Bool("version", false, "print the version, as 'rdmabench version'")
 	root.AddCommand(newCmdVersion(nil), newCmdDevices(nil), newCmdServer(nil), newCmdAgent(nil), newCmdFleet(nil), newCmdOp("write"), newCmdOp("read"),
-		newCmdSweep(nil), newCmdProfiles(nil), newCmdReport(), newCmdCounters(nil), newCmdDoctor(nil), newCmdMR(nil))
+		newCmdSweep(nil), newCmdHunt(nil), newCmdProfiles(nil), newCmdReport(), newCmdCounters(nil), newCmdDoctor(nil), newCmdMR(nil))
 	root.InitDefaultCompletionCmd()
 	completionExamples(root)
 	root.SetHelpCommand(newCmdHelp())

@@ -12,7 +12,7 @@ import (
 const module = "github.com/rdmabench/rdmabench/"
 
 // application is what the library must not reach: the programs and what only they use.
-var application = []string{"sweep", "report", "report/html", "cmd/rdmabench", "fleet", "doctor", "mrbench"}
+var application = []string{"sweep", "hunt", "report", "report/html", "cmd/rdmabench", "fleet", "doctor", "mrbench"}
 
 var rules = []struct {
 	pkg, why string
@@ -26,6 +26,7 @@ var rules = []struct {
 	{"report", "the readers read results files; they neither speak the protocol nor run a fleet", []string{"oob", "fleet", "bench", "verbs"}},
 	{"report/html", "the HTML report reads results files, as report does", []string{"oob", "fleet", "bench", "verbs"}},
 	{"sweep", "the search decides from results; the engine is given to it", []string{"bench", "report", "fleet", "oob"}},
+	{"hunt", "the hunt judges results; the engine and the plans' validation are given to it", []string{"bench/...", "verbs", "oob", "report", "fleet", "sweep"}},
 	{"fleet/pairs", "a fleet's rules (schedule, judging) need no network", []string{"oob", "bench", "fleet"}},
 }
 

@@ -1,0 +1,235 @@
+package hunt
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/rdmabench/rdmabench/result"
+)
+
+// The kinds of record.
+const (
+	KindPoint   = "point"   // one measured run (Measurement's fields)
+	KindFinding = "finding" // one confirmed anomaly (Finding's fields)
+)
+
+// Record is one line of a hunt's NDJSON stream: its kind, and the fields of a Measurement
+// ("point") or of a Finding ("finding") at the top level. The two types share no key
+// (a test sees to it), so a line is either and reads back as it was written.
+type Record struct {
+	Kind string `json:"kind"`
+	*Measurement
+	*Finding
+}
+
+// Condition is one parameter of a finding's set and the values it must hold for the
+// anomaly to trigger, all else as the finding's point has it: Op is "=", ">=", "<=" or
+// "in" (an ordered dimension's range, bounds included, or a category's set); Values are
+// the space's values it holds for, in the space's order.
+type Condition struct {
+	Dim    string   `json:"dim"`
+	Op     string   `json:"op"`
+	Values []string `json:"values"`
+	// Held: not varied, the hunt stopped first (the finding is then not Minimal); the
+	// condition is the value the anomaly was confirmed at.
+	Held bool `json:"held,omitempty"`
+}
+
+// Holds says whether point p meets the condition. A range holds for any number within
+// it (">= 512" for 2048 too, a value a later space may add); a set, for its members.
+func (c Condition) Holds(p Point) bool {
+	v := p.Get(c.Dim)
+	if !Ordered(c.Dim) || len(c.Values) == 0 {
+		return slices.Contains(c.Values, v)
+	}
+	x, _ := strconv.Atoi(v)
+	lo, _ := strconv.Atoi(c.Values[0])
+	hi, _ := strconv.Atoi(c.Values[len(c.Values)-1])
+	switch c.Op {
+	case ">=":
+		return x >= lo
+	case "<=":
+		return x <= hi
+	case "in":
+		return x >= lo && x <= hi
+	}
+	return slices.Contains(c.Values, v)
+}
+
+// String is the condition as a reader says it: "sq_depth >= 512", "op = read",
+// "msg_size_bytes = 1M", "mr in {pool, cache}", "cq_mod in 4..16".
+func (c Condition) String() string {
+	show := func(v string) string {
+		if c.Dim == DimSize || c.Dim == DimOffset {
+			if x, err := strconv.Atoi(v); err == nil {
+				return result.FormatSize(x)
+			}
+		}
+		return v
+	}
+	held := ""
+	if c.Held {
+		held = " (held)"
+	}
+	switch {
+	case len(c.Values) == 0:
+		return c.Dim + " in {}"
+	case c.Op == ">=":
+		return fmt.Sprintf("%s >= %s%s", c.Dim, show(c.Values[0]), held)
+	case c.Op == "<=":
+		return fmt.Sprintf("%s <= %s%s", c.Dim, show(c.Values[len(c.Values)-1]), held)
+	case len(c.Values) == 1:
+		return fmt.Sprintf("%s = %s%s", c.Dim, show(c.Values[0]), held)
+	case Ordered(c.Dim):
+		return fmt.Sprintf("%s in %s..%s%s", c.Dim, show(c.Values[0]), show(c.Values[len(c.Values)-1]), held)
+	}
+	vs := make([]string, len(c.Values))
+	for i, v := range c.Values {
+		vs[i] = show(v)
+	}
+	return fmt.Sprintf("%s in {%s}%s", c.Dim, strings.Join(vs, ", "), held)
+}
+
+// Effect is how far a finding's runs were from the rule's bar: the median of the
+// confirming runs' metric and its range.
+type Effect struct {
+	// Metric: bw_over_best_seen and bw_over_link (low-throughput), p99_over_p50 (tail),
+	// share_ratio (unfair), counter_delta (counters: the key counter's delta a run),
+	// failed_runs (failed: 1 a run that failed so).
+	Metric string  `json:"metric"`
+	Median float64 `json:"median"`
+	Min    float64 `json:"min"`
+	Max    float64 `json:"max"`
+	Runs   int     `json:"runs"`
+	Text   string  `json:"text"`
+	// Reference (bw_over_best_seen): the point whose throughput the runs were divided by,
+	// measured alongside them, and its median Gb/s in those runs; Gbps, the finding's.
+	Reference     *Point  `json:"reference,omitempty"`
+	ReferenceGbps float64 `json:"reference_gbit_per_s,omitempty"`
+	Gbps          float64 `json:"effect_gbit_per_s,omitempty"`
+}
+
+// Finding is one confirmed anomaly (a "finding" record).
+type Finding struct {
+	ID    string `json:"id"` // F1, F2, ... in the order found
+	Class Class  `json:"class"`
+	// Key: the counter (counters), the completion status or "timeout" (failed), the bar
+	// (low-throughput: best-seen or link); empty for tail and unfair.
+	Key string `json:"key,omitempty"`
+	// Set is the minimal set: the parameters that must hold these values for the anomaly
+	// to trigger (every other parameter can take any value of the space, each tried at
+	// its bounds). Empty: it triggers everywhere the hunt looked.
+	Set     []Condition `json:"set"`
+	Minimal bool        `json:"minimal"` // false: the hunt stopped before every parameter was varied
+	Effect  Effect      `json:"effect"`
+	// CountersMoved: the error and congestion counters that moved in its runs ("local
+	// error roce_adp_retrans").
+	CountersMoved []string `json:"counters_moved,omitempty"`
+	// Runs: the fresh runs that showed it (all of the runs asked for: Rules.Confirm).
+	Runs int `json:"runs"`
+	// Point: the reproducer's configuration (the set's parameters at the values it was
+	// confirmed at, every other at the space's baseline where it still triggered there);
+	// FoundAt: the search's point that raised it.
+	Point   Point `json:"point"`
+	FoundAt Point `json:"found_at"`
+	// TrialRuns: the runs its confirmation and minimisation took (references included).
+	TrialRuns int `json:"trial_runs"`
+	// ErrorText: a failed run's error, as the first confirming run had it (failed).
+	ErrorText string `json:"error_text,omitempty"`
+	// ReproConfig is the reproducer's whole config; Command and PerftestCommand its
+	// command lines for the plan's server (Reproducer and Perftest for another), the
+	// latter "" where perftest cannot express it.
+	ReproConfig     result.Config `json:"reproducer_config"`
+	Command         string        `json:"reproducer"`
+	PerftestCommand string        `json:"perftest"`
+}
+
+// Matches says whether point p is in the finding's set: every condition holds.
+func (f Finding) Matches(p Point) bool {
+	for _, c := range f.Set {
+		if !c.Holds(p) {
+			return false
+		}
+	}
+	return true
+}
+
+// SetString is the set as one line: "op = read, msg_size_bytes = 1M, sq_depth >= 512"
+// ("any configuration" for an empty set).
+func (f Finding) SetString() string {
+	if len(f.Set) == 0 {
+		return "any configuration"
+	}
+	s := make([]string, len(f.Set))
+	for i, c := range f.Set {
+		s[i] = c.String()
+	}
+	return strings.Join(s, ", ")
+}
+
+func sameSet(a, b []Condition) bool {
+	return slices.EqualFunc(a, b, func(x, y Condition) bool {
+		return x.Dim == y.Dim && x.Op == y.Op && slices.Equal(x.Values, y.Values)
+	})
+}
+
+// NewRecorder returns a Run's record function for an NDJSON stream written to w: one
+// line a record, each one Write; where w can Sync (an *os.File), each line is synced
+// before the hunt goes on.
+func NewRecorder(w io.Writer) func(Record) error {
+	s, _ := w.(interface{ Sync() error })
+	return func(r Record) error {
+		var b bytes.Buffer
+		e := json.NewEncoder(&b) // one line, ">=" as it is
+		e.SetEscapeHTML(false)
+		if err := e.Encode(r); err != nil {
+			return err
+		}
+		if _, err := w.Write(b.Bytes()); err != nil {
+			return err
+		}
+		if s != nil {
+			return s.Sync()
+		}
+		return nil
+	}
+}
+
+// ReadRecords reads a hunt's NDJSON stream (a Plan's Prior, for --resume). Blank lines
+// are skipped; a line that is not a record (bad JSON, an unknown kind, a point without
+// its config) is an error naming it: a stream cut short by a crash ends in such a line,
+// which can be deleted.
+func ReadRecords(r io.Reader) ([]Record, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
+	var out []Record
+	for n := 1; sc.Scan(); n++ {
+		line := bytes.TrimSpace(sc.Bytes())
+		if len(line) == 0 {
+			continue
+		}
+		var rec Record
+		dec := json.NewDecoder(bytes.NewReader(line))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&rec); err != nil {
+			return out, fmt.Errorf("reading the hunt stream: line %d: %w", n, err)
+		}
+		switch {
+		case rec.Kind == KindPoint && rec.Measurement != nil && rec.Finding == nil && rec.Measurement.Config.Op != "":
+		case rec.Kind == KindFinding && rec.Finding != nil && rec.Measurement == nil && rec.Finding.ID != "":
+		default:
+			return out, fmt.Errorf("reading the hunt stream: line %d: not a point or a finding record", n)
+		}
+		out = append(out, rec)
+	}
+	if err := sc.Err(); err != nil {
+		return out, fmt.Errorf("reading the hunt stream: %w", err)
+	}
+	return out, nil
+}

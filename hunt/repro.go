@@ -1,0 +1,144 @@
+package hunt
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/rdmabench/rdmabench/result"
+)
+
+// Reproducer is the one-line rdmabench command that runs the finding's configuration
+// against server ("SERVER" when empty): every parameter of the point, and the plan's
+// common settings that differ from the CLI's defaults (duration or iterations, warm-up,
+// hugepages, completion events, counters).
+func (f Finding) Reproducer(server string) string { return Reproducer(f.ReproConfig, server) }
+
+// Perftest is the perftest command line (ib_write_bw, ib_read_bw) for the finding's
+// configuration against server, or "" where perftest cannot express it.
+func (f Finding) Perftest(server string) string { return Perftest(f.ReproConfig, server) }
+
+func serverOr(s string) string {
+	if s == "" {
+		return "SERVER"
+	}
+	return s
+}
+
+// Reproducer is the rdmabench command line of a bandwidth config c (Finding.Reproducer).
+func Reproducer(c result.Config, server string) string {
+	a := []string{"rdmabench", c.Op, "bw", "-s", result.FormatSize(c.MsgSizeBytes), "-t", itoa(c.SQDepth),
+		"-l", itoa(c.PostList), "-Q", itoa(c.CQMod), "-q", itoa(max(c.NumQPs, 1))}
+	if c.BufOffsetBytes != 0 {
+		a = append(a, "--offset", itoa(c.BufOffsetBytes))
+	}
+	if c.MTUBytes != 0 {
+		a = append(a, "-m", itoa(c.MTUBytes))
+	}
+	if c.QPTimeout != 0 {
+		a = append(a, "-u", itoa(c.QPTimeout))
+	}
+	if c.MR != "" && c.MR != MRPool {
+		a = append(a, "--mr", c.MR)
+		if c.MR == MRCache && c.MRCache != max(defaultMRCache, c.SQDepth) {
+			a = append(a, "--mr-cache", itoa(c.MRCache))
+		}
+	}
+	if c.Bidirectional {
+		a = append(a, "-b")
+	}
+	a = append(a, common(c, false)...)
+	if c.InlineBytes > 0 {
+		a = append(a, "-I", itoa(c.InlineBytes))
+	}
+	if c.OutsNum > 0 {
+		a = append(a, "-o", itoa(c.OutsNum))
+	}
+	if c.PostAPI != "" && c.PostAPI != "auto" {
+		a = append(a, "--post-api", c.PostAPI)
+	}
+	if c.CQModerationCount > 0 {
+		a = append(a, "--cq-moderation", itoa(c.CQModerationCount))
+	}
+	if c.CQModerationUS > 0 {
+		a = append(a, "--cq-moderation-usec", itoa(c.CQModerationUS))
+	}
+	if c.WarmupIterations > 0 {
+		a = append(a, "--warmup", strconv.FormatUint(c.WarmupIterations, 10))
+	}
+	if c.Counters != "" && c.Counters != "auto" {
+		a = append(a, "--counters", shellWord(c.Counters))
+	}
+	return strings.Join(append(a, serverOr(server)), " ")
+}
+
+// common are the flags both command lines share: the run's length, hugepages and
+// completion events.
+func common(c result.Config, perftest bool) []string {
+	var a []string
+	if c.DurationS > 0 {
+		a = append(a, "-D", strconv.FormatFloat(c.DurationS, 'g', -1, 64))
+	} else if c.Iterations > 0 {
+		a = append(a, "-n", strconv.FormatUint(c.Iterations, 10))
+	}
+	if c.Hugepages {
+		a = append(a, map[bool]string{false: "--hugepages", true: "--use_hugepages"}[perftest])
+	}
+	if c.CompletionEvents {
+		a = append(a, "-e")
+	}
+	return a
+}
+
+// Perftest is the perftest command line of a bandwidth config c, or "" where perftest
+// cannot express it: --mr per-io or cache, a buffer offset, several servers, --verify,
+// --baseline, completion-event moderation (perftest has no such flags); a post list
+// longer than 1 that is not a multiple of the moderation, or an iteration count that is
+// not a multiple of the post list (perftest refuses those; rdmabench runs them); a
+// duration that is not a whole number of seconds. perftest's duration is whole seconds;
+// -D and the post list's rules are as in perftest 4.5 to 6.x.
+func Perftest(c result.Config, server string) string {
+	switch {
+	case c.Op != "write" && c.Op != "read",
+		c.MR != "" && c.MR != MRPool, c.BufOffsetBytes != 0, c.Peers > 0, c.Verify, c.Baseline != "",
+		c.CQModerationCount > 0 || c.CQModerationUS > 0,
+		c.PostList > 1 && c.CQMod > 0 && c.PostList%c.CQMod != 0,
+		c.DurationS == 0 && c.PostList > 1 && c.Iterations%uint64(c.PostList) != 0,
+		c.DurationS > 0 && c.DurationS != float64(int64(c.DurationS)):
+		return ""
+	}
+	a := []string{"ib_" + c.Op + "_bw", "-s", itoa(c.MsgSizeBytes), "-t", itoa(c.SQDepth), "-l", itoa(c.PostList),
+		"-Q", itoa(c.CQMod), "-q", itoa(max(c.NumQPs, 1))}
+	if c.MTUBytes != 0 {
+		a = append(a, "-m", itoa(c.MTUBytes))
+	}
+	if c.QPTimeout != 0 {
+		a = append(a, "-u", itoa(c.QPTimeout))
+	}
+	if c.Bidirectional {
+		a = append(a, "-b")
+	}
+	a = append(a, common(c, true)...)
+	if c.InlineBytes > 0 {
+		a = append(a, "-I", itoa(c.InlineBytes))
+	}
+	if c.OutsNum > 0 {
+		a = append(a, "-o", itoa(c.OutsNum))
+	}
+	if c.PostAPI == "legacy" {
+		a = append(a, "--use_old_post_send")
+	}
+	a = append(a, "--report_gbits")
+	return strings.Join(append(a, serverOr(server)), " ")
+}
+
+func itoa(v int) string { return strconv.Itoa(v) }
+
+// shellWord quotes s for a shell where it holds anything but a name's characters.
+func shellWord(s string) string {
+	for _, r := range s {
+		if !(r == '-' || r == '_' || r == ',' || r == '.' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
+			return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+		}
+	}
+	return s
+}

@@ -1,0 +1,585 @@
+package hunt
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/rdmabench/rdmabench/profiles"
+	"github.com/rdmabench/rdmabench/result"
+)
+
+// The dimensions a hunt varies, by the result.Config key each sets.
+const (
+	DimOp        = "op"
+	DimSize      = "msg_size_bytes"
+	DimDepth     = "sq_depth"
+	DimPostList  = "post_list"
+	DimCQMod     = "cq_mod"
+	DimQPs       = "num_qps"
+	DimOffset    = "buf_offset_bytes"
+	DimMTU       = "mtu_bytes"
+	DimQPTimeout = "qp_timeout"
+	DimMR        = "mr"
+	DimBidi      = "bidirectional"
+)
+
+// DimNames are the dimensions in the order a Space lists them, a finding's set names
+// them and the minimisation varies them.
+var DimNames = []string{DimOp, DimSize, DimDepth, DimPostList, DimCQMod, DimQPs, DimOffset, DimMTU, DimQPTimeout, DimMR, DimBidi}
+
+// The --mr modes as a point says them (a config says pool as "").
+const (
+	MRPool  = "pool"
+	MRPerIO = "per-io"
+	MRCache = "cache"
+)
+
+// defaultMRCache is bench.DefaultMRCache: a cache point holds max(16, depth) registrations,
+// as the CLI's default (one for every WR in flight).
+const defaultMRCache = 16
+
+// Ordered says whether a dimension's values are numbers with an order (a condition on it
+// is a range); op, mr and bidirectional are categories (a condition is a set).
+func Ordered(dim string) bool { return dim != DimOp && dim != DimMR && dim != DimBidi }
+
+// Dim is one dimension of the space and the values the hunt tries, each as its canonical
+// text (a number in decimal, "write", "per-io", "true"); an ordered dimension's ascend.
+// A dimension with one value is held at it.
+type Dim struct {
+	Name   string   `json:"name"`
+	Values []string `json:"values"`
+}
+
+// Space is what a hunt searches: every dimension of DimNames with its values, and the
+// baseline, a benign configuration the minimisation moves each parameter towards (the
+// reproducer of a finding holds every parameter its set does not name at the baseline).
+type Space struct {
+	Dims     []Dim `json:"dims"`
+	Baseline Point `json:"baseline"`
+}
+
+// Point is one configuration of the space: a comparable value (a map key). QPTimeout is
+// the exponent itself (14, where a config says 0 for the default); MR is "pool", "per-io"
+// or "cache".
+type Point struct {
+	Op             string `json:"op"`
+	MsgSizeBytes   int    `json:"msg_size_bytes"`
+	SQDepth        int    `json:"sq_depth"`
+	PostList       int    `json:"post_list"`
+	CQMod          int    `json:"cq_mod"`
+	NumQPs         int    `json:"num_qps"`
+	BufOffsetBytes int    `json:"buf_offset_bytes"`
+	MTUBytes       int    `json:"mtu_bytes"`
+	QPTimeout      int    `json:"qp_timeout"`
+	MR             string `json:"mr"`
+	Bidirectional  bool   `json:"bidirectional"`
+}
+
+func (p *Point) num(dim string) *int {
+	switch dim {
+	case DimSize:
+		return &p.MsgSizeBytes
+	case DimDepth:
+		return &p.SQDepth
+	case DimPostList:
+		return &p.PostList
+	case DimCQMod:
+		return &p.CQMod
+	case DimQPs:
+		return &p.NumQPs
+	case DimOffset:
+		return &p.BufOffsetBytes
+	case DimMTU:
+		return &p.MTUBytes
+	case DimQPTimeout:
+		return &p.QPTimeout
+	}
+	return nil
+}
+
+// Get returns dimension dim's value as its text; it panics on an unknown dimension (a
+// programming error: spaces are checked when made).
+func (p Point) Get(dim string) string {
+	switch dim {
+	case DimOp:
+		return p.Op
+	case DimMR:
+		return p.MR
+	case DimBidi:
+		return strconv.FormatBool(p.Bidirectional)
+	}
+	if n := p.num(dim); n != nil {
+		return strconv.Itoa(*n)
+	}
+	panic("hunt: unknown dimension " + dim)
+}
+
+// With returns p with dimension dim set to the value v (a canonical text, as a Dim
+// holds); it panics on a value that is not one (a programming error).
+func (p Point) With(dim, v string) Point {
+	switch dim {
+	case DimOp:
+		p.Op = v
+		return p
+	case DimMR:
+		p.MR = v
+		return p
+	case DimBidi:
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			panic("hunt: bad bidirectional value " + v)
+		}
+		p.Bidirectional = b
+		return p
+	}
+	n := p.num(dim)
+	if n == nil {
+		panic("hunt: unknown dimension " + dim)
+	}
+	x, err := strconv.Atoi(v)
+	if err != nil {
+		panic("hunt: bad value " + v + " for " + dim)
+	}
+	*n = x
+	return p
+}
+
+// Config is the test plan of p: base (the common settings: duration, warm-up, counters)
+// with p's parameters, as a bandwidth test. A cache point holds max(16, depth)
+// registrations (the CLI's default); the default QP timeout is said as 0 and pool as no
+// --mr, as the CLI's configs say them.
+func (p Point) Config(base result.Config) result.Config {
+	c := base
+	c.Op = p.Op
+	if c.Test == "" {
+		c.Test = result.BW
+	}
+	c.MsgSizeBytes, c.SQDepth, c.PostList, c.CQMod, c.NumQPs = p.MsgSizeBytes, p.SQDepth, p.PostList, p.CQMod, p.NumQPs
+	c.BufOffsetBytes, c.MTUBytes, c.Bidirectional = p.BufOffsetBytes, p.MTUBytes, p.Bidirectional
+	c.QPTimeout = p.QPTimeout
+	if c.QPTimeout == profiles.DefaultQPTimeout {
+		c.QPTimeout = 0
+	}
+	c.MR, c.MRCache = "", 0
+	switch p.MR {
+	case MRPerIO:
+		c.MR = MRPerIO
+	case MRCache:
+		c.MR, c.MRCache = MRCache, max(defaultMRCache, p.SQDepth)
+	}
+	return c
+}
+
+// PointOf reads a config's point (Config's inverse).
+func PointOf(c result.Config) Point {
+	p := Point{Op: c.Op, MsgSizeBytes: c.MsgSizeBytes, SQDepth: c.SQDepth, PostList: c.PostList, CQMod: c.CQMod,
+		NumQPs: c.NumQPs, BufOffsetBytes: c.BufOffsetBytes, MTUBytes: c.MTUBytes, QPTimeout: c.QPTimeout,
+		MR: c.MR, Bidirectional: c.Bidirectional}
+	if p.QPTimeout == 0 {
+		p.QPTimeout = profiles.DefaultQPTimeout
+	}
+	if p.MR == "" {
+		p.MR = MRPool
+	}
+	return p
+}
+
+// String is p as the parameters it sets, in DimNames' order: "read 1M depth 512 post-list
+// 1 cq-mod 16 qps 1 offset 0 mtu 4096 qp-timeout 14 mr pool".
+func (p Point) String() string {
+	s := fmt.Sprintf("%s %s depth %d post-list %d cq-mod %d qps %d offset %d mtu %d qp-timeout %d mr %s",
+		p.Op, result.FormatSize(p.MsgSizeBytes), p.SQDepth, p.PostList, p.CQMod, p.NumQPs, p.BufOffsetBytes,
+		p.MTUBytes, p.QPTimeout, p.MR)
+	if p.Bidirectional {
+		s += " bidirectional"
+	}
+	return s
+}
+
+// Default values of the dimensions a profile's sweep grid does not have (a profile's
+// hunt section may give its own): QPs, path MTUs (4096 is the ports' active MTU where
+// that is smaller) and QP timeouts (4.096 us x 2^N: 1 ms, perftest's 67 ms, 4.3 s).
+var (
+	DefaultQPs        = []int{1, 2, 4, 8, 16}
+	DefaultMTUs       = []int{1024, 4096}
+	DefaultQPTimeouts = []int{8, profiles.DefaultQPTimeout, 20}
+)
+
+// DefaultSpace is the space of profile p for the operations ops (default write and
+// read): its sweep grids' sizes, depths, offsets, moderations, post lists and QP
+// timeouts (all operations' values together), the QPs, MTUs and QP timeouts of its hunt
+// section (or the defaults above where it has none), every --mr mode and both
+// directions. The baseline is p's start point for the first operation, with one QP, the
+// largest MTU, pool registration and one direction.
+func DefaultSpace(p profiles.Profile, ops ...string) Space {
+	if len(ops) == 0 {
+		ops = []string{"write", "read"}
+	}
+	union := func(d string) []int {
+		var v []int
+		for _, op := range ops {
+			v = append(v, p.Grid[op][d]...)
+		}
+		slices.Sort(v)
+		return slices.Compact(v)
+	}
+	var h profiles.Hunt
+	if p.Hunt != nil {
+		h = *p.Hunt
+	}
+	or := func(v, def []int) []int {
+		if len(v) > 0 {
+			return slices.Compact(slices.Sorted(slices.Values(v)))
+		}
+		return def
+	}
+	qpt := union("qp_timeout")
+	if len(qpt) == 0 {
+		qpt = or(h.QPTimeout, DefaultQPTimeouts)
+	}
+	s := Space{Dims: []Dim{
+		{DimOp, slices.Clone(ops)},
+		{DimSize, texts(union("msg_size_bytes"))},
+		{DimDepth, texts(union("sq_depth"))},
+		{DimPostList, texts(union("post_list"))},
+		{DimCQMod, texts(union("cq_mod"))},
+		{DimQPs, texts(or(h.NumQPs, DefaultQPs))},
+		{DimOffset, texts(union("buf_offset_bytes"))},
+		{DimMTU, texts(or(h.MTUBytes, DefaultMTUs))},
+		{DimQPTimeout, texts(qpt)},
+		{DimMR, []string{MRPool, MRPerIO, MRCache}},
+		{DimBidi, []string{"false", "true"}},
+	}}
+	st := p.Start[ops[0]]
+	u := st.QPTimeout
+	if u == 0 {
+		u = profiles.DefaultQPTimeout
+	}
+	s.Baseline = Point{Op: ops[0], MsgSizeBytes: st.MsgSizeBytes, SQDepth: st.SQDepth, PostList: st.PostList, CQMod: st.CQMod,
+		NumQPs: 1, BufOffsetBytes: st.BufOffsetBytes, MTUBytes: math.MaxInt, QPTimeout: u, MR: MRPool}
+	s.fitBaseline()
+	return s
+}
+
+func texts(v []int) []string {
+	out := make([]string, len(v))
+	for i, x := range v {
+		out[i] = strconv.Itoa(x)
+	}
+	return out
+}
+
+// Dim returns the dimension named name.
+func (s Space) Dim(name string) (Dim, bool) {
+	for _, d := range s.Dims {
+		if d.Name == name {
+			return d, true
+		}
+	}
+	return Dim{}, false
+}
+
+func (s Space) values(name string) []string {
+	d, _ := s.Dim(name)
+	return d.Values
+}
+
+// Size is the number of points in the space (valid or not).
+func (s Space) Size() int {
+	n := 1
+	for _, d := range s.Dims {
+		n *= len(d.Values)
+	}
+	return n
+}
+
+// Contains says whether every parameter of p is one of the space's values.
+func (s Space) Contains(p Point) bool {
+	for _, d := range s.Dims {
+		if !slices.Contains(d.Values, p.Get(d.Name)) {
+			return false
+		}
+	}
+	return true
+}
+
+// fitBaseline moves each baseline value that is not in its dimension to the nearest
+// value there (an ordered dimension) or the first (a category).
+func (s *Space) fitBaseline() {
+	for _, d := range s.Dims {
+		if len(d.Values) == 0 || slices.Contains(d.Values, s.Baseline.Get(d.Name)) {
+			continue
+		}
+		s.Baseline = s.Baseline.With(d.Name, nearest(d, s.Baseline.Get(d.Name)))
+	}
+	// A baseline that cannot run (a post list or moderation above the depth) takes the
+	// largest that fits.
+	s.Baseline = fitDepth(s.Baseline, *s)
+}
+
+// nearest is the value of d nearest to v: by number for an ordered dimension (the
+// smaller on a tie), else d's first.
+func nearest(d Dim, v string) string {
+	if !Ordered(d.Name) {
+		return d.Values[0]
+	}
+	x, _ := strconv.Atoi(v)
+	best, bd := d.Values[0], math.Inf(1)
+	for _, s := range d.Values {
+		y, _ := strconv.Atoi(s)
+		if dist := math.Abs(float64(y) - float64(x)); dist < bd {
+			best, bd = s, dist
+		}
+	}
+	return best
+}
+
+// check says what is wrong with a space: a dimension missing, repeated or unknown,
+// without values, with a value that is not one, or out of order; a baseline off it.
+func (s Space) check() error {
+	seen := map[string]bool{}
+	for _, d := range s.Dims {
+		if !slices.Contains(DimNames, d.Name) {
+			return fmt.Errorf("hunt space: unknown dimension %q (want one of %s)", d.Name, strings.Join(DimNames, ", "))
+		}
+		if seen[d.Name] {
+			return fmt.Errorf("hunt space: dimension %s given twice", d.Name)
+		}
+		seen[d.Name] = true
+		if len(d.Values) == 0 {
+			return fmt.Errorf("hunt space: %s has no values", d.Name)
+		}
+		for i, v := range d.Values {
+			if _, err := parseValue(d.Name, v); err != nil {
+				return fmt.Errorf("hunt space: %w", err)
+			}
+			if canon, _ := parseValue(d.Name, v); canon != v {
+				return fmt.Errorf("hunt space: %s value %q: want %q", d.Name, v, canon)
+			}
+			if slices.Contains(d.Values[:i], v) {
+				return fmt.Errorf("hunt space: %s value %s given twice", d.Name, v)
+			}
+			if Ordered(d.Name) && i > 0 {
+				a, _ := strconv.Atoi(d.Values[i-1])
+				b, _ := strconv.Atoi(v)
+				if a > b {
+					return fmt.Errorf("hunt space: %s values must ascend", d.Name)
+				}
+			}
+		}
+	}
+	for _, n := range DimNames {
+		if !seen[n] {
+			return fmt.Errorf("hunt space: no dimension %s", n)
+		}
+	}
+	if !s.Contains(s.Baseline) {
+		return fmt.Errorf("hunt space: the baseline %v is not in the space", s.Baseline)
+	}
+	return nil
+}
+
+// dimAliases are the names Override takes besides DimNames: the CLI's flags.
+var dimAliases = map[string]string{
+	"operation": DimOp, "ops": DimOp,
+	"size": DimSize, "msg_size": DimSize, "s": DimSize,
+	"depth": DimDepth, "tx_depth": DimDepth, "t": DimDepth,
+	"l": DimPostList, "cqmod": DimCQMod, "q_mod": DimCQMod,
+	"qps": DimQPs, "qp": DimQPs, "q": DimQPs,
+	"offset": DimOffset, "buf_offset": DimOffset,
+	"mtu": DimMTU, "m": DimMTU,
+	"u": DimQPTimeout, "timeout": DimQPTimeout,
+	"mr_mode": DimMR,
+	"bidi":    DimBidi, "b": DimBidi,
+}
+
+// DimName reads a dimension's name as Override takes it: a DimNames key, or the CLI's
+// name for it (size, depth, tx-depth, post-list, cq-mod, qps, offset, mtu, qp-timeout,
+// mr, bidi), '-' or '_'.
+func DimName(s string) (string, error) {
+	n := strings.ReplaceAll(strings.ToLower(strings.TrimSpace(s)), "-", "_")
+	if slices.Contains(DimNames, n) {
+		return n, nil
+	}
+	if a, ok := dimAliases[n]; ok {
+		return a, nil
+	}
+	return "", fmt.Errorf("unknown dimension %q: want one of %s", s, strings.Join(DimNames, ", "))
+}
+
+// Override returns the space with the dimensions spec names set to its values:
+// "sq_depth=64,1024", several separated by ';' ("size=4K,1M; qps=1,8; mr=pool"). Sizes
+// and offsets take units (4K, 1M); an ordered dimension's values are sorted. A baseline
+// value no longer in its dimension moves to the nearest one there.
+func (s Space) Override(spec string) (Space, error) {
+	out := Space{Dims: slices.Clone(s.Dims), Baseline: s.Baseline}
+	for part := range strings.SplitSeq(spec, ";") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		name, list, ok := strings.Cut(part, "=")
+		if !ok {
+			return s, fmt.Errorf("hunt space %q: want DIM=V1,V2 (e.g. sq_depth=64,1024)", part)
+		}
+		dim, err := DimName(name)
+		if err != nil {
+			return s, fmt.Errorf("hunt space %q: %w", part, err)
+		}
+		var vals []string
+		for v := range strings.SplitSeq(list, ",") {
+			if v = strings.TrimSpace(v); v == "" {
+				continue
+			}
+			c, err := parseValue(dim, v)
+			if err != nil {
+				return s, fmt.Errorf("hunt space %q: %w", part, err)
+			}
+			if !slices.Contains(vals, c) {
+				vals = append(vals, c)
+			}
+		}
+		if len(vals) == 0 {
+			return s, fmt.Errorf("hunt space %q: no values for %s", part, dim)
+		}
+		if Ordered(dim) {
+			slices.SortFunc(vals, func(a, b string) int { x, _ := strconv.Atoi(a); y, _ := strconv.Atoi(b); return x - y })
+		}
+		i := slices.IndexFunc(out.Dims, func(d Dim) bool { return d.Name == dim })
+		if i < 0 {
+			out.Dims = append(out.Dims, Dim{dim, vals})
+		} else {
+			out.Dims[i] = Dim{dim, vals}
+		}
+	}
+	out.fitBaseline()
+	return out, out.check()
+}
+
+// parseValue reads one value of dimension dim as its canonical text, checking its range.
+func parseValue(dim, v string) (string, error) {
+	switch dim {
+	case DimOp:
+		if l := strings.ToLower(v); l == "write" || l == "read" {
+			return l, nil
+		}
+		return "", fmt.Errorf("op %q: want write or read", v)
+	case DimMR:
+		if l := strings.ToLower(v); l == MRPool || l == MRPerIO || l == MRCache {
+			return l, nil
+		}
+		return "", fmt.Errorf("mr %q: want pool, per-io or cache", v)
+	case DimBidi:
+		switch strings.ToLower(v) {
+		case "true", "yes", "on", "1":
+			return "true", nil
+		case "false", "no", "off", "0":
+			return "false", nil
+		}
+		return "", fmt.Errorf("bidirectional %q: want false or true", v)
+	}
+	var x int
+	var err error
+	if dim == DimSize || dim == DimOffset {
+		x, err = result.ParseSize(v)
+	} else {
+		x, err = strconv.Atoi(strings.TrimSpace(v))
+	}
+	if err != nil {
+		return "", fmt.Errorf("%s %q: want a number", dim, v)
+	}
+	lo, hi := 1, math.MaxInt32
+	switch dim {
+	case DimOffset:
+		lo, hi = 0, 1<<21-1
+	case DimQPs:
+		hi = 1024
+	case DimQPTimeout:
+		hi = 31
+	case DimMTU:
+		if x < 256 || x > 4096 || x&(x-1) != 0 {
+			return "", fmt.Errorf("mtu_bytes %d: want 256, 512, 1024, 2048 or 4096", x)
+		}
+	}
+	if x < lo || x > hi {
+		return "", fmt.Errorf("%s %d: want %d to %d", dim, x, lo, hi)
+	}
+	return strconv.Itoa(x), nil
+}
+
+// CheckConfig is the validation a Plan uses when it is given none: the rules of
+// rdmabench's plans (bench's Op.Validate) that a hunt's points can break. A post list
+// and a moderation fit in the send queue; --mr per-io and cache run one QP, a post list
+// of 1, one direction (per-io: every WR signalled; cache: a registration for every WR in
+// flight). The CLI passes ops.Validate, which checks all of them.
+func CheckConfig(c result.Config) error {
+	switch {
+	case c.Op != "write" && c.Op != "read":
+		return fmt.Errorf("unknown operation %q", c.Op)
+	case c.SQDepth < 1 || c.PostList < 1 || c.CQMod < 1 || c.NumQPs < 1 || c.MsgSizeBytes < 1:
+		return fmt.Errorf("size, depth, post list, moderation and QPs must be 1 or more")
+	case c.PostList > c.SQDepth:
+		return fmt.Errorf("--post-list %d: want 1 to --tx-depth (%d)", c.PostList, c.SQDepth)
+	case c.CQMod > c.SQDepth:
+		return fmt.Errorf("--cq-mod %d: want 1 to --tx-depth (%d)", c.CQMod, c.SQDepth)
+	case c.MR == "" || c.MR == MRPool:
+		return nil
+	case c.NumQPs != 1 || c.PostList != 1 || c.Bidirectional || c.Peers > 0:
+		return fmt.Errorf("--mr %s: one QP, --post-list 1, one direction", c.MR)
+	case c.MR == MRPerIO && c.CQMod != 1:
+		return fmt.Errorf("--mr per-io: every WR signalled (--cq-mod 1)")
+	case c.MR == MRCache && c.MRCache < c.SQDepth:
+		return fmt.Errorf("--mr-cache %d is less than --tx-depth %d", c.MRCache, c.SQDepth)
+	}
+	return nil
+}
+
+// repair makes a sampled point one that rdmabench can run, where the space lets it:
+// --mr per-io and cache take one QP, a post list of 1 and one direction (per-io also a
+// moderation of 1); a post list or moderation above the depth takes the largest value
+// that fits. The search samples with it (so that every mode gets its share of the
+// points); the minimisation never repairs: it varies one parameter at a time.
+func repair(p Point, s Space) Point {
+	if p.MR != MRPool {
+		p = lowest(p, s, DimQPs)
+		p = lowest(p, s, DimPostList)
+		p = lowest(p, s, DimBidi)
+		if p.MR == MRPerIO {
+			p = lowest(p, s, DimCQMod)
+		}
+	}
+	return fitDepth(p, s)
+}
+
+// lowest sets dimension dim to its first value (the smallest; false for bidirectional).
+func lowest(p Point, s Space, dim string) Point {
+	if v := s.values(dim); len(v) > 0 {
+		return p.With(dim, v[0])
+	}
+	return p
+}
+
+// fitDepth lowers a post list and a moderation above the depth to the largest value of
+// theirs that fits (their smallest when none does).
+func fitDepth(p Point, s Space) Point {
+	for _, d := range []string{DimPostList, DimCQMod} {
+		if x, _ := strconv.Atoi(p.Get(d)); x <= p.SQDepth {
+			continue
+		}
+		vals := s.values(d)
+		if len(vals) == 0 {
+			continue
+		}
+		pick := vals[0]
+		for _, v := range vals {
+			if x, _ := strconv.Atoi(v); x <= p.SQDepth {
+				pick = v
+			}
+		}
+		p = p.With(d, pick)
+	}
+	return p
+}

@@ -1,0 +1,40 @@
+# test/hunt.sh [BUDGET]: `make hunt`, rdmabench hunt against Soft-RoCE in the test bed: two
+# rxe devices on a veth pair standing in for two hosts (rxe1 -> rxe0), the rxe profile's
+# space, BUDGET (default 11m) of hunting, then every finding's rdmabench reproducer run
+# again, three times, as a user would paste it, with what it printed. Traffic goes only
+# between the bed's own addresses (10.0.0.1, 10.0.0.2). A search, not a test: it prints
+# what it found; the hunt package's planted-anomaly tests are the tests. Run it directly on
+# two hosts with `rdmabench hunt` itself.
+set -u
+BUDGET=${1:-${HUNT_BUDGET:-11m}}
+B=${RDMABENCH_BIN:-$PWD/bin/rdmabench}
+# shellcheck source=rxevm/guest-lib.sh source-path=SCRIPTDIR
+. "${VM_TOOL_DIR:-$(dirname "$0")/rxevm}/guest-lib.sh"
+RDMABENCH_BIN=$B rxe_setup_pair || { echo "Soft-RoCE setup failed"; exit 1; }
+OUT=${HUNT_OUT:-$(mktemp -d)}
+mkdir -p "$OUT"
+echo "# hunt: server $SRV_DEV (GID $SRV_GID), client $CLI_DEV (GID $CLI_GID), budget $BUDGET, kernel $(uname -r)"
+$B server -d "$SRV_DEV" -x "$SRV_GID" --bind "$SRV_IP" > "$OUT/server.log" 2>&1 &
+SPID=$!
+wait_listen 18600 15 $SPID || { echo "rdmabench server did not start"; cat "$OUT/server.log"; exit 1; }
+$B hunt -d "$CLI_DEV" -x "$CLI_GID" "$SRV_IP" --budget "$BUDGET" --records "$OUT/hunt.ndjson" --json "$OUT/hunt.json"
+rc=$?
+echo
+echo "# records: $(wc -l < "$OUT/hunt.ndjson") lines; each finding's reproducer, run again three times:"
+python3 - "$OUT/hunt.json" > "$OUT/repro.txt" <<'PY'
+import json, sys
+for f in json.load(open(sys.argv[1])).get("findings") or []:
+    print(f["class"] + "\t" + f["reproducer"] + "\t" + (f.get("perftest") or "-"))
+PY
+while IFS=$'\t' read -r class repro perftest; do
+  echo
+  echo "## $class"
+  echo "\$ $repro"
+  echo "  (perftest: $perftest)"
+  for i in 1 2 3; do
+    # The reproducer names the server as the hunt did; its first word is rdmabench.
+    eval "$B ${repro#rdmabench } --format plain" 2>&1 | tail -4 | sed "s/^/  run $i: /"
+  done
+done < "$OUT/repro.txt"
+kill $SPID 2>/dev/null
+exit $rc
