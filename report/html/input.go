@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/rdmabench/rdmabench/hunt"
 	"github.com/rdmabench/rdmabench/report"
 	"github.com/rdmabench/rdmabench/result"
 	"github.com/rdmabench/rdmabench/sweep"
@@ -35,7 +36,15 @@ type Series struct {
 	Kinds   []string // each file's kind
 	Results []result.Result
 	Tuned   *report.Tuned
+	Hunt    *HuntInput // the findings of a hunt's records stream (rdmabench hunt)
 	hasRuns bool // from result files (false: a tuned report's point summaries only)
+}
+
+// HuntInput is what the page shows of a hunt's records stream: its findings, and how
+// many runs it made.
+type HuntInput struct {
+	Findings []hunt.Finding
+	Runs     int
 }
 
 // ErrLabels is a --label list that does not give one label per series: a usage error.
@@ -59,6 +68,12 @@ func Build(files []File, labels []string) ([]*Series, error) {
 		pending []tunedIn
 	)
 	for i, f := range files {
+		if fs, runs, ok := readHunt(f.Data); ok {
+			series = append(series, &Series{Label: filepath.Base(f.Path), Files: []string{f.Path}, Kinds: []string{KindHunt},
+				Hunt: &HuntInput{Findings: fs, Runs: runs}})
+			pos = append(pos, i)
+			continue
+		}
 		t, ok, err := report.ReadTuned(f.Data)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", f.Path, err)

@@ -115,6 +115,9 @@ func build(series []*Series, o Options) (*page, error) {
 	if sec, ok := fleetSection(series); ok {
 		pg.Sections = append(pg.Sections, sec)
 	}
+	if sec, ok := huntSection(series); ok {
+		pg.Sections = append(pg.Sections, sec)
+	}
 	for _, s := range pg.Sections {
 		pg.Charts += len(s.Figures)
 	}

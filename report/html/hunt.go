@@ -1,0 +1,73 @@
+package htmlreport
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+
+	"github.com/rdmabench/rdmabench/hunt"
+)
+
+// KindHunt is an input that is the records stream of rdmabench hunt.
+const KindHunt = "hunt records"
+
+// readHunt reads a hunt's records stream (hunt.ReadRecords); ok is false for any other
+// input (a results file, a tuned report), which is not this reader's to refuse.
+func readHunt(data []byte) (findings []hunt.Finding, runs int, ok bool) {
+	if !bytes.Contains(data, []byte(`"kind"`)) {
+		return nil, 0, false
+	}
+	recs, err := hunt.ReadRecords(bytes.NewReader(data))
+	if err != nil || len(recs) == 0 {
+		return nil, 0, false
+	}
+	seen := map[string]bool{}
+	for _, r := range recs {
+		switch {
+		case r.Kind == hunt.KindPoint:
+			runs++
+		case r.Kind == hunt.KindFinding && r.Finding != nil && !seen[r.Finding.ID]:
+			seen[r.Finding.ID] = true
+			findings = append(findings, *r.Finding)
+		}
+	}
+	return findings, runs, true
+}
+
+// huntSection lists every hunt input's findings: the class, the minimal set, the effect,
+// the counters that moved and the reproducers, one row each.
+func huntSection(series []*Series) (section, bool) {
+	sec := section{ID: "hunt", Title: "Anomalies found by rdmabench hunt",
+		Intro: []string{"Each finding was shown by 3 of 3 fresh runs, then reduced to its minimal set: the parameters that must hold these values for it to trigger, whatever the others (each varied to its bounds). The effect is the median of the confirming runs with their range. 'not minimal': the hunt stopped before it had varied every parameter."}}
+	n := 0
+	for _, s := range series {
+		if s.Hunt == nil {
+			continue
+		}
+		n++
+		t := table{Caption: fmt.Sprintf("%s: %d findings in %d runs", clean(s.Label, 128), len(s.Hunt.Findings), s.Hunt.Runs),
+			Head: []string{"finding", "class", "minimal set", "effect", "counters that moved", "rdmabench", "perftest"}}
+		for _, f := range s.Hunt.Findings {
+			class := string(f.Class)
+			if f.Key != "" {
+				class += " (" + f.Key + ")"
+			}
+			set := f.SetString()
+			if !f.Minimal {
+				set += " (not minimal)"
+			}
+			pt := f.PerftestCommand
+			if pt == "" {
+				pt = "(perftest cannot express it)"
+			}
+			t.Rows = append(t.Rows, []tcell{txt(clean(f.ID, 16)), {Text: clean(class, 128), Class: "bad"}, txt(clean(set, 400)),
+				txt(clean(f.Effect.Text, 400)), txt(clean(strings.Join(f.CountersMoved, ", "), 400)),
+				txt(clean(f.Command, 600)), txt(clean(pt, 600))})
+		}
+		if len(s.Hunt.Findings) == 0 {
+			t.Rows = append(t.Rows, []tcell{txt("-"), {Text: "none", Class: "good"}, txt("no anomaly was confirmed"), txt(""), txt(""), txt(""), txt("")})
+		}
+		sec.Tables = append(sec.Tables, t)
+	}
+	return sec, n > 0
+}
