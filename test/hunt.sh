@@ -17,8 +17,15 @@ echo "# hunt: server $SRV_DEV (GID $SRV_GID), client $CLI_DEV (GID $CLI_GID), bu
 $B server -d "$SRV_DEV" -x "$SRV_GID" --bind "$SRV_IP" > "$OUT/server.log" 2>&1 &
 SPID=$!
 wait_listen 18600 15 $SPID || { echo "rdmabench server did not start"; cat "$OUT/server.log"; exit 1; }
-$B hunt -d "$CLI_DEV" -x "$CLI_GID" "$SRV_IP" --budget "$BUDGET" --records "$OUT/hunt.ndjson" --json "$OUT/hunt.json"
+# The bed runs at 7-13 MB/s: runs of 1 s, and sizes and depths whose queues a run of
+# that length drains (larger ones only measure their queues' ramp, which the hunt does
+# not judge); veths of 1500 bytes give an active MTU of 1024. QP timeouts 14 and 20,
+# --mr modes, offsets, post lists, moderations and -b as the rxe profile has them.
+SPACE=${HUNT_SPACE:-size=4K,16K,64K; sq_depth=8,32,128; qps=1,2; mtu=1024}
+$B hunt -d "$CLI_DEV" -x "$CLI_GID" "$SRV_IP" --budget "$BUDGET" --point-duration "${HUNT_POINT_S:-1}" --space "$SPACE" \
+  --records "$OUT/hunt.ndjson" --json "$OUT/hunt.json"
 rc=$?
+[ -s "$OUT/hunt.json" ] || { echo "hunt: no outcome written (exit $rc)"; exit "$rc"; }
 echo
 echo "# records: $(wc -l < "$OUT/hunt.ndjson") lines; each finding's reproducer, run again three times:"
 python3 - "$OUT/hunt.json" > "$OUT/repro.txt" <<'PY'

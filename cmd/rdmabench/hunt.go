@@ -13,6 +13,7 @@ import (
 	"github.com/rdmabench/rdmabench/bench"
 	"github.com/rdmabench/rdmabench/bench/ops"
 	"github.com/rdmabench/rdmabench/hunt"
+	"github.com/rdmabench/rdmabench/oob"
 	"github.com/rdmabench/rdmabench/profiles"
 	"github.com/rdmabench/rdmabench/result"
 	"github.com/rdmabench/rdmabench/sweep"
@@ -90,10 +91,15 @@ no run starts once it is spent. Ctrl-C ends the hunt and keeps what it found.`,
 
 // check checks the flags of rdmabench hunt.
 func (o *huntOptions) check(cmd *cobra.Command) error {
+	seen := map[string]bool{}
 	for _, op := range o.Ops {
 		if _, ok := ops.All[op]; !ok {
 			return flagErrorf("--ops: unknown operation %q (want write, read)", op)
 		}
+		if seen[op] {
+			return flagErrorf("--ops: %s given twice", op)
+		}
+		seen[op] = true
 	}
 	switch {
 	case o.Budget < 0:
@@ -186,7 +192,7 @@ func (o *huntOptions) hunt(ctx context.Context, c *bench.Client) error {
 		Validate: func(c result.Config) error { ops.Defaults(&c); return ops.Validate(c) },
 		Prior:    prior, Server: o.commandServer(),
 	}
-	fmt.Fprintf(o.Out.Stderr, "hunt: profile %s (%s), %d configurations, %.2g s per run, budget %v, records -> %s",
+	fmt.Fprintf(o.Out.Stderr, "hunt: profile %s (%s), %d configurations, %g s per run, budget %v, records -> %s",
 		prof.Name, prof.Source, space.Size(), dur, o.Budget, path)
 	if len(prior) > 0 {
 		fmt.Fprintf(o.Out.Stderr, " (resuming: %d records)", len(prior))
@@ -221,7 +227,10 @@ func (o *huntOptions) hunt(ctx context.Context, c *bench.Client) error {
 		errs = append(errs, fmt.Errorf("hunt: %w", herr))
 	}
 	if ctx.Err() != nil {
-		fmt.Fprintf(o.Out.Stderr, "hunt: interrupted; continue with: rdmabench hunt --resume %s %s\n", path, o.Server) // text: local (the command line)
+		fmt.Fprintf(o.Out.Stderr, "hunt: interrupted; continue with the same flags and --resume %s (drop --records)\n", path) // text: local (the command line)
+	}
+	if o.TCPPort != oob.DefaultPort {
+		fmt.Fprintf(o.Out.Stderr, "hunt: the rdmabench reproducers need -p %d (the server's control port)\n", o.TCPPort)
 	}
 	if out.Runs == 0 && out.Reused == 0 && herr == nil && ctx.Err() == nil && !out.Exhausted {
 		errs = append(errs, errors.New("hunt: no run was measured (is the budget or --max-runs too small for one run?)"))
@@ -229,12 +238,17 @@ func (o *huntOptions) hunt(ctx context.Context, c *bench.Client) error {
 	return errors.Join(errs...)
 }
 
-// commandServer is the server as the findings' command lines give it: its address and,
-// where they are not the defaults, the device, GID index and control port of this side.
+// commandServer is the server as the findings' command lines give it (rdmabench's and
+// perftest's alike): its address and, where they are not the defaults, this side's
+// device, port and GID index. The control port is rdmabench's own (perftest's -p is
+// another): a hunt on another port says so once.
 func (o *huntOptions) commandServer() string {
 	var b strings.Builder
 	if o.Local.Device != "" {
 		fmt.Fprintf(&b, "-d %s ", o.Local.Device)
+	}
+	if o.Local.Port != 1 {
+		fmt.Fprintf(&b, "-i %d ", o.Local.Port)
 	}
 	if o.Local.GIDIndex >= 0 {
 		fmt.Fprintf(&b, "-x %d ", o.Local.GIDIndex)

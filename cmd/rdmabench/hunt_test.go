@@ -28,6 +28,7 @@ func TestHuntFlags(t *testing.T) {
 			}},
 			{args: nil, wantErr: "accepts 1 arg(s), received 0"},
 			{args: []string{"host", "--ops", "send"}, wantErr: `--ops: unknown operation "send"`},
+			{args: []string{"host", "--ops", "write,write"}, wantErr: "--ops: write given twice"},
 			{args: []string{"host", "--budget", "-1s"}, wantErr: "--budget"},
 			{args: []string{"host", "--max-runs", "-1"}, wantErr: "--max-runs"},
 			{args: []string{"host", "--point-duration", "-1"}, wantErr: "--point-duration"},

@@ -12,26 +12,37 @@ import (
 const KindHunt = "hunt records"
 
 // readHunt reads a hunt's records stream (hunt.ReadRecords); ok is false for any other
-// input (a results file, a tuned report), which is not this reader's to refuse.
-func readHunt(data []byte) (findings []hunt.Finding, runs int, ok bool) {
+// input (a results file, a tuned report), which is not this reader's to refuse. A
+// stream whose later line cannot be read (a crash cut it short) is still a hunt's: what
+// came before is shown, with a note naming the line. A finding recorded again (one a
+// resumed hunt completed) is shown as last recorded.
+func readHunt(data []byte) (in *HuntInput, ok bool) {
 	if !bytes.Contains(data, []byte(`"kind"`)) {
-		return nil, 0, false
+		return nil, false
 	}
 	recs, err := hunt.ReadRecords(bytes.NewReader(data))
-	if err != nil || len(recs) == 0 {
-		return nil, 0, false
+	if len(recs) == 0 {
+		return nil, false
 	}
-	seen := map[string]bool{}
+	in = &HuntInput{}
+	if err != nil {
+		in.Note = err.Error() + ": what came before it is shown"
+	}
+	at := map[string]int{}
 	for _, r := range recs {
 		switch {
 		case r.Kind == hunt.KindPoint:
-			runs++
-		case r.Kind == hunt.KindFinding && r.Finding != nil && !seen[r.Finding.ID]:
-			seen[r.Finding.ID] = true
-			findings = append(findings, *r.Finding)
+			in.Runs++
+		case r.Kind == hunt.KindFinding && r.Finding != nil:
+			if i, seen := at[r.Finding.ID]; seen {
+				in.Findings[i] = *r.Finding
+				continue
+			}
+			at[r.Finding.ID] = len(in.Findings)
+			in.Findings = append(in.Findings, *r.Finding)
 		}
 	}
-	return findings, runs, true
+	return in, true
 }
 
 // huntSection lists every hunt input's findings: the class, the minimal set, the effect,
@@ -68,6 +79,9 @@ func huntSection(series []*Series) (section, bool) {
 			t.Rows = append(t.Rows, []tcell{txt("-"), {Text: "none", Class: "good"}, txt("no anomaly was confirmed"), txt(""), txt(""), txt(""), txt("")})
 		}
 		sec.Tables = append(sec.Tables, t)
+		if s.Hunt.Note != "" {
+			sec.Notes = append(sec.Notes, clean(s.Label, 128)+": "+clean(s.Hunt.Note, 300))
+		}
 	}
 	return sec, n > 0
 }

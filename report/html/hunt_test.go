@@ -46,6 +46,15 @@ func TestHuntSection(t *testing.T) {
 			t.Errorf("the page lacks %q", want)
 		}
 	}
+	// Cut short by a crash: what came before is shown, and the torn line named.
+	torn := append(bytes.Clone(b.Bytes()), []byte(`{"kind":"point","seq":4,"pha`)...)
+	if ss, err = Build([]File{{Path: "torn.ndjson", Data: torn}}, nil); err != nil || len(ss) != 1 || ss[0].Hunt == nil {
+		t.Fatalf("a torn stream: %v %+v", err, ss)
+	}
+	page.Reset()
+	if err := Write(&page, ss, Options{}); err != nil || !strings.Contains(page.String(), "line 5") || !strings.Contains(page.String(), "qp_timeout = 14") {
+		t.Errorf("a torn stream: %v; the page names line 5: %v", err, strings.Contains(page.String(), "line 5"))
+	}
 	// No finding: the table says so.
 	var none bytes.Buffer
 	hunt.NewRecorder(&none)(hunt.Record{Kind: hunt.KindPoint, Measurement: &hunt.Measurement{Seq: 1, Phase: "search", Config: cfg}})

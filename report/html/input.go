@@ -45,6 +45,7 @@ type Series struct {
 type HuntInput struct {
 	Findings []hunt.Finding
 	Runs     int
+	Note     string // a line that could not be read, where the stream was cut short
 }
 
 // ErrLabels is a --label list that does not give one label per series: a usage error.
@@ -68,9 +69,8 @@ func Build(files []File, labels []string) ([]*Series, error) {
 		pending []tunedIn
 	)
 	for i, f := range files {
-		if fs, runs, ok := readHunt(f.Data); ok {
-			series = append(series, &Series{Label: filepath.Base(f.Path), Files: []string{f.Path}, Kinds: []string{KindHunt},
-				Hunt: &HuntInput{Findings: fs, Runs: runs}})
+		if h, ok := readHunt(f.Data); ok {
+			series = append(series, &Series{Label: filepath.Base(f.Path), Files: []string{f.Path}, Kinds: []string{KindHunt}, Hunt: h})
 			pos = append(pos, i)
 			continue
 		}
