@@ -37,7 +37,7 @@ type Series struct {
 	Results []result.Result
 	Tuned   *report.Tuned
 	Hunt    *HuntInput // the findings of a hunt's records stream (rdmabench hunt)
-	hasRuns bool // from result files (false: a tuned report's point summaries only)
+	hasRuns bool       // from result files (false: a tuned report's point summaries only)
 }
 
 // HuntInput is what the page shows of a hunt's records stream: its findings, and how
