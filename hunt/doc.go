@@ -24,12 +24,17 @@
 //     counts them; a longer point duration judges them).
 //   - counters: an error or congestion counter moved (result.Result.CountersFlags: the
 //     profile's error and congestion classes: retransmissions, out-of-sequence NAKs,
-//     out-of-buffer drops, pause and CNPs, link errors), with a delta above 0. The key is
-//     the counter that moved in every run, an error counter before a congestion one.
+//     out-of-buffer drops, pause and CNPs, link errors), with a delta above 0, and did not
+//     move at its control (see "Counters that move everywhere"). The key is the counter
+//     that moved in every run, an error counter before a congestion one.
 //   - failed: the run failed its completions (result.Error holds a completion status,
 //     IBV_WC_..., the one a flush followed rather than the flush; or the loop saw no
-//     progress, "timeout"). The key is the status. Other errors are no anomaly: a plan refused by validation
-//     is never run (Plan.Validate), and a setup that failed is a point skipped.
+//     progress, "timeout"). The key is the status. Other errors are no anomaly: a plan
+//     refused by validation is never run (Plan.Validate), and a run that did not run (a
+//     setup that failed, a server that refused) shows nothing of its point; such runs
+//     are counted (Outcome.Errors, the first one's text in Outcome.FirstError, a line
+//     of the summary). A hunt none of whose runs ran is an error (Run stops after ten),
+//     as is a space none of whose points Validate lets run.
 //   - tail: the run's completion latency p99 is more than TailRatio (default 5) times its
 //     p50, where the run's samples support both.
 //   - unfair: the slowest share is below UnfairRatio (default 0.5) of the fastest: over
@@ -54,9 +59,19 @@
 // every parameter is tried early. Points rdmabench refuses (Plan.Validate) are never
 // drawn; a drawn point is repaired to one it runs (--mr per-io and cache take one QP,
 // a post list of 1, one direction). A measured point is never measured again by the
-// search. A point that a known finding's set holds is skipped, as Collie skips the
-// points of known anomalies; a finding whose set is empty (it triggers everywhere the
-// hunt looked) thus ends the search.
+// search.
+//
+// Known findings are per class and key. A point that a finding's set holds is not
+// screened for that class and key again (a duplicate), but is for every other: a point
+// in a known counters set is still screened for its throughput, its failures, its tail
+// and its fairness. A run's score leaves out the classes known at its point, so that
+// the annealing climbs towards what is not known yet. The search does not propose a
+// point only where every class the rules look for is known there (a known failure
+// stands for the throughput, tail and fairness too: a failed run shows none of them),
+// as Collie skips the points of known anomalies; Outcome.Skipped counts those. A
+// finding whose set is empty (it triggers everywhere the hunt looked) is never read
+// there: it would make every point known and end the search. It does keep its class
+// and key from being confirmed again.
 //
 // # How a finding is told from noise
 //
@@ -70,7 +85,11 @@
 // does not carry into the ratio, and a drift of the bed moves both alike. With a noise s
 // a run, a benign point at a fraction r of the best passes a round with the chance
 // P(z < ln(0.5/r) / (s sqrt 2)): for r = 0.7 and s = 15% about 6%, and all three rounds
-// about 2e-4. The screening itself is loose on purpose (a run is compared with the
+// about 2e-4; at the test bed's noise, s = 30%, about 0.21 a round and 1e-2 a candidate.
+// (Most benign candidates are nearer the best than 0.7; the fake NIC of the tests, whose
+// worst benign point is 0.66 of the best, at s = 30% makes a false finding in about one
+// 30-minute hunt in eight, among some 130 candidates.) The screening itself is loose on
+// purpose (a run is compared with the
 // median of the best quarter, at most the best three, of its size's points, and a size
 // with fewer than three gets random points measured first, phase reference, so that a
 // chain inside a slow region does not make its own reference); the confirmation is
@@ -78,22 +97,69 @@
 // its range: "0.26x the best READ 1M throughput seen (22.6 against 85.1 Gb/s, the best
 // point re-measured alongside; 3 runs: 0.26-0.28)".
 //
+// A round that cannot be judged is neither a hit nor a miss: a run whose throughput is
+// its queues' ramp (Rules.MaxRampShare) for the throughput and fairness, a failed run
+// for its numbers, a run that did not run for all. It is not counted; once half of the
+// rounds cannot be judged, the trial cannot tell, which a confirmation takes as not
+// confirmed and the minimisation as a value it cannot try (below).
+//
+// # Counters that move everywhere
+//
+// A counter can move for the bed's sake, not the configuration's: Soft-RoCE at its
+// default QP timeout retransmits in most runs, a NIC can count a background error. Each
+// round of a counters trial is therefore paired with a run of its control, the space's
+// baseline (the order alternating, as with a reference), and counts only where the
+// counter moved at the candidate and not at the control. The counter's moves at its
+// control are tallied over the hunt. When it moves there, the control is measured
+// Rules.Confirm times afresh and:
+//
+//   - where it moved in all of them, the baseline may hold the counter's trigger (its QP
+//     timeout is the one that retransmits), or the counter moves everywhere. A probe
+//     measures the baseline with each one parameter moved to each other value of the
+//     space, once each (one run a value where the counter moves everywhere); a value
+//     where it did not move is tried Rules.Confirm rounds more against the baseline,
+//     silent there and moving at the baseline in each. The first that passes silences
+//     it: it becomes the counter's control, the candidate is tried against it, and the
+//     minimisation finds the set (the silencing value is one that does not trigger: the
+//     set is the parameter's triggering values, "qp_timeout <= 14"). Where none does, the
+//     counter is background.
+//   - otherwise, where its moves at the control are more than a stray rate of 5% explains
+//     (a one-sided binomial test at 1%), it is background; else that move was a stray,
+//     and the counter stays judged (a real trigger's counter that strays in 2-3% of
+//     benign runs keeps its finding).
+//
+// A background counter is reported once (Outcome.Background: the counter, how often it
+// moved, at its control too; a summary line) and dropped from the counters rule for the
+// rest of the hunt: it neither scores, nor raises candidates, nor shows in a trial. A
+// counter that moves in a share p of all runs still passes a confirmation with
+// p^3 (1-p)^3 (4e-3 at p = 0.2), so a counters finding's reproducer is confirmed again
+// at the end of its minimisation, against its control, and its moves at the control so
+// far must pass the stray test; a minimisation whose counter becomes background or gets
+// another control meanwhile is abandoned, and no finding made. A resumed hunt does not
+// read the background of an earlier one: it settles it again (from the prior runs,
+// which replay at no cost).
+//
 // # The minimal set
 //
 // A confirmed anomaly is reduced to the parameters it needs. First each parameter is
 // moved to the space's baseline (a benign configuration: the profile's start point, one
 // QP, pool, one direction) where the anomaly still triggers there (3 of 3): that is the
-// reproducer's point. Then each parameter alone is varied from that point towards both
-// its bounds: the bound first, and where it does not trigger, a bisection between the
-// bound and the point finds the last value that does (the values that trigger are taken
-// to be an interval); a category tries every value. Each value tried is judged by most of
-// 3 fresh runs (stopping once 2 agree): with some twenty values tried, one noisy run must
-// not put a parameter in the set. A parameter is in the set when a
-// value it can take does not trigger, and its condition is the range that does:
-// "sq_depth >= 512", "op = read", "msg_size_bytes >= 1M" (at the top of the space). A
-// value rdmabench refuses in that context is not tried. The finding's Minimal is false
-// when the hunt stopped before every parameter was varied: the rest are then held at
-// the values it was confirmed at.
+// reproducer's point; a move that cannot be judged is tried again after the others.
+// Then each parameter alone is varied from that point. A category, and an ordered
+// parameter of six values or fewer, tries every value, so that the values that trigger
+// need not be one interval. A larger ordered one goes towards both its bounds: the
+// outermost value that can be judged first, and where it does not trigger, a bisection
+// between it and the point finds the last value that does (the values that trigger are
+// then taken to be an interval). Each value tried is judged by most of 3 fresh runs
+// (stopping once 2 agree): with some twenty values tried, one noisy run must not put a
+// parameter in the set. A parameter is in the set when a value it can take does not
+// trigger, and its condition is the values that do: "sq_depth >= 512", "op = read",
+// "msg_size_bytes >= 1M" (at the top of the space), "sq_depth in {64, 1024}" (one-of:
+// a depth between them does not). A value rdmabench refuses in that context, or whose
+// runs cannot be judged (a ramp-bound run's throughput), is not tried: it is no value
+// that does not trigger. A counters trial's control is known not to trigger, and is
+// not measured again. The finding's Minimal is false when the hunt stopped before every
+// parameter was varied: the rest are then held at the values it was confirmed at.
 //
 // # Reading a finding
 //
@@ -103,17 +169,45 @@
 // the search found it at, the runs the confirmation and the minimisation took, and two
 // command lines: rdmabench's (Finding.Reproducer) and perftest's where perftest can say
 // it (Finding.Perftest: not for --mr modes, a buffer offset, a post list that is not a
-// multiple of the moderation). Every run is a point record too, with its phase.
+// multiple of the moderation, completion events with a duration; a duration that is not
+// whole seconds runs the next whole second, perftest's -D being whole seconds, 1 or
+// more). Every run is a point record too, with its phase (search, reference, confirm,
+// minimize, probe).
+//
+// A condition's operator is "=" (one value), ">=" and "<=" (an ordered parameter from or
+// up to a value: any number beyond, a value a later space adds too), "in" (an ordered
+// parameter's range lo..hi, any number within; a category's set) or "one-of" (an ordered
+// parameter's values listed, those only). The first four are as the first hunts wrote
+// them; a reader that does not know "one-of" and reads an unknown operator as the set of
+// its values (Condition.Holds does) reads it right.
+//
+// A finding's ID is its own: a resumed hunt that completes a finding cut short records
+// it again under the same ID, and a reader takes each ID's last record (LatestFindings).
 //
 // # Budget, interruption, resumption
 //
-// Plan.Budget bounds the hunt's time on Plan.Now's clock and Plan.MaxRuns its runs: no
-// run starts once either is spent. A cancelled context ends the hunt with what it found
-// (Outcome.Interrupted); a finding cut short in its minimisation is recorded, not
-// minimal. Plan.Prior resumes from an earlier hunt's records: its runs are charged to
-// the budget and never measured again (its search points are known; a trial's runs are
-// taken in place of new runs of their point), its points are screened again (a candidate
-// left unconfirmed is confirmed now), and its findings are kept and their sets skipped.
+// Plan.Budget bounds the hunt's time on Plan.Now's clock and Plan.MaxRuns its runs. A
+// run's wall time is its setup, its duration and the drain of all it queued, so a run
+// is estimated before it starts: the median of the runs' wall time over their duration
+// so far, the duration, and its queues' bytes (depth x size x QPs, doubled for two
+// directions) at the best rate its operation reached (10 Gb/s before any); no run starts
+// that would end past the budget. The search proposes another point where one does not
+// fit, until none can; a trial's run that does not fit ends the hunt. Outcome.TooLong
+// counts the runs not started so. No run starts once MaxRuns is reached. A cancelled
+// context ends the hunt with what it found (Outcome.Interrupted); a finding cut short
+// in its minimisation is recorded, not minimal.
+//
+// Plan.Prior resumes from an earlier hunt's records: its runs are charged to the budget
+// and never measured again (its search points are known; a trial's runs are taken in
+// place of new runs of their point), its points are screened again (a candidate left
+// unconfirmed is confirmed now), and its findings are kept, each ID's last record. A
+// finding cut short is not known as it is: it is confirmed again where it was found and
+// minimised (the prior runs replay what the earlier hunt did, at no cost, and then it
+// goes on), and recorded again under its ID; one the fresh runs do not confirm is
+// reported as it was. The prior runs must be the same plan's: their common settings
+// (duration, iterations, warm-up, counters, hugepages, completion events) Plan.Base's,
+// their points in Plan.Space (a space may grow); Run refuses others, naming the setting
+// and both values, or the point.
 //
 // # Against Collie
 //
@@ -124,8 +218,9 @@
 // hunt keeps the annealing but searches what one rdmabench run takes (one process, one
 // request kind a run, a buffer and its offset, the --mr modes), judges by rdmabench's own
 // numbers and the profile's counter classes, confirms every finding with 3 fresh runs
-// against a re-measured reference, and finds the minimal set by moving each parameter to
-// its bounds while the anomaly still triggers.
+// against a re-measured reference (a counter's against a control where it does not
+// move), and finds the minimal set by varying each parameter while the anomaly still
+// triggers.
 //
 // # Several servers
 //

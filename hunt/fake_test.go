@@ -23,6 +23,8 @@ type fakeNIC struct {
 	clock time.Time
 	cost  time.Duration
 	plant func(c result.Config, r *result.Result)
+	// costOf, when set, is what a run of c that measured bw Gb/s costs (else cost)
+	costOf func(c result.Config, bw float64) time.Duration
 	// what was asked, and when each run started
 	calls  []result.Config
 	starts []time.Time
@@ -40,8 +42,12 @@ func (f *fakeNIC) now() time.Time { return f.clock }
 func (f *fakeNIC) Measure(ctx context.Context, c result.Config) (result.Result, error) {
 	f.starts = append(f.starts, f.clock)
 	f.calls = append(f.calls, c)
-	f.clock = f.clock.Add(f.cost)
 	bw := truthGbps(c) * math.Exp(f.sigma*f.rng.NormFloat64())
+	if f.costOf != nil {
+		f.clock = f.clock.Add(f.costOf(c, bw))
+	} else {
+		f.clock = f.clock.Add(f.cost)
+	}
 	r := result.Result{SchemaVersion: result.SchemaVersion, Config: c, Server: "fake", DurationNS: 1e9}
 	r.BWGbps, r.MsgRateMpps = bw, bw*1e3/8/float64(c.MsgSizeBytes)
 	p50 := int64(float64(c.SQDepth) * float64(c.MsgSizeBytes) * 8 / bw)

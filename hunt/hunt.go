@@ -12,8 +12,10 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"time"
 
+	"github.com/rdmabench/rdmabench/counters"
 	"github.com/rdmabench/rdmabench/result"
 )
 
@@ -33,8 +35,10 @@ type Plan struct {
 	// flags), hugepages, completion events. Its swept fields are the points'.
 	Base result.Config
 	// Budget bounds the hunt's time on the Now clock, a resumed hunt's prior runs
-	// included: no run starts once it is spent (<= 0: no limit). MaxRuns bounds the
-	// runs the same way (prior runs included; 0: no limit).
+	// included (<= 0: no limit): no run starts that would end past it by its estimate
+	// (its setup, the median of the runs' wall time over their duration; its duration;
+	// the drain of its queues at the best rate its operation showed). MaxRuns bounds the
+	// runs (prior runs included; 0: no limit): no run starts once it is reached.
 	Budget  time.Duration
 	MaxRuns int
 	// Seed makes the search repeatable: the same seed and the same measurements make the
@@ -50,8 +54,11 @@ type Plan struct {
 	Validate func(result.Config) error
 	// Prior are the records of an earlier hunt (--resume): its runs are not measured
 	// again (a run asked for is taken from them where one of the same config is left, in
-	// their order), its findings are kept and their sets skipped, and the budget is
-	// charged with their wall time.
+	// their order), its findings are kept (each ID's last record; one cut short, Minimal
+	// false, is minimised again and recorded under its ID), and the budget is charged
+	// with their wall time. Its runs must share Base's common settings (duration,
+	// iterations, warm-up, counters, hugepages, completion events) and lie in Space:
+	// Run refuses a plan that differs, naming what.
 	Prior []Record
 	// Now is the budget's clock (time.Now when nil; tests simulate it).
 	Now func() time.Time
@@ -61,7 +68,9 @@ type Plan struct {
 
 // Outcome is what a hunt did and found.
 type Outcome struct {
-	// Findings are every finding known at the end: the prior ones, then the new.
+	// Findings are every finding known at the end, in the order of their IDs: the prior
+	// ones (completed where this call minimised again one cut short), then the new.
+	// New: the findings this call made (a prior one completed is not new).
 	Findings []Finding `json:"findings"`
 	New      int       `json:"new_findings"`
 	// Runs are the runs measured by this call; Reused, the prior runs it took instead of
@@ -80,15 +89,44 @@ type Outcome struct {
 	// RampBound: runs whose throughput was not judged, their queues' ramp too large a
 	// share of them (Rules.MaxRampShare: raise the point duration).
 	RampBound int `json:"ramp_bound"`
-	// Skipped: proposals not measured because a known finding's set holds them.
-	Skipped         int     `json:"skipped"`
+	// Skipped: proposals not measured because every class the rules look for is known
+	// there (by findings whose sets are not empty).
+	Skipped int `json:"skipped"`
+	// Background: the counters that moved at the space's baseline too, dropped from the
+	// counters rule (see the package documentation), in the order found.
+	Background []BackgroundCounter `json:"background,omitempty"`
+	// Errors: this call's runs that did not run (an error that is no anomaly: a setup
+	// that failed, a server that refused; not a completion status or a timeout), and the
+	// first one's error.
+	Errors     int    `json:"errors"`
+	FirstError string `json:"first_error,omitempty"`
+	// TooLong: runs not started because their estimated wall time (setup, duration and
+	// the drain of their queues) would have run past the budget.
+	TooLong         int     `json:"too_long"`
 	BudgetS         float64 `json:"budget_s"`
 	BudgetSpentS    float64 `json:"budget_spent_s"`
 	MaxRuns         int     `json:"max_runs,omitempty"`
 	BudgetExhausted bool    `json:"budget_exhausted"` // it stopped for the budget or MaxRuns
 	Interrupted     bool    `json:"interrupted"`      // it stopped for ctx (Ctrl-C); what it found is kept
-	// Exhausted: no unmeasured point is left outside the known findings' sets.
+	// Exhausted: no unmeasured point is left that could show anything new.
 	Exhausted bool `json:"exhausted"`
+}
+
+// BackgroundCounter is a counter that moved at the space's baseline too: a bed's or a
+// NIC's background, no anomaly of a configuration. It is no longer judged.
+type BackgroundCounter struct {
+	Counter string         `json:"counter"`
+	Class   counters.Class `json:"class"`
+	// Moved of Runs: the hunt's runs (prior ones included) in which it moved.
+	Moved int `json:"moved_runs"`
+	Runs  int `json:"runs"`
+	// ControlMoved of ControlRuns: its moves in the runs of its control (the baseline, or
+	// the point that had silenced it) when it was settled.
+	ControlMoved int `json:"control_moved_runs"`
+	ControlRuns  int `json:"control_runs"`
+	// Probed: it moved in every run of the baseline, and moving any one parameter of the
+	// baseline to another value of the space did not silence it.
+	Probed bool `json:"probed,omitempty"`
 }
 
 // The search's annealing: a chain of chainLen moves from a fresh point, its temperature
@@ -103,17 +141,30 @@ const (
 	minScreenPoints = 3
 	minRefPoints    = 3
 	maxTries        = 400 // draws for a fresh point before the space counts as exhausted
+	// defaultRateGbps: a run's drain is estimated at this rate until a run of its
+	// operation has shown one (conservative: most NICs run faster).
+	defaultRateGbps = 10
+	// maxTooLong: the search's proposals in a row that would run past the budget before
+	// the hunt counts the budget spent.
+	maxTooLong = 64
+	// noneRanStop: this many runs, none of which ran (Outcome.Errors), end the hunt.
+	noneRanStop = 10
 )
 
-var errBudget = errors.New("hunt: the budget is spent")
+var (
+	errBudget  = errors.New("hunt: the budget is spent")
+	errTooLong = fmt.Errorf("%w: the next run would end past it", errBudget)
+)
 
 // Run hunts: it searches the plan's space through m, confirms each candidate with fresh
 // runs, finds each confirmed anomaly's minimal set, and calls record with every new run
 // and every finding as it comes (nil: none). It returns when the budget or MaxRuns is
 // spent, the space is exhausted, or ctx ends (Interrupted: what was found is kept, and a
 // finding whose minimisation was cut short is recorded with Minimal false). Its error
-// is a plan that cannot run, a record that cannot be written, or the Measurer's
-// session-ending error, with the outcome so far.
+// is a plan that cannot run (prior records of another plan among them), a record that
+// cannot be written, the Measurer's session-ending error, a hunt none of whose runs ran
+// (Outcome.Errors: it stops after noneRanStop such runs), or a space none of whose
+// points Validate lets run; with the outcome so far.
 func Run(ctx context.Context, m Measurer, p Plan, record func(Record) error) (Outcome, error) {
 	p, err := p.normalised()
 	if err != nil {
@@ -123,7 +174,10 @@ func Run(ctx context.Context, m Measurer, p Plan, record func(Record) error) (Ou
 	if err := h.loadPrior(); err != nil {
 		return Outcome{}, err
 	}
-	err = h.hunt(ctx)
+	err = h.complete(ctx)
+	if err == nil {
+		err = h.hunt(ctx)
+	}
 	return h.end(ctx, err)
 }
 
@@ -221,13 +275,33 @@ type hunter struct {
 	// watched: points that did not look slow when screened (their size had no reference
 	// yet, or a low one: a chain inside a slow region measures mostly slow points); each is
 	// screened again when the reference rises enough that it falls below the bar
-	watched  map[opSize][]Point
-	found    []Finding
-	nextID   int
-	rejected map[string]bool
-	coverage map[string]map[string]int
-	validity map[Point]bool
-	varied   []Dim
+	watched map[opSize][]Point
+	// found: the findings the screening and the search know (minimal, or cut short in
+	// this call); pending: prior findings cut short, to be minimised again (complete);
+	// kept: prior findings reported as they were (not minimised again, or again cut short
+	// without progress), which no search or screening reads
+	found   []Finding
+	pending []Finding
+	kept    []Finding
+	nextID  int
+	// background: counters dropped from the counters rule (settle), in bgOrder's order;
+	// controls: the points counters are paired with where the baseline holds their trigger
+	background map[string]*BackgroundCounter
+	bgOrder    []string
+	controls   map[string]Point
+	ctlTally   map[string][2]int // per counter: the runs of its control in which it moved, and all
+	// the budget's estimate of a run (estimate): each run's wall time over its duration,
+	// and the best Gb/s of each operation; tooLong: points the search did not measure for
+	// the budget
+	overheads []float64
+	overMed   float64
+	overN     int
+	bestGbps  map[string]float64
+	tooLong   map[Point]bool
+	rejected  map[string]bool
+	coverage  map[string]map[string]int
+	validity  map[Point]bool
+	varied    []Dim
 
 	// the annealing chain
 	cur   *Point
@@ -237,7 +311,8 @@ type hunter struct {
 func newHunter(m Measurer, p Plan, record func(Record) error) *hunter {
 	h := &hunter{m: m, p: p, r: p.Rules, record: record, rng: rand.New(rand.NewPCG(p.Seed, 0x68756e74)),
 		t0: p.Now(), points: map[Point]*pointData{}, byOpSize: map[opSize][]Point{}, pool: map[Point][]Measurement{},
-		watched: map[opSize][]Point{}, rejected: map[string]bool{}, coverage: map[string]map[string]int{}, validity: map[Point]bool{}}
+		watched: map[opSize][]Point{}, rejected: map[string]bool{}, coverage: map[string]map[string]int{}, validity: map[Point]bool{},
+		background: map[string]*BackgroundCounter{}, controls: map[string]Point{}, ctlTally: map[string][2]int{}, bestGbps: map[string]float64{}, tooLong: map[Point]bool{}}
 	for _, d := range p.Space.Dims {
 		h.coverage[d.Name] = map[string]int{}
 		if len(d.Values) > 1 {
@@ -250,13 +325,22 @@ func newHunter(m Measurer, p Plan, record func(Record) error) *hunter {
 
 // loadPrior takes an earlier hunt's records: search and reference runs are measured
 // points (screened again, in their order: a candidate the earlier hunt had not finished
-// confirming is confirmed now), confirm and minimize runs wait to be taken by a trial of
-// their point, findings are known. Every prior run is charged to the budget.
+// confirming is confirmed now), confirm, minimize and probe runs wait to be taken by a
+// trial of their point, findings are known (each ID's last record); a finding cut short
+// waits to be minimised again (complete). Every prior run is charged to the budget. A
+// prior run of other common settings than Base's, or outside the space, is an error.
 func (h *hunter) loadPrior() error {
+	var fs []Finding
+	at := map[string]int{}
 	for _, rec := range h.p.Prior {
 		if rec.Kind == KindFinding {
 			f := *rec.Finding
-			h.found = append(h.found, f)
+			if i, ok := at[f.ID]; ok {
+				fs[i] = f
+			} else {
+				at[f.ID] = len(fs)
+				fs = append(fs, f)
+			}
 			var n int
 			if _, err := fmt.Sscanf(f.ID, "F%d", &n); err == nil {
 				h.nextID = max(h.nextID, n)
@@ -264,10 +348,14 @@ func (h *hunter) loadPrior() error {
 			continue
 		}
 		m := *rec.Measurement
+		if err := h.samePlan(m); err != nil {
+			return err
+		}
 		h.o.PriorRuns++
 		h.priorCharge += time.Duration(m.WallNS)
 		h.seq = max(h.seq, m.Seq)
 		pt := PointOf(m.Config)
+		h.observe(m)
 		switch m.Phase {
 		case PhaseSearch, PhaseReference:
 			h.add(pt, m, true)
@@ -276,7 +364,156 @@ func (h *hunter) loadPrior() error {
 			h.pool[pt] = append(h.pool[pt], m)
 		}
 	}
+	for _, f := range fs {
+		if f.Minimal {
+			h.found = append(h.found, f)
+		} else {
+			h.pending = append(h.pending, f)
+		}
+	}
 	return nil
+}
+
+// samePlan says what makes prior run m another plan's: a common setting that is not
+// Base's, or a point outside the space.
+func (h *hunter) samePlan(m Measurement) error {
+	c, b := m.Config, h.p.Base
+	auto := func(s string) string {
+		if s == "" {
+			return "auto"
+		}
+		return s
+	}
+	for _, d := range []struct {
+		name        string
+		prior, plan any
+	}{
+		{"duration_s", c.DurationS, b.DurationS},
+		{"iterations", c.Iterations, b.Iterations},
+		{"warmup_iterations", c.WarmupIterations, b.WarmupIterations},
+		{"counters", auto(c.Counters), auto(b.Counters)},
+		{"hugepages", c.Hugepages, b.Hugepages},
+		{"completion_events", c.CompletionEvents, b.CompletionEvents},
+	} {
+		if d.prior != d.plan {
+			return fmt.Errorf("hunt: the prior records' run %d has %s %v, this plan %v: resume with the settings it was begun with",
+				m.Seq, d.name, d.prior, d.plan)
+		}
+	}
+	pt := PointOf(c)
+	for _, d := range h.p.Space.Dims {
+		if v := pt.Get(d.Name); !slices.Contains(d.Values, v) {
+			return fmt.Errorf("hunt: the prior records' run %d measured %v, outside this space (%s %s is not one of its values %s): resume with a space that holds every point measured",
+				m.Seq, pt, d.Name, v, strings.Join(d.Values, ","))
+		}
+	}
+	return nil
+}
+
+// observe keeps what a successful run m says of a run's cost: its wall time over its
+// duration, and its operation's throughput (a run that failed can have stopped early).
+func (h *hunter) observe(m Measurement) {
+	if m.Error != "" {
+		return
+	}
+	if m.WallNS > 0 {
+		h.overheads = append(h.overheads, max(0, float64(m.WallNS)/1e9-m.Config.DurationS))
+	}
+	if m.BWGbps > 0 {
+		h.bestGbps[m.Config.Op] = max(h.bestGbps[m.Config.Op], m.BWGbps)
+	}
+}
+
+// estimate is what a run of pt is expected to cost the budget: the setup (the median of
+// the runs' wall time over their duration so far; none before the first), the duration,
+// and the drain of what its queues hold (depth x size x QPs, doubled for two directions;
+// with iterations instead of a duration, those too) at the best rate its operation
+// reached (defaultRateGbps before any).
+func (h *hunter) estimate(pt Point) time.Duration {
+	if len(h.overheads) != h.overN {
+		h.overN, h.overMed = len(h.overheads), median(h.overheads)
+	}
+	setup := 0.0
+	if h.overN > 0 {
+		setup = h.overMed
+	}
+	rate := h.bestGbps[pt.Op]
+	if rate <= 0 {
+		rate = defaultRateGbps
+	}
+	dirs := 1.0
+	if pt.Bidirectional {
+		dirs = 2
+	}
+	bytes := float64(pt.SQDepth) * float64(pt.MsgSizeBytes) * float64(pt.NumQPs) * dirs
+	if h.p.Base.DurationS <= 0 {
+		bytes += float64(h.p.Base.Iterations) * float64(pt.MsgSizeBytes) * float64(pt.NumQPs) * dirs
+	}
+	secs := setup + max(h.p.Base.DurationS, 0) + bytes*8/(rate*1e9)
+	return time.Duration(secs * float64(time.Second))
+}
+
+// complete minimises again the prior findings cut short (loadPrior), first to last: each
+// is confirmed again at the point the search found it and minimised, the prior runs of
+// each point taken first (they replay what the earlier hunt did, at no cost); the
+// completed finding keeps its ID and is recorded again. One the fresh runs do not
+// confirm, or whose minimisation is again cut short before it changed, is kept as it was
+// (reported, never skipped).
+func (h *hunter) complete(ctx context.Context) error {
+	for len(h.pending) > 0 {
+		f := h.pending[0]
+		tr := trial{class: f.Class, key: f.Key}
+		if f.Class == Counters {
+			c := h.control(f.Key)
+			tr.keys, tr.ctl = map[string]counters.Class{f.Key: h.counterClass(f.Key)}, &c
+		}
+		tr, out, err := h.confirm(ctx, f.FoundAt, tr)
+		if err != nil {
+			return err
+		}
+		h.pending = h.pending[1:]
+		if !out.hit {
+			h.kept = append(h.kept, f)
+			continue
+		}
+		if tr.class == Counters {
+			tr.key = f.Key
+			tr.keys = map[string]counters.Class{f.Key: out.keys[f.Key]}
+		}
+		g, err := h.minimize(ctx, f.FoundAt, tr, out)
+		switch {
+		case errors.Is(err, errAbandon):
+			h.kept = append(h.kept, f)
+			continue
+		case !g.Minimal && sameSet(g.Set, f.Set):
+			h.kept = append(h.kept, f)
+		default:
+			if ferr := h.addFinding(g, f.ID); ferr != nil {
+				return ferr
+			}
+			if !slices.ContainsFunc(h.found, func(x Finding) bool { return x.ID == f.ID }) {
+				h.kept = append(h.kept, f) // a duplicate of another: the record stays as it was
+			}
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// counterClass is counter k's class as the runs flagged it (error where none did).
+func (h *hunter) counterClass(k string) counters.Class {
+	for _, d := range h.points {
+		for _, m := range d.runs {
+			for _, f := range m.CountersFlags {
+				if f.Counter == k {
+					return f.Class
+				}
+			}
+		}
+	}
+	return counters.Error
 }
 
 // add keeps run m of pt; a search or reference run makes pt screenable (queued once).
@@ -349,8 +586,11 @@ func (h *hunter) measure(ctx context.Context, pt Point, phase string) (Measureme
 		return q[0], nil
 	}
 	if h.spent() {
-		h.o.BudgetExhausted = true
 		return Measurement{}, errBudget
+	}
+	if h.p.Budget > 0 && h.elapsed()+h.estimate(pt) > h.p.Budget {
+		h.o.TooLong++
+		return Measurement{}, errTooLong
 	}
 	cfg := pt.Config(h.p.Base)
 	t := h.p.Now()
@@ -374,8 +614,14 @@ func (h *hunter) measure(ctx context.Context, pt Point, phase string) (Measureme
 		}
 	}
 	h.o.Runs++
+	h.observe(m)
 	if m.Error == "" && !h.r.judgeable(m) {
 		h.o.RampBound++
+	}
+	if setupFailed(m) {
+		if h.o.Errors++; h.o.FirstError == "" {
+			h.o.FirstError = m.Error
+		}
 	}
 	h.add(pt, m, phase == PhaseSearch || phase == PhaseReference)
 	return m, nil
@@ -390,31 +636,106 @@ func (h *hunter) valid(p Point) bool {
 	return v
 }
 
-// known says whether a known finding's set holds p.
-func (h *hunter) known(p Point) bool {
+// knownFor says whether a finding of class c and key k holds p: p's runs are not screened
+// for it again (a finding whose set is empty holds every point: its class and key would
+// only make it again).
+func (h *hunter) knownFor(p Point, c Class, k string) bool {
 	for _, f := range h.found {
-		if f.Matches(p) {
+		if f.Class == c && f.Key == k && f.Matches(p) {
 			return true
 		}
 	}
 	return false
 }
 
+// known says whether nothing new can show at p, so that the search does not propose it:
+// every class the rules look for is known there, by findings whose sets are not empty (a
+// failure known there stands for the throughput, tail and fairness too: a failed run
+// shows none of them). A finding whose set is empty is never read here: it would make
+// every point known, and end the search.
+func (h *hunter) known(p Point) bool {
+	covered := map[Class]bool{}
+	for _, f := range h.found {
+		if len(f.Set) > 0 && f.Matches(p) {
+			covered[f.Class] = true
+		}
+	}
+	if covered[Failed] {
+		covered[LowThroughput], covered[Tail], covered[Unfair] = true, true, true
+	}
+	for _, c := range Classes {
+		if h.r.on(c) && !covered[c] {
+			return false
+		}
+	}
+	return true
+}
+
+// moved are run m's counters that the counters rule reads (Rules.moved), background
+// counters aside.
+func (h *hunter) moved(m Measurement) map[string]counters.Flag {
+	mv := h.r.moved(m)
+	for n := range mv {
+		if h.background[n] != nil {
+			delete(mv, n)
+		}
+	}
+	return mv
+}
+
 func (h *hunter) end(ctx context.Context, err error) (Outcome, error) {
 	if errors.Is(err, errBudget) {
-		err = nil
+		err, h.o.BudgetExhausted = nil, true
 	}
 	if ctx.Err() != nil && (err == nil || errors.Is(err, ctx.Err())) {
 		h.o.Interrupted, err = true, nil
 	}
-	h.o.Findings = slices.Clone(h.found)
+	h.o.Findings = append(append(slices.Clone(h.found), h.kept...), h.pending...)
+	slices.SortStableFunc(h.o.Findings, func(a, b Finding) int { return idNumber(a.ID) - idNumber(b.ID) })
 	h.o.Points = len(h.points)
 	h.o.BudgetSpentS = h.elapsed().Seconds()
+	for _, k := range h.bgOrder {
+		b := *h.background[k]
+		for _, d := range h.points {
+			for _, m := range d.runs {
+				b.Runs++
+				if _, ok := h.r.moved(m)[k]; ok {
+					b.Moved++
+				}
+			}
+		}
+		h.o.Background = append(h.o.Background, b)
+	}
+	switch {
+	case err != nil:
+	case h.o.Runs > 0 && h.o.Errors == h.o.Runs:
+		err = h.noneRan()
+	case h.o.Exhausted && len(h.points) == 0:
+		err = errors.New("hunt: no configuration in the space can run: Validate refuses every point")
+		if verr := h.p.Validate(h.p.Space.Baseline.Config(h.p.Base)); verr != nil {
+			err = fmt.Errorf("hunt: no configuration in the space can run (the baseline: %v)", verr)
+		}
+	}
 	return h.o, err
+}
+
+func (h *hunter) noneRan() error {
+	return fmt.Errorf("hunt: none of the %d runs ran (an error that is no anomaly: a setup that failed, a server that refused); the first: %s",
+		h.o.Runs, h.o.FirstError)
+}
+
+// idNumber is a finding ID's number (F12: 12).
+func idNumber(id string) int {
+	var n int
+	if _, err := fmt.Sscanf(id, "F%d", &n); err != nil {
+		return math.MaxInt
+	}
+	return n
 }
 
 // hunt is the search: screen what was measured, then take the annealing's next point.
 func (h *hunter) hunt(ctx context.Context) error {
+	tooLong := 0
 	for {
 		if err := h.screenQueue(ctx); err != nil {
 			return err
@@ -425,35 +746,57 @@ func (h *hunter) hunt(ctx context.Context) error {
 			return nil
 		}
 		m, err := h.measure(ctx, pt, PhaseSearch)
+		if errors.Is(err, errTooLong) {
+			// Not measured: another point may fit what is left, until none can (the
+			// setup and the duration alone) or maxTooLong proposals in a row did not.
+			h.tooLong[pt], tooLong = true, tooLong+1
+			short := pt
+			short.SQDepth, short.NumQPs, short.Bidirectional = 1, 1, false
+			if tooLong >= maxTooLong || h.elapsed()+h.estimate(short) > h.p.Budget {
+				return err
+			}
+			continue
+		}
 		if err != nil {
 			return err
 		}
+		tooLong = 0
 		h.move(pt, m)
+		if h.o.Runs >= noneRanStop && h.o.Errors == h.o.Runs {
+			return h.noneRan()
+		}
 	}
 }
 
 // score is how anomalous a run looks, 1 at a rule's bar: the largest of its throughput's
 // shortfall against its size's reference (the bar's fraction x the reference / its
 // throughput), its tail over the tail bar, the unfair bar over its share; a failure or
-// counters that moved score above every bar. It is what the annealing climbs.
+// counters that moved score above every bar. A class (and key) a finding already holds
+// at pt does not count: the annealing climbs towards what is not known. It is what the
+// annealing climbs.
 func (h *hunter) score(pt Point, m Measurement) float64 {
-	if h.r.on(Failed) && failKey(m.Error) != "" {
+	if k := failKey(m.Error); k != "" && h.r.on(Failed) && !h.knownFor(pt, Failed, k) {
 		return 3
 	}
 	s := 0.0
-	if h.r.on(Counters) && len(h.r.moved(m)) > 0 {
-		s = 1.5
+	if h.r.on(Counters) {
+		for n := range h.moved(m) {
+			if !h.knownFor(pt, Counters, n) {
+				s = 1.5
+				break
+			}
+		}
 	}
 	if m.Error != "" {
 		return s
 	}
-	if ref := h.screenRef(pt); ref > 0 && h.r.judgeable(m) && h.r.on(LowThroughput) {
+	if ref := h.screenRef(pt); ref > 0 && h.r.judgeable(m) && h.r.on(LowThroughput) && !h.knownFor(pt, LowThroughput, KeyBestSeen) {
 		s = max(s, h.r.LowThroughput*ref/m.BWGbps)
 	}
-	if r, ok := tailRatio(m); ok && h.r.on(Tail) {
+	if r, ok := tailRatio(m); ok && h.r.on(Tail) && !h.knownFor(pt, Tail, "") {
 		s = max(s, r/h.r.TailRatio)
 	}
-	if m.ShareRatio != nil && *m.ShareRatio > 0 && h.r.judgeable(m) && h.r.on(Unfair) {
+	if m.ShareRatio != nil && *m.ShareRatio > 0 && h.r.judgeable(m) && h.r.on(Unfair) && !h.knownFor(pt, Unfair, "") {
 		s = max(s, h.r.UnfairRatio / *m.ShareRatio)
 	}
 	return s
@@ -498,7 +841,8 @@ func (h *hunter) propose() (Point, bool) {
 
 // neighbour changes one parameter of x (two, a time in three): an ordered one a step up
 // or down (more often) or to any value, a category to another value. The result is
-// repaired to a point rdmabench runs, and is neither x, refused, nor in a known set.
+// repaired to a point rdmabench runs, and is neither x, refused, known (every class
+// known there), nor a point the budget could not fit.
 func (h *hunter) neighbour(x Point) (Point, bool) {
 	if len(h.varied) == 0 {
 		return x, false
@@ -529,7 +873,7 @@ func (h *hunter) neighbour(x Point) (Point, bool) {
 			}
 		}
 		y = repair(y, h.p.Space)
-		if y == x || !h.valid(y) {
+		if y == x || !h.valid(y) || h.tooLong[y] {
 			continue
 		}
 		if h.known(y) {
@@ -543,11 +887,12 @@ func (h *hunter) neighbour(x Point) (Point, bool) {
 
 // sample draws a fresh point: each parameter's value weighted against how often it was
 // measured already (1/(1+n): every value of every parameter gets its share early),
-// pinned by pin where given, repaired, and neither measured, refused nor in a known set.
+// pinned by pin where given, repaired, and neither measured, refused, known (every class
+// known there) nor a point the budget could not fit.
 //
-// A draw in a known set counts as coverage of its values (the set covers them), so that
-// the weights turn to the values outside it. The space counts as exhausted when
-// maxTries weighted draws and as many uniform ones found no point.
+// A known draw counts as coverage of its values (the sets cover them), so that the
+// weights turn to the values outside them. The space counts as exhausted when maxTries
+// weighted draws and as many uniform ones found no point.
 func (h *hunter) sample(pin func(Point) Point) (Point, bool) {
 	for try := range 2 * maxTries {
 		var p Point
@@ -558,7 +903,7 @@ func (h *hunter) sample(pin func(Point) Point) (Point, bool) {
 			p = pin(p)
 		}
 		p = repair(p, h.p.Space)
-		if _, seen := h.points[p]; seen || !h.valid(p) {
+		if _, seen := h.points[p]; seen || !h.valid(p) || h.tooLong[p] {
 			continue
 		}
 		if h.known(p) {

@@ -31,7 +31,8 @@ func collect(recs *[]Record) func(Record) error {
 	}
 }
 
-// TestBudgetHolds: no run starts once the budget is spent, whatever a run costs, and
+// TestBudgetHolds: no run starts that would end past the budget (its estimate: the runs'
+// setup, duration and drain, which here is what a run costs), whatever a run costs, and
 // MaxRuns holds the same way; a point Validate refuses is never measured.
 func TestBudgetHolds(t *testing.T) {
 	p := cx6(t)
@@ -52,8 +53,8 @@ func TestBudgetHolds(t *testing.T) {
 			t.Fatal(err)
 		}
 		for i, s := range f.starts {
-			if !s.Before(t0.Add(pl.Budget)) {
-				t.Errorf("cost %v: run %d started %v after the start, the budget is %v", cost, i+1, s.Sub(t0), pl.Budget)
+			if s.Add(cost).After(t0.Add(pl.Budget)) {
+				t.Errorf("cost %v: run %d started %v after the start and ended past the budget %v", cost, i+1, s.Sub(t0), pl.Budget)
 			}
 		}
 		for _, c := range f.calls {
@@ -61,9 +62,10 @@ func TestBudgetHolds(t *testing.T) {
 				t.Errorf("a refused config was measured: %+v", c)
 			}
 		}
-		most := int(pl.Budget/cost) + 1
-		if !o.BudgetExhausted || o.Runs != len(f.calls) || o.Runs > most || o.BudgetSpentS < pl.Budget.Seconds() {
-			t.Errorf("cost %v: %d runs (at most %d), exhausted %v, spent %.0f s", cost, o.Runs, most, o.BudgetExhausted, o.BudgetSpentS)
+		most := int(pl.Budget / cost)
+		if !o.BudgetExhausted || o.Runs != len(f.calls) || o.Runs > most || o.BudgetSpentS > pl.Budget.Seconds() ||
+			o.BudgetSpentS < (pl.Budget-2*cost).Seconds() || o.TooLong == 0 {
+			t.Errorf("cost %v: %d runs (at most %d), exhausted %v, spent %.0f s, %d not started", cost, o.Runs, most, o.BudgetExhausted, o.BudgetSpentS, o.TooLong)
 		}
 	}
 	f := newFake(2, 0.1, nil)
@@ -130,8 +132,8 @@ func TestInterruptKeepsFindings(t *testing.T) {
 }
 
 // TestResume: a hunt resumed from its records measures no point it measured before,
-// keeps its findings (and skips their sets), takes a candidate's unfinished confirmation
-// from the prior runs, and with nothing left to spend measures nothing.
+// keeps its findings (and does not find them again), takes a candidate's unfinished
+// confirmation from the prior runs, and with nothing left to spend measures nothing.
 func TestResume(t *testing.T) {
 	p := cx6(t)
 	f := newFake(0, 0.1, plantFailure)
@@ -177,8 +179,6 @@ func TestResume(t *testing.T) {
 		}
 		if pt := PointOf(r.Config); before[pt] {
 			t.Errorf("run %d measured %v again (%s)", r.Seq, pt, r.Phase)
-		} else if o1.Findings[0].Matches(pt) {
-			t.Errorf("run %d measured %v, in the known set %s", r.Seq, pt, o1.Findings[0].SetString())
 		}
 		if r.Seq <= 300 {
 			t.Errorf("a resumed run numbered %d", r.Seq)
@@ -495,7 +495,7 @@ func TestSummary(t *testing.T) {
 	}
 	lines := Summary(o)
 	text := strings.Join(lines, "\n")
-	for _, want := range []string{"hunt: 300 runs of ", "10m0s of a budget of 10m0s (budget spent); 1 finding, ",
+	for _, want := range []string{fmt.Sprintf("hunt: %d runs of ", o.Runs), " of a budget of 10m0s (budget spent); 1 finding, ",
 		"F1 failed: post_list >= 8, num_qps >= 4: failed in 3 of 3 runs: IBV_WC_REM_INV_REQ_ERR",
 		"    rdmabench write bw -s 64K -t 512 -l 8 -Q 16 -q ",
 		"    (perftest cannot express this configuration)"} {

@@ -28,10 +28,26 @@ type Record struct {
 	*Finding
 }
 
+// The operators of a Condition. "=", ">=", "<=" and "in" are those of the first hunts'
+// records and keep their meaning; "one-of" is later, and a reader that does not know it
+// reads it as the set of its values (Holds' fallback), which it is.
+const (
+	OpEq = "=" // the one value
+	// OpGE, OpLE: an ordered dimension from Values[0] up, or up to Values[last] (any
+	// number, a value a later space adds too).
+	OpGE = ">="
+	OpLE = "<="
+	// OpIn: an ordered dimension's range Values[0]..Values[last], bounds included (any
+	// number within it); a category's set of values.
+	OpIn = "in"
+	// OpOneOf: an ordered dimension's values that trigger where they are not one range
+	// (a value between two of them does not): exactly the values listed.
+	OpOneOf = "one-of"
+)
+
 // Condition is one parameter of a finding's set and the values it must hold for the
-// anomaly to trigger, all else as the finding's point has it: Op is "=", ">=", "<=" or
-// "in" (an ordered dimension's range, bounds included, or a category's set); Values are
-// the space's values it holds for, in the space's order.
+// anomaly to trigger, all else as the finding's point has it: Op is one of the operators
+// above; Values are the space's values it holds for, in the space's order.
 type Condition struct {
 	Dim    string   `json:"dim"`
 	Op     string   `json:"op"`
@@ -41,8 +57,9 @@ type Condition struct {
 	Held bool `json:"held,omitempty"`
 }
 
-// Holds says whether point p meets the condition. A range holds for any number within
-// it (">= 512" for 2048 too, a value a later space may add); a set, for its members.
+// Holds says whether point p meets the condition. A range (">=", "<=", an ordered "in")
+// holds for any number within it (">= 512" for 2048 too, a value a later space may add);
+// a set (a category's "=" and "in", "one-of"), for its members.
 func (c Condition) Holds(p Point) bool {
 	v := p.Get(c.Dim)
 	if !Ordered(c.Dim) || len(c.Values) == 0 {
@@ -52,18 +69,19 @@ func (c Condition) Holds(p Point) bool {
 	lo, _ := strconv.Atoi(c.Values[0])
 	hi, _ := strconv.Atoi(c.Values[len(c.Values)-1])
 	switch c.Op {
-	case ">=":
+	case OpGE:
 		return x >= lo
-	case "<=":
+	case OpLE:
 		return x <= hi
-	case "in":
+	case OpIn:
 		return x >= lo && x <= hi
 	}
 	return slices.Contains(c.Values, v)
 }
 
 // String is the condition as a reader says it: "sq_depth >= 512", "op = read",
-// "msg_size_bytes = 1M", "mr in {pool, cache}", "cq_mod in 4..16".
+// "msg_size_bytes = 1M", "mr in {pool, cache}", "cq_mod in 4..16" (a range),
+// "sq_depth in {64, 1024}" (one-of: those values only).
 func (c Condition) String() string {
 	show := func(v string) string {
 		if c.Dim == DimSize || c.Dim == DimOffset {
@@ -80,13 +98,13 @@ func (c Condition) String() string {
 	switch {
 	case len(c.Values) == 0:
 		return c.Dim + " in {}"
-	case c.Op == ">=":
+	case c.Op == OpGE:
 		return fmt.Sprintf("%s >= %s%s", c.Dim, show(c.Values[0]), held)
-	case c.Op == "<=":
+	case c.Op == OpLE:
 		return fmt.Sprintf("%s <= %s%s", c.Dim, show(c.Values[len(c.Values)-1]), held)
 	case len(c.Values) == 1:
 		return fmt.Sprintf("%s = %s%s", c.Dim, show(c.Values[0]), held)
-	case Ordered(c.Dim):
+	case Ordered(c.Dim) && c.Op != OpOneOf:
 		return fmt.Sprintf("%s in %s..%s%s", c.Dim, show(c.Values[0]), show(c.Values[len(c.Values)-1]), held)
 	}
 	vs := make([]string, len(c.Values))
@@ -116,6 +134,10 @@ type Effect struct {
 }
 
 // Finding is one confirmed anomaly (a "finding" record).
+//
+// A finding's ID is its own: a resumed hunt that completes a finding cut short (Minimal
+// false) records it again under the same ID, so a reader of a stream takes the last
+// record of each ID (LatestFindings).
 type Finding struct {
 	ID    string `json:"id"` // F1, F2, ... in the order found
 	Class Class  `json:"class"`
@@ -171,6 +193,26 @@ func (f Finding) SetString() string {
 		s[i] = c.String()
 	}
 	return strings.Join(s, ", ")
+}
+
+// LatestFindings are the findings of a hunt's records, each ID's last record (a resumed
+// hunt records a finding it completed again under its ID), in the order their IDs first
+// appear.
+func LatestFindings(recs []Record) []Finding {
+	var out []Finding
+	at := map[string]int{}
+	for _, r := range recs {
+		if r.Kind != KindFinding || r.Finding == nil {
+			continue
+		}
+		if i, ok := at[r.Finding.ID]; ok {
+			out[i] = *r.Finding
+			continue
+		}
+		at[r.Finding.ID] = len(out)
+		out = append(out, *r.Finding)
+	}
+	return out
 }
 
 func sameSet(a, b []Condition) bool {

@@ -1,6 +1,7 @@
 package hunt
 
 import (
+	"math"
 	"strconv"
 	"strings"
 
@@ -75,9 +76,15 @@ func Reproducer(c result.Config, server string) string {
 // completion events.
 func common(c result.Config, perftest bool) []string {
 	var a []string
-	if c.DurationS > 0 {
+	switch {
+	case c.DurationS > 0 && perftest:
+		// perftest's -D is a whole number of seconds, 1 or more (CHECK_VALUE_POSITIVE of
+		// an int): it cannot run shorter than 1 s, nor a fraction, so it runs the next
+		// whole second up. Its throughput is a rate, comparable all the same.
+		a = append(a, "-D", strconv.FormatInt(int64(max(1, math.Ceil(c.DurationS))), 10))
+	case c.DurationS > 0:
 		a = append(a, "-D", strconv.FormatFloat(c.DurationS, 'g', -1, 64))
-	} else if c.Iterations > 0 {
+	case c.Iterations > 0:
 		a = append(a, "-n", strconv.FormatUint(c.Iterations, 10))
 	}
 	if c.Hugepages {
@@ -93,9 +100,10 @@ func common(c result.Config, perftest bool) []string {
 // cannot express it: --mr per-io or cache, a buffer offset, several servers, --verify,
 // --baseline, completion-event moderation (perftest has no such flags); a post list
 // longer than 1 that is not a multiple of the moderation, or an iteration count that is
-// not a multiple of the post list (perftest refuses those; rdmabench runs them); a
-// duration that is not a whole number of seconds. perftest's duration is whole seconds;
-// -D and the post list's rules are as in perftest 4.5 to 6.x.
+// not a multiple of the post list (perftest refuses those; rdmabench runs them);
+// completion events with a duration (perftest: "Duration mode doesn't work with
+// events"). A duration that is not a whole number of seconds is rounded up (-D takes
+// whole seconds, 1 or more). -D and these rules are as in perftest 4.5 to 6.x.
 func Perftest(c result.Config, server string) string {
 	switch {
 	case c.Op != "write" && c.Op != "read",
@@ -103,7 +111,7 @@ func Perftest(c result.Config, server string) string {
 		c.CQModerationCount > 0 || c.CQModerationUS > 0,
 		c.PostList > 1 && c.CQMod > 0 && c.PostList%c.CQMod != 0,
 		c.DurationS == 0 && c.PostList > 1 && c.Iterations%uint64(c.PostList) != 0,
-		c.DurationS > 0 && c.DurationS != float64(int64(c.DurationS)):
+		c.DurationS > 0 && c.CompletionEvents:
 		return ""
 	}
 	a := []string{"ib_" + c.Op + "_bw", "-s", itoa(c.MsgSizeBytes), "-t", itoa(c.SQDepth), "-l", itoa(c.PostList),

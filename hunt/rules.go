@@ -160,7 +160,7 @@ func (r Rules) on(c Class) bool { return !slices.Contains(r.Off, c) }
 // measured for, and the numbers the rules read.
 type Measurement struct {
 	Seq    int           `json:"seq"`   // the run's number in the hunt, from 1 (a resumed hunt goes on counting)
-	Phase  string        `json:"phase"` // search, reference, confirm or minimize
+	Phase  string        `json:"phase"` // search, reference, confirm, minimize or probe
 	Config result.Config `json:"config"`
 	Server string        `json:"server,omitempty"` // the server that measured it (result.Result.Server)
 	BWGbps float64       `json:"bw_gbit_per_s"`
@@ -186,6 +186,10 @@ const (
 	PhaseReference = "reference" // a point measured so that its operation and size have a reference
 	PhaseConfirm   = "confirm"   // a candidate's fresh runs (and its reference's)
 	PhaseMinimize  = "minimize"  // the minimal set's trials
+	// PhaseProbe: the runs that settle a counter that moved at its control: fresh runs of
+	// the control, and of the baseline with one parameter moved (see the package
+	// documentation). A reader that does not know the phase counts it as a trial's run.
+	PhaseProbe = "probe"
 )
 
 // summarise is a result as the hunt keeps it.

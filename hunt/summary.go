@@ -35,7 +35,23 @@ func Summary(o Outcome) []string {
 		head += fmt.Sprintf("; %d run%s too short for %s queues to judge its throughput (raise the point duration)",
 			o.RampBound, plural(o.RampBound), map[bool]string{true: "its", false: "their"}[o.RampBound == 1])
 	}
+	if o.TooLong > 0 {
+		head += fmt.Sprintf("; %d run%s not started: %s would have run past the budget", o.TooLong, plural(o.TooLong),
+			map[bool]string{true: "it", false: "they"}[o.TooLong == 1])
+	}
 	lines := []string{head}
+	if o.Errors > 0 {
+		lines = append(lines, fmt.Sprintf("errors: %d of %d runs did not run (a setup that failed, a server that refused: no anomaly); the first: %s",
+			o.Errors, o.Runs, o.FirstError))
+	}
+	for _, b := range o.Background {
+		how := fmt.Sprintf("at its control too (%d of %d runs)", b.ControlMoved, b.ControlRuns)
+		if b.Probed {
+			how = fmt.Sprintf("at the baseline in every run (%d), and with any one of its parameters moved", b.ControlRuns)
+		}
+		lines = append(lines, fmt.Sprintf("background: %s counter %s moved in %d of %d runs, %s: not judged as an anomaly",
+			b.Class, b.Counter, b.Moved, b.Runs, how))
+	}
 	for _, f := range o.Findings {
 		min := ""
 		if !f.Minimal {
