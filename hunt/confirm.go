@@ -675,13 +675,8 @@ func (h *hunter) minimize(ctx context.Context, pt Point, tr trial, conf trialOut
 			if tr.class == Counters && v == *tr.ctl {
 				continue // its control: it does not trigger there
 			}
-			out, err := h.trialAt(ctx, v, tr, PhaseMinimize)
-			spent += out.runs
-			if err == nil {
-				var n int
-				n, err = h.checkControl(ctx, tr, out)
-				spent += n
-			}
+			out, n, err := h.checkedTrial(ctx, v, tr, true)
+			spent += n
 			if err != nil {
 				return h.finish(f, r, best, moved, nil, 0, spent, err), err
 			}
@@ -711,13 +706,8 @@ func (h *hunter) minimize(ctx context.Context, pt Point, tr trial, conf trialOut
 		// candidates one does; its minimisation is then noise. So the reproducer is
 		// confirmed again, against the control, and the counter's moves at its control
 		// so far must be a stray's: a background passes both with some 1e-5.
-		out, err := h.trialAt(ctx, r, tr, PhaseMinimize)
-		spent += out.runs
-		if err == nil {
-			var n int
-			n, err = h.checkControl(ctx, tr, out)
-			spent += n
-		}
+		out, n, err := h.checkedTrial(ctx, r, tr, true)
+		spent += n
 		if err != nil {
 			return h.finish(f, r, best, moved, set, len(DimNames), spent, err), err
 		}
@@ -729,6 +719,20 @@ func (h *hunter) minimize(ctx context.Context, pt Point, tr trial, conf trialOut
 		}
 	}
 	return h.finish(f, r, best, moved, set, len(DimNames), spent, nil), nil
+}
+
+// checkedTrial is a minimisation's trial of tr at pt (all its rounds, or with all false
+// as many as decide it), then checkControl on what it saw: the outcome, the runs both
+// took, and the first error.
+func (h *hunter) checkedTrial(ctx context.Context, pt Point, tr trial, all bool) (trialOut, int, error) {
+	out, err := h.trialRounds(ctx, pt, tr, PhaseMinimize, all)
+	runs := out.runs
+	if err == nil {
+		var n int
+		n, err = h.checkControl(ctx, tr, out)
+		runs += n
+	}
+	return out, runs, err
 }
 
 // checkControl settles a counters trial's counter that moved at its control in out, and
@@ -805,13 +809,8 @@ func (h *hunter) bounds(ctx context.Context, r Point, d string, tr trial) (c Con
 			st[j] = miss // its control: it does not trigger there
 			return nil
 		}
-		out, err := h.trialRounds(ctx, v, tr, PhaseMinimize, false)
-		runs += out.runs
-		if err == nil {
-			var k int
-			k, err = h.checkControl(ctx, tr, out)
-			runs += k
-		}
+		out, k, err := h.checkedTrial(ctx, v, tr, false)
+		runs += k
 		switch {
 		case err != nil:
 			st[j] = cannotTell

@@ -153,23 +153,10 @@ func (o *huntOptions) hunt(ctx context.Context, c *bench.Client) error {
 		}
 	}
 	var prior []hunt.Record
-	path := o.Records
-	if o.Resume != "" {
-		path = o.Resume
-		fh, err := os.Open(path)
-		if err != nil {
-			return err
-		}
-		prior, err = hunt.ReadRecords(fh)
-		fh.Close()
-		if err != nil {
-			return fmt.Errorf("--resume %s: %w (a line cut short by a crash can be deleted)", path, err)
-		}
-	}
-	if path == "" {
-		path = fmt.Sprintf("hunt-%s-%s.ndjson", prof.Name, time.Now().Format("20060102-150405"))
-	}
-	stream, err := openStream(path)
+	stream, path, err := resumable("hunt", prof.Name, o.Records, o.Resume, func(r io.Reader) (err error) {
+		prior, err = hunt.ReadRecords(r)
+		return err
+	})
 	if err != nil {
 		return err
 	}

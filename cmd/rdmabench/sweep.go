@@ -216,6 +216,29 @@ func (o *sweepOptions) profile(c *bench.Client) (profiles.Profile, error) {
 	return profiles.Detect(d.Driver, d.VendorID, d.VendorPartID)
 }
 
+// resumable opens the NDJSON stream a long command (what: sweep, hunt) appends to as it
+// goes: --resume's, after read has read it, else --results (--records), else a new
+// file named after the command, the profile and the time.
+func resumable(what, profile, results, resume string, read func(io.Reader) error) (*os.File, string, error) {
+	path := results
+	if resume != "" {
+		path = resume
+		f, err := os.Open(path)
+		if err == nil {
+			err = read(f)
+			f.Close()
+		}
+		if err != nil {
+			return nil, "", fmt.Errorf("--resume %s: %w (a line cut short by a crash can be deleted)", path, err)
+		}
+	}
+	if path == "" {
+		path = fmt.Sprintf("%s-%s-%s.ndjson", what, profile, time.Now().Format("20060102-150405"))
+	}
+	f, err := openStream(path)
+	return f, path, err
+}
+
 // openStream opens the results stream at path for appending.
 func openStream(path string) (*os.File, error) {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
@@ -231,17 +254,10 @@ func (o *sweepOptions) sweep(ctx context.Context, c *bench.Client) error {
 		return err
 	}
 	var prior []sweep.Recorded
-	path := o.Results
-	if o.Resume != "" {
-		path = o.Resume
-		if prior, err = readStream(path); err != nil {
-			return fmt.Errorf("--resume %s: %w (a line cut short by a crash can be deleted)", path, err)
-		}
-	}
-	if path == "" {
-		path = fmt.Sprintf("sweep-%s-%s.ndjson", prof.Name, time.Now().Format("20060102-150405"))
-	}
-	stream, err := openStream(path)
+	stream, path, err := resumable("sweep", prof.Name, o.Results, o.Resume, func(r io.Reader) (err error) {
+		prior, err = sweep.ReadStream(r)
+		return err
+	})
 	if err != nil {
 		return err
 	}
@@ -316,16 +332,6 @@ func (o *sweepOptions) writeHTML(stream string, t report.Tuned) error {
 	}
 	fmt.Fprintf(o.Out.Stderr, "sweep: HTML report in %s\n", o.HTML)
 	return nil
-}
-
-// readStream reads the results stream of the sweep to resume (sweep.ReadStream).
-func readStream(path string) ([]sweep.Recorded, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return sweep.ReadStream(f)
 }
 
 func writeTuned(out outputs, t report.Tuned) error {
