@@ -116,10 +116,12 @@ var (
 			}
 		}
 	}
-	// plantCounter: an error counter moves at a depth of 256 or more.
+	// plantCounter: two error counters move together at a depth of 256 or more (one
+	// anomaly: one finding, keyed by the first).
 	plantCounter = func(c result.Config, r *result.Result) {
 		if c.SQDepth >= 256 {
-			r.CountersFlags = append(r.CountersFlags, flag("roce_adp_retrans", uint64(50+c.SQDepth/4)))
+			r.CountersFlags = append(r.CountersFlags, flag("roce_adp_retrans", uint64(50+c.SQDepth/4)),
+				flag("roce_adp_retrans_to", uint64(3+c.SQDepth/64)))
 			r.Tainted = true
 		}
 	}

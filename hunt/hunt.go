@@ -641,7 +641,7 @@ func (h *hunter) valid(p Point) bool {
 // only make it again).
 func (h *hunter) knownFor(p Point, c Class, k string) bool {
 	for _, f := range h.found {
-		if f.Class == c && f.Key == k && f.Matches(p) {
+		if f.Class == c && (f.Key == k || c == Counters && f.moved(k)) && f.Matches(p) {
 			return true
 		}
 	}

@@ -172,6 +172,19 @@ type Finding struct {
 	PerftestCommand string        `json:"perftest"`
 }
 
+// moved says whether counter n moved in the finding's confirming runs: a counters
+// finding stands for every counter that moved with its key (one anomaly seen through
+// several counters, e.g. a requester's retries and its responder's duplicates), so
+// they raise no finding of their own inside its set.
+func (f Finding) moved(n string) bool {
+	for _, m := range f.CountersMoved {
+		if m == n || strings.HasSuffix(m, " "+n) {
+			return true
+		}
+	}
+	return false
+}
+
 // Matches says whether point p is in the finding's set: every condition holds.
 func (f Finding) Matches(p Point) bool {
 	for _, c := range f.Set {

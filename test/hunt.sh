@@ -14,6 +14,9 @@ RDMABENCH_BIN=$B rxe_setup_pair || { echo "Soft-RoCE setup failed"; exit 1; }
 OUT=${HUNT_OUT:-$(mktemp -d)}
 mkdir -p "$OUT"
 echo "# hunt: server $SRV_DEV (GID $SRV_GID), client $CLI_DEV (GID $CLI_GID), budget $BUDGET, kernel $(uname -r)"
+# A server sends traffic of its own (-b) only to clients that prove a token: one for
+# both sides, from the environment, so that the reproducers below run as printed.
+export RDMABENCH_TOKEN=hunt-$$-$RANDOM
 $B server -d "$SRV_DEV" -x "$SRV_GID" --bind "$SRV_IP" > "$OUT/server.log" 2>&1 &
 SPID=$!
 wait_listen 18600 15 $SPID || { echo "rdmabench server did not start"; cat "$OUT/server.log"; exit 1; }
