@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/counters"
+	"github.com/rdmabench/rdmabench/host"
 )
 
 // Version is rdmabench's version, set by cmd/rdmabench: results carry it, and so do the
@@ -90,6 +91,12 @@ type Config struct {
 	// of MRCache registrations keyed by address and length). See MRRun.
 	MR      string `json:"mr,omitempty"`
 	MRCache int    `json:"mr_cache,omitempty"`
+	// Threads (bandwidth tests, --threads) is how many loop threads drive the QPs,
+	// each its own CQ and its own share of the QPs (QP q on thread q mod Threads);
+	// absent or 1: one thread. CPUList (--cpu) is the CPUs the client's loop threads
+	// were pinned to, as given; the result's Threads says where each one ran.
+	Threads int    `json:"threads,omitempty"`
+	CPUList string `json:"cpu_list,omitempty"`
 }
 
 // Device identifies one side's NIC and port.
@@ -108,6 +115,10 @@ type Device struct {
 	GIDIndex     int     `json:"gid_index"`
 	GIDType      string  `json:"gid_type"`
 	Host         string  `json:"host"`
+	// HostFacts are what the host says about itself and this NIC (PCIe link, NUMA
+	// node, CPU, governor, kernel, rdma-core, provider, firmware): see host.Facts.
+	// Absent where they were not read; a fact absent inside is unknown, never zero.
+	HostFacts *host.Facts `json:"host_facts,omitempty"`
 }
 
 // Latency is a latency distribution in nanoseconds. Samples, min, max, mean and stdev
@@ -212,6 +223,12 @@ type Result struct {
 
 	// MR (config mr per-io or cache) counts the registrations the measured loop made.
 	MR *MRRun `json:"mr,omitempty"`
+
+	// QPs (bandwidth runs of more than one QP against one server) is how the
+	// messages divided among the client's QPs; Threads where the loop ran on threads
+	// and CPUs (see Threads).
+	QPs     *QPShares `json:"qps,omitempty"`
+	Threads *Threads  `json:"threads,omitempty"`
 }
 
 // Direction is one direction of a bidirectional test.
