@@ -408,6 +408,7 @@ func (c *Client) measure(ctx context.Context, op Op, s Session, cfg result.Confi
 	r.LatKind = "completion_under_load"
 	r.CQEvents = res.Events
 	r.MR = mrRun(cfg, res)
+	r.QPs = result.NewQPShares(cfg, res.PerQP, res.DurationNS)
 	return res.PerQP, errors.Join(err, setLatency(r, res.Lat))
 }
 

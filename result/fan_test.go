@@ -35,3 +35,28 @@ func TestFairnessOf(t *testing.T) {
 		t.Errorf("no window: %q", v)
 	}
 }
+
+func TestNewQPShares(t *testing.T) {
+	c := Config{MsgSizeBytes: 4096, SQDepth: 8, CQMod: 1}
+	if NewQPShares(c, []uint64{100}, 1e9) != nil || NewQPShares(c, []uint64{1, 2}, 0) != nil {
+		t.Fatal("shares of one QP or of no window")
+	}
+	s := NewQPShares(c, []uint64{100, 100}, 1e9)
+	if s.JainFairness == nil || *s.JainFairness != 1 || s.Fairness != "" {
+		t.Fatalf("a counted run: %+v", s)
+	}
+	c.DurationS = 1
+	s = NewQPShares(c, []uint64{1000, 100}, 1e9)
+	if s.Fairness != FairnessUneven || *s.FairnessSpreadMessages != 900 || s.FairnessEdgeMessages != 17 {
+		t.Fatalf("uneven: %+v", s)
+	}
+	if j := *s.JainFairness; j < 0.59 || j > 0.61 { // 1100^2 / (2 * 1010000)
+		t.Fatalf("jain %v", j)
+	}
+	if s = NewQPShares(c, []uint64{110, 100}, 1e9); s.Fairness != FairnessCannotTell {
+		t.Fatalf("within the edge: %+v", s)
+	}
+	if s = NewQPShares(c, []uint64{0, 0}, 1e9); s.JainFairness != nil {
+		t.Fatalf("all zero: %+v", s)
+	}
+}

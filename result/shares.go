@@ -68,3 +68,21 @@ func jain(counts []uint64) *float64 {
 	j = min(j, 1)
 	return &j
 }
+
+// NewQPShares is the shares of a bandwidth run of c whose QPs completed msgs each
+// over a window of windowNS; nil for one QP or nothing measured.
+func NewQPShares(c Config, msgs []uint64, windowNS int64) *QPShares {
+	if len(msgs) < 2 || windowNS <= 0 {
+		return nil
+	}
+	s := &QPShares{Messages: append([]uint64(nil), msgs...), JainFairness: jain(msgs)}
+	if c.DurationS > 0 {
+		gbps := make([]float64, len(msgs))
+		for i, m := range msgs {
+			gbps[i] = float64(m) * float64(c.MsgSizeBytes) * 8 / float64(windowNS)
+		}
+		v, spread, edge := FairnessOf(gbps, windowNS, c.MsgSizeBytes, c.SQDepth, c.CQMod)
+		s.Fairness, s.FairnessSpreadMessages, s.FairnessEdgeMessages = v, &spread, edge
+	}
+	return s
+}
