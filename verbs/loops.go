@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"math"
 	"math/big"
-	"runtime"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -142,6 +141,10 @@ func (s *Session) Bandwidth(p BWParams) (BWResult, error) {
 	var x *C.rb_xfer
 	var rc C.int
 	var res BWResult
+	var perr error // the loop thread could not be pinned
+	if (p.Rounds || MRInLoop(p.MR)) && len(s.blocks) > 1 {
+		return BWResult{}, fmt.Errorf("bandwidth loop: rounds and --mr per-io/cache run on one thread; the session has %d", len(s.blocks))
+	}
 	if p.Rounds {
 		var a C.rb_rounds_args
 		x = &a.x
@@ -151,35 +154,13 @@ func (s *Session) Bandwidth(p BWParams) (BWResult, error) {
 		a.raddr, a.rkey, a.qhist, a.iters, a.deadline_ns = raddr, rkey, qhist, iters, deadline
 		a.done, a.qlast_ns = done, last
 		endProgress := progress(p, unsafe.Slice((*uint64)(unsafe.Pointer(done)), nqp))
-		runtime.LockOSThread()
-		rc = C.rb_rounds(&a)
-		runtime.UnlockOSThread()
+		perr = s.onLoopThread(func() { rc = C.rb_rounds(&a) })
 		endProgress()
 		res.Rounds = uint64(a.rounds)
 	} else if MRInLoop(p.MR) { // registrations in the loop: one QP, see bandwidthMR
-		x, rc = s.bandwidthMR(p, uintptr(s.buf)+uintptr(p.LocalOffset), ra[0], rk[0], opcode, iters, deadline, done, last, &res)
+		x, rc, perr = s.bandwidthMR(p, uintptr(s.buf)+uintptr(p.LocalOffset), ra[0], rk[0], opcode, iters, deadline, done, last, &res)
 	} else {
-		var a C.rb_bw_args
-		x = &a.x
-		s.xfer(x, p.Size, uintptr(s.buf)+uintptr(p.LocalOffset), 0, p.Inline && p.Op == Write, p.Timeout)
-		a.qps, a.nqp, a.opcode = qps, C.int(nqp), opcode
-		a.lslots, a.rslots, a.stride, a.lstride = C.uint32_t(l.LSlots), C.uint32_t(l.RSlots), C.uint32_t(l.Stride), lstride
-		a.raddr, a.rkey, a.qhist, a.iters, a.deadline_ns = raddr, rkey, qhist, iters, deadline
-		a.tx_depth, a.post_list, a.cq_mod = C.uint32_t(p.SQDepth), C.uint32_t(p.PostList), C.uint32_t(p.CQMod)
-		a.done, a.qlast_ns = done, last
-		if p.Events {
-			if s.channel == nil {
-				C.free(unsafe.Pointer(x.hist))
-				return BWResult{}, fmt.Errorf("completion events need a session created with Spec.Events")
-			}
-			a.channel = s.channel
-		}
-		endProgress := progress(p, unsafe.Slice((*uint64)(unsafe.Pointer(done)), nqp))
-		runtime.LockOSThread()
-		rc = C.rb_bw(&a)
-		runtime.UnlockOSThread()
-		endProgress() // before done is freed
-		res.Events = uint64(a.events)
+		return s.stream(p, streamArrays{qps: qps, raddr: raddr, rkey: rkey, qhist: qhist, done: done, last: last}, opcode, lstride, iters, deadline)
 	}
 	defer C.free(unsafe.Pointer(x.hist))
 	scale := float64(x.ns_per_tick)
@@ -193,6 +174,9 @@ func (s *Session) Bandwidth(p BWParams) (BWResult, error) {
 		for i := range unsafe.Slice(qhist, nqp) {
 			res.PerQPLat = append(res.PerQPLat, samples(&unsafe.Slice(qhist, nqp)[i], scale))
 		}
+	}
+	if perr != nil {
+		return res, perr
 	}
 	if rc != 0 {
 		what := "bandwidth loop"
@@ -257,9 +241,10 @@ func (s *Session) PingPong(p PingPongParams) (LatResult, error) {
 	a.timed_responder = boolInt(p.Perftest && !p.Initiator)
 	a.sq_depth = C.uint32_t(max(1, min(p.SQDepth, s.spec.SQDepth)))
 	a.cq_mod = C.uint32_t(max(1, min(p.CQMod, int(a.sq_depth))))
-	runtime.LockOSThread()
-	rc := C.rb_pingpong(&a)
-	runtime.UnlockOSThread()
+	var rc C.int
+	if err := s.onLoopThread(func() { rc = C.rb_pingpong(&a) }); err != nil {
+		return LatResult{}, err
+	}
 	scale := latScale(float64(a.x.ns_per_tick), p.OneWay)
 	res := LatResult{Done: uint64(a.done), DurationNS: int64(a.x.duration_ns), Lat: samples(a.x.hist, scale)}
 	if rc != 0 {
@@ -278,9 +263,10 @@ func (s *Session) ReadLatency(p ReadLatParams) (LatResult, error) {
 	defer C.free(unsafe.Pointer(a.x.hist))
 	a.qp = s.qps[0]
 	a.iters = C.uint64_t(p.Iters)
-	runtime.LockOSThread()
-	rc := C.rb_read_lat(&a)
-	runtime.UnlockOSThread()
+	var rc C.int
+	if err := s.onLoopThread(func() { rc = C.rb_read_lat(&a) }); err != nil {
+		return LatResult{}, err
+	}
 	res := LatResult{Done: uint64(a.done), DurationNS: int64(a.x.duration_ns), Lat: samples(a.x.hist, float64(a.x.ns_per_tick))}
 	if rc != 0 {
 		return res, failure(&a.x, "read latency loop")

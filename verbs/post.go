@@ -74,7 +74,8 @@ func (d *Device) RegisterMR(size int, remoteWrite, remoteRead bool) (_ *MR, err 
 	}
 	page := os.Getpagesize()
 	m := &MR{size: size, mapLen: (size + page - 1) / page * page}
-	p, cerr := C.rb_mmap(C.size_t(m.mapLen), 0)
+	var bound C.int
+	p, cerr := C.rb_mmap(C.size_t(m.mapLen), 0, -1, &bound)
 	if p == nil {
 		return nil, fmt.Errorf("mmap of %d bytes: %v", m.mapLen, errnoOr(cerr))
 	}

@@ -253,6 +253,9 @@ int rb_bw(rb_bw_args *a) {
 		rc = bw(a, posted, target, lcur, rcur, pts, qlast, wr, sge, &t_start, &t_end);
 	rc = clk_end(&clk, x, rc);
 	x->duration_ns = ticks_ns(x, t_start, t_end);
+	x->start_ns = 0;
+	if (t_start)
+		x->start_ns = clk.ns0 + (t_start > clk.t0 ? ticks_ns(x, clk.t0, t_start) : 0);
 	a->completed = 0;
 	for (int q = 0; q < nqp; q++) {
 		a->completed += a->done[q];

@@ -32,11 +32,19 @@ void rb_set_clock(int use_tsc);
 int rb_clock_is_tsc(void);
 
 // Buffers live outside the Go heap: mmap'ed, page-aligned base, optional hugepages.
-void *rb_mmap(size_t len, int huge);
+// node >= 0 binds the pages to that NUMA node, preferred (mbind MPOL_PREFERRED), before
+// they are touched; *bound says whether the kernel took the policy.
+void *rb_mmap(size_t len, int huge, int node, int *bound);
 int rb_munmap(void *p, size_t len);
 void rb_fill(uint8_t *p, size_t len, uint32_t seed);
 int64_t rb_check(const uint8_t *p, size_t len, uint32_t seed); // -1 ok, else first bad offset
 int rb_query_port(struct ibv_context *ctx, uint8_t port, struct ibv_port_attr *attr);
+// rb_pin pins the calling thread to the n CPUs given (sched_setaffinity; -1, errno on
+// failure); rb_allowed_cpus lists the CPUs this thread may run on (at most max; -1 on
+// failure); rb_getcpu is the CPU the caller is on now.
+int rb_pin(const int *cpus, int n);
+int rb_allowed_cpus(int *cpus, int max);
+int rb_getcpu(void);
 // rb_now, rb_wait_fd, the buffers and rb_query_port live in rb_sys.c; the loops in rb.c.
 
 // wr_id carries the QP index above RB_QSHIFT and the WR's sequence number below.
@@ -101,6 +109,9 @@ typedef struct {
 	// out
 	double ns_per_tick;   // the loop's calibration
 	int64_t duration_ns;  // first post to the last completion (or answer) seen
+	// rb_bw: the first post on the rb_now() clock (0: nothing posted), so that loops
+	// run at once on several threads add up to one window.
+	int64_t start_ns;
 	rb_fail fail;
 } rb_xfer;
 

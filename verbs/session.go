@@ -120,7 +120,10 @@ func (d *Device) Close() error {
 type Session struct {
 	dev     *Device
 	spec    Spec
-	cq      *C.struct_ibv_cq
+	cq      *C.struct_ibv_cq   // the first thread's: cqs[0]
+	cqs     []*C.struct_ibv_cq // one per loop thread (blocks)
+	blocks  []qp.Block         // the QPs of each loop thread
+	memNode *int               // the node the buffer was bound to, when the kernel took it
 	channel *C.struct_ibv_comp_channel
 	qps     []*C.struct_ibv_qp
 	qpx     **C.struct_ibv_qp_ex // C array: the QPs as extended QPs (--post-api wr), else nil
@@ -159,7 +162,15 @@ func (d *Device) NewSession(spec Spec) (_ *Session, err error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Session{dev: d, spec: spec, postAPI: api}
+	threads := max(spec.Threads, 1)
+	blocks, err := qp.Split(spec.NumQP, threads)
+	if err != nil {
+		return nil, err
+	}
+	if threads > 1 && spec.Events {
+		return nil, fmt.Errorf("completion events (--events) with %d loop threads: the threads would share one completion channel; use one thread", threads)
+	}
+	s := &Session{dev: d, spec: spec, postAPI: api, blocks: blocks}
 	defer func() {
 		if err != nil {
 			s.Close()
@@ -171,7 +182,15 @@ func (d *Device) NewSession(spec Spec) (_ *Session, err error) {
 		page = 2 << 20
 	}
 	s.mapLen = (spec.Offset + spec.BufSize + page - 1) / page * page
-	p, cerr := C.rb_mmap(C.size_t(s.mapLen), boolInt(spec.Huge))
+	node, bound := C.int(-1), C.int(0)
+	if spec.MemNode != nil {
+		node = C.int(*spec.MemNode)
+	}
+	p, cerr := C.rb_mmap(C.size_t(s.mapLen), boolInt(spec.Huge), node, &bound)
+	if bound != 0 {
+		n := int(node)
+		s.memNode = &n
+	}
 	if p == nil {
 		hint := ""
 		if spec.Huge {
@@ -196,9 +215,10 @@ func (d *Device) NewSession(spec Spec) (_ *Session, err error) {
 	}
 	s.mr = mr
 	// A CQ cut to the device's limit could overflow, which fails the QPs mid-run.
-	cqe := qp.CQEntries(spec.NumQP, spec.SQDepth)
+	// Each thread's CQ serves its block of QPs; the first block is the largest.
+	cqe := qp.CQEntries(blocks[0].N, spec.SQDepth)
 	if cqe > d.Info.MaxCQE {
-		return nil, fmt.Errorf("%d QPs x SQ depth %d need a %d-entry CQ, above %s's max_cqe %d: lower --tx-depth or --qps", spec.NumQP, spec.SQDepth, cqe, d.Info.Name, d.Info.MaxCQE)
+		return nil, fmt.Errorf("%d QPs x SQ depth %d need a %d-entry CQ, above %s's max_cqe %d: lower --tx-depth or --qps (or raise --threads)", blocks[0].N, spec.SQDepth, cqe, d.Info.Name, d.Info.MaxCQE)
 	}
 	if spec.Events {
 		ch, cerr := C.ibv_create_comp_channel(d.ctx)
@@ -207,12 +227,16 @@ func (d *Device) NewSession(spec Spec) (_ *Session, err error) {
 		}
 		s.channel = ch
 	}
-	cq, cerr := C.ibv_create_cq(d.ctx, C.int(cqe), nil, s.channel, 0)
-	if cq == nil {
-		return nil, &VerbError{Verb: "ibv_create_cq", Phase: fmt.Sprintf("%d entries", cqe), Err: errnoOr(cerr)}
+	for _, b := range blocks {
+		cqe := qp.CQEntries(b.N, spec.SQDepth)
+		cq, cerr := C.ibv_create_cq(d.ctx, C.int(cqe), nil, s.channel, 0)
+		if cq == nil {
+			return nil, &VerbError{Verb: "ibv_create_cq", Phase: fmt.Sprintf("%d entries", cqe), Err: errnoOr(cerr)}
+		}
+		s.cqs = append(s.cqs, cq)
 	}
-	s.cq = cq
-	if spec.ModCount > 0 || spec.ModPeriodUS > 0 {
+	s.cq = s.cqs[0]
+	if cq := s.cq; spec.ModCount > 0 || spec.ModPeriodUS > 0 {
 		var ma C.struct_ibv_modify_cq_attr
 		ma.attr_mask = C.IBV_CQ_ATTR_MODERATE
 		ma.moderate.cq_count = C.uint16_t(spec.ModCount)
@@ -226,6 +250,7 @@ func (d *Device) NewSession(spec Spec) (_ *Session, err error) {
 		}
 	}
 	for i := 0; i < spec.NumQP; i++ {
+		cq := s.cqs[s.thread(i)]
 		var ia C.struct_ibv_qp_init_attr
 		ia.send_cq = cq
 		ia.recv_cq = cq
@@ -255,6 +280,22 @@ func (d *Device) NewSession(spec Spec) (_ *Session, err error) {
 	}
 	return s, nil
 }
+
+// thread is the loop thread that drives QP q.
+func (s *Session) thread(q int) int {
+	for t, b := range s.blocks {
+		if q < b.First+b.N {
+			return t
+		}
+	}
+	return len(s.blocks) - 1
+}
+
+// MemNode is the NUMA node the buffer's pages were bound to; nil when they were not.
+func (s *Session) MemNode() *int { return s.memNode }
+
+// Threads is how many loop threads the session's bandwidth loops run on.
+func (s *Session) Threads() int { return len(s.blocks) }
 
 // createQP creates one RC QP: with ibv_create_qp, or, for --post-api wr, with
 // ibv_create_qp_ex for RDMA WRITE and READ through the extended QP API, keeping its
@@ -510,12 +551,12 @@ func (s *Session) Close() error {
 		s.qpx = nil
 	}
 	s.qpsMu.Unlock()
-	if s.cq != nil {
-		if rc := C.ibv_destroy_cq(s.cq); rc != 0 {
+	for _, cq := range s.cqs {
+		if rc := C.ibv_destroy_cq(cq); rc != 0 {
 			errs = append(errs, &VerbError{Verb: "ibv_destroy_cq", Err: syscall.Errno(rc)})
 		}
-		s.cq = nil
 	}
+	s.cq, s.cqs = nil, nil
 	if s.channel != nil {
 		if rc := C.ibv_destroy_comp_channel(s.channel); rc != 0 {
 			errs = append(errs, &VerbError{Verb: "ibv_destroy_comp_channel", Err: syscall.Errno(rc)})

@@ -170,6 +170,16 @@ type Spec struct {
 	// PostAPI is how the loops hand WRs to the send queue: PostWR or PostLegacy; ""
 	// or PostAuto, DefaultPostAPI for the device's driver.
 	PostAPI string
+	// Threads (0 or 1: one) splits the QPs into that many contiguous blocks
+	// (qp.Split), each with a CQ of its own, for bandwidth loops that run on as many
+	// threads at once. Completion events need one thread.
+	Threads int
+	// CPUs are the CPUs the loop threads may run on (nil: not pinned): a CPU each
+	// where there are enough, else all of them shared (qp.CPUSets).
+	CPUs []int
+	// MemNode, when set, is the NUMA node the buffer's pages are bound to
+	// (preferred: see rb_mmap); Session.MemNode says whether the kernel took it.
+	MemNode *int
 }
 
 // ReadDepths are the READ limits of a QP of this device towards a peer whose
@@ -300,6 +310,9 @@ type BWResult struct {
 	PerQPLat    []Samples // with BWParams.PerQP: per QP (rounds: a round's start to its completion)
 	Rounds      uint64    // rounds completed (BWParams.Rounds)
 	MR          *MRStats  // BWParams.MR per-io or cache: the loop's registrations; nil otherwise
+	// Threads (the streaming loop) is each loop thread's part, in block order: one
+	// entry for a session of one thread.
+	Threads []ThreadRun
 }
 
 // PingPongParams drives the WRITE ping-pong.

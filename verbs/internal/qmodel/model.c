@@ -723,7 +723,7 @@ qm_model *qm_new(const qm_config *cfg) {
 		for (uint32_t i = 0; i < m->cfg.pp_size; i++)
 			m->peer_tx[i] = (uint8_t)(i * 7 + 3);
 	}
-	m->start_clock = m->clock = 1000000000000LL; // never 0: the watchdog uses 0 as "unset"
+	m->start_clock = m->clock = m->cfg.clock0 > 0 ? m->cfg.clock0 : 1000000000000LL; // never 0: the watchdog uses 0 as "unset"
 	return m;
 }
 

@@ -163,6 +163,7 @@ typedef struct {
 	// ibv_wr_complete posts its batch as ibv_post_send would post the same chain (one
 	// post: Record.Posts counts doorbells either way), or none of it.
 	int wr_api;
+	int64_t clock0; // the model clock at the start; 0: 10^12 ns
 } qm_config;
 
 typedef struct {

@@ -97,6 +97,9 @@ type Net struct {
 	WRAPI bool
 	// Inline sends every WRITE with IBV_SEND_INLINE.
 	Inline bool
+	// Clock0NS is the model clock when the run starts (0: 10^12 ns): loop threads
+	// that started apart (TestThreads).
+	Clock0NS int64
 }
 
 // wrAPIEnv, set to 1, makes every run post through the extended QP API, whatever its
@@ -198,6 +201,7 @@ func newModel(cfg *C.qm_config, n Net, nqp, depth int, llen, rlen int) *model {
 	cfg.post_ns = C.int64_t(n.PostNS)
 	cfg.max_polls = C.uint64_t(n.MaxPolls)
 	cfg.tsc_per_ns = C.double(n.TSCPerNS)
+	cfg.clock0 = C.int64_t(n.Clock0NS)
 	cfg.leftover_events = C.uint32_t(n.LeftoverEvents)
 	if n.WRAPI || os.Getenv(wrAPIEnv) == "1" {
 		cfg.wr_api = 1
@@ -344,6 +348,7 @@ type BWOutcome struct {
 	Completed  uint64
 	Events     uint64
 	DurationNS int64
+	LoopStartNS int64 // the loop's first post, on the model clock (rb_xfer.start_ns)
 	NSPerTick  float64
 	Hist       Hist
 	DeadlineNS int64 // absolute, model clock (0: none)
@@ -411,7 +416,7 @@ func RunBW(c BWCase) BWOutcome {
 	rc := C.qm_bw(md.m, a)
 	out := BWOutcome{
 		RC: int(rc), Fail: goFail(&a.x.fail), Done: make([]uint64, c.QPs), Completed: uint64(a.completed),
-		Events: uint64(a.events), DurationNS: int64(a.x.duration_ns), NSPerTick: float64(a.x.ns_per_tick),
+		Events: uint64(a.events), DurationNS: int64(a.x.duration_ns), LoopStartNS: int64(a.x.start_ns), NSPerTick: float64(a.x.ns_per_tick),
 		Hist: goHist(hist), DeadlineNS: deadline, Stop: int(md.m.stop), LStride: lstride, RStride: rstride,
 		Record: md.record(),
 	}

@@ -1,0 +1,86 @@
+//go:build linux && cgo
+
+package qmodel
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/rdmabench/rdmabench/verbs/qp"
+)
+
+// --threads: the session's QPs split into blocks (qp.Split), each block its own CQ and
+// its own rb_bw on its own thread, all at once. Each loop here drives a model of its
+// own (its CQ and QPs; the model is per thread), started at its own clock and speed, as
+// threads that did not start together on a real host. What must hold: every loop
+// terminates clean, the counts add up to what was asked of every QP, each loop's first
+// post (rb_xfer.start_ns) is on its clock where the model saw it, and the run's window
+// (qp.Window) holds every loop's.
+func TestThreads(t *testing.T) {
+	for _, threads := range []int{2, 3} {
+		for _, nqp := range []int{threads, 5} {
+			for _, read := range []bool{false, true} {
+				for _, pl := range []int{1, 4} {
+					name := fmt.Sprintf("threads=%d/qps=%d/read=%v/pl=%d", threads, nqp, read, pl)
+					t.Run(name, func(t *testing.T) { checkThreads(t, threads, nqp, read, pl) })
+				}
+			}
+		}
+	}
+}
+
+func checkThreads(t *testing.T, threads, nqp int, read bool, pl int) {
+	blocks, err := qp.Split(nqp, threads)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const iters = 300
+	outs := make([]BWOutcome, threads)
+	var wg sync.WaitGroup
+	for i, b := range blocks {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			outs[i] = RunBW(BWCase{
+				Net: Net{PerPoll: 1 + i, Random: true, Seed: uint64(7 + i), AckDelay: i,
+					Clock0NS: 1_000_000_000_000 + int64(i)*37_000},
+				QPs: b.N, Depth: 8, PostList: pl, CQMod: 4, Iters: iters, Read: read,
+			})
+		}()
+	}
+	wg.Wait()
+	spans := make([]qp.Span, threads)
+	var total uint64
+	for i, o := range outs {
+		if o.RC != 0 || len(o.Violations) > 0 {
+			t.Fatalf("thread %d: rc %d (%+v), violations %v", i, o.RC, o.Fail, o.FirstViolation)
+		}
+		for q, n := range o.Done {
+			if n != iters {
+				t.Errorf("thread %d QP %d: %d done, want %d", i, q, n, iters)
+			}
+		}
+		total += o.Completed
+		// start_ns is read at most one rb_now() before the first post.
+		if d := o.FirstPostNS - o.LoopStartNS; d < 0 || d > 2*defaultNowNS {
+			t.Errorf("thread %d: start_ns %d, the model saw the first post at %d", i, o.LoopStartNS, o.FirstPostNS)
+		}
+		spans[i] = qp.Span{Start: o.LoopStartNS, End: o.LoopStartNS + o.DurationNS}
+		if spans[i].End < o.LastCQENS || spans[i].End > o.EndNS {
+			t.Errorf("thread %d: its window ends at %d, the model's last completion was at %d, the loop returned at %d", i, spans[i].End, o.LastCQENS, o.EndNS)
+		}
+	}
+	if total != uint64(nqp)*iters {
+		t.Errorf("%d completed in all, want %d", total, uint64(nqp)*iters)
+	}
+	start, end := qp.Window(spans)
+	for i, s := range spans {
+		if s.Start < start || s.End > end {
+			t.Errorf("thread %d's window %d..%d is not inside the run's %d..%d", i, s.Start, s.End, start, end)
+		}
+	}
+	if start != spans[0].Start {
+		t.Errorf("the run starts at %d, thread 0 (started first) at %d", start, spans[0].Start)
+	}
+}
