@@ -189,8 +189,12 @@ func (h *hunter) candidates(pt Point, m Measurement) []trial {
 	if r, ok := tailRatio(m); ok && r > h.r.TailRatio && h.r.on(Tail) && !h.knownFor(pt, Tail, "") {
 		out = append(out, trial{class: Tail})
 	}
-	if m.ShareRatio != nil && *m.ShareRatio < h.r.UnfairRatio && h.r.judgeable(m) && h.r.on(Unfair) && !h.knownFor(pt, Unfair, "") {
-		out = append(out, trial{class: Unfair})
+	if h.r.on(Unfair) && h.r.judgeable(m) {
+		for _, k := range unfairKeys {
+			if r, ok := m.share(k); ok && r < h.r.UnfairRatio && !h.knownFor(pt, Unfair, k) {
+				out = append(out, trial{class: Unfair, key: k})
+			}
+		}
 	}
 	return out
 }
@@ -569,15 +573,24 @@ func (h *hunter) judge(tr trial, out *trialOut, m, mr Measurement, paired bool) 
 		}
 		return r, verdictOf(r > h.r.TailRatio)
 	case Unfair:
-		switch {
-		case m.Error != "":
-			return 0, cannotTell
-		case m.ShareRatio == nil:
-			return 0, miss // one direction, one server: nothing to be unfair between
-		case !h.r.judgeable(m):
+		if m.Error != "" {
 			return 0, cannotTell
 		}
-		return *m.ShareRatio, verdictOf(*m.ShareRatio < h.r.UnfairRatio)
+		if tr.key == "" { // a finding of a hunt before the unfair keys: any share
+			r, ok := m.share("")
+			if !ok {
+				return 0, miss
+			}
+			return r, verdictOf(r < h.r.UnfairRatio)
+		}
+		s, ok, judged := m.shareOf(tr.key)
+		switch {
+		case !ok:
+			return 0, miss // one QP, one server, one direction: nothing to be unfair between
+		case !judged || !h.r.judgeable(m):
+			return 0, cannotTell // within the run's edges ("cannot tell"), or its ramp
+		}
+		return s.Ratio, verdictOf(s.Ratio < h.r.UnfairRatio)
 	}
 	return 0, miss
 }
@@ -1025,7 +1038,16 @@ func (h *hunter) effect(f Finding, out trialOut) Effect {
 		e.Text = fmt.Sprintf("p99 %.1fx the p50 (%s)", e.Median, rng("%.1f"))
 	case f.Class == Unfair:
 		e.Metric = "share_ratio"
-		e.Text = fmt.Sprintf("the slowest peer or direction got %.2fx the fastest's throughput (%s)", e.Median, rng("%.2f"))
+		what := map[string]string{
+			KeyPeers:      "the slowest peer got %.2fx the fastest peer's throughput (uneven beyond the runs' edges; %s)",
+			KeyQPs:        "the slowest QP got %.2fx the fastest QP's messages (uneven beyond the runs' edges; %s)",
+			KeyThreads:    "the slowest thread got %.2fx the fastest thread's messages (uneven beyond the runs' edges; %s)",
+			KeyDirections: "the slower direction got %.2fx the faster's throughput (%s)",
+		}[f.Key]
+		if what == "" {
+			what = "the slowest peer or direction got %.2fx the fastest's throughput (%s)"
+		}
+		e.Text = fmt.Sprintf(what, e.Median, rng("%.2f"))
 	case f.Class == Counters:
 		e.Metric = "counter_delta"
 		e.Text = fmt.Sprintf("%s moved in %d of %d runs, +%.0f a run (%s)", f.Key, n, n, e.Median, rng("%.0f"))

@@ -62,7 +62,11 @@ type Plan struct {
 	Prior []Record
 	// Now is the budget's clock (time.Now when nil; tests simulate it).
 	Now func() time.Time
-	// Server names the server in the findings' command lines ("SERVER" when empty).
+	// Server names the server in the findings' command lines ("SERVER" when empty): its
+	// last word is the servers, comma-separated where the space has a peers dimension
+	// (WithPeers: a fan-out point of k runs against the first k), the words before it
+	// flags that go with them ("-d mlx5_0 host-a,host-b"). A point of one server names
+	// the first, a fan-out the first k (Reproducer).
 	Server string
 }
 
@@ -401,10 +405,10 @@ func (h *hunter) samePlan(m Measurement) error {
 		}
 	}
 	pt := PointOf(c)
-	for _, d := range h.p.Space.Dims {
-		if v := pt.Get(d.Name); !slices.Contains(d.Values, v) {
+	for _, d := range DimNames {
+		if vals, v := h.p.Space.admits(d), pt.Get(d); !slices.Contains(vals, v) {
 			return fmt.Errorf("hunt: the prior records' run %d measured %v, outside this space (%s %s is not one of its values %s): resume with a space that holds every point measured",
-				m.Seq, pt, d.Name, v, strings.Join(d.Values, ","))
+				m.Seq, pt, d, v, strings.Join(vals, ","))
 		}
 	}
 	return nil
@@ -426,9 +430,9 @@ func (h *hunter) observe(m Measurement) {
 
 // estimate is what a run of pt is expected to cost the budget: the setup (the median of
 // the runs' wall time over their duration so far; none before the first), the duration,
-// and the drain of what its queues hold (depth x size x QPs, doubled for two directions;
-// with iterations instead of a duration, those too) at the best rate its operation
-// reached (defaultRateGbps before any).
+// and the drain of what its queues hold (depth x size x QPs, or x servers for a fan-out,
+// doubled for two directions; with iterations instead of a duration, those too) at the
+// best rate its operation reached (defaultRateGbps before any).
 func (h *hunter) estimate(pt Point) time.Duration {
 	if len(h.overheads) != h.overN {
 		h.overN, h.overMed = len(h.overheads), median(h.overheads)
@@ -445,9 +449,10 @@ func (h *hunter) estimate(pt Point) time.Duration {
 	if pt.Bidirectional {
 		dirs = 2
 	}
-	bytes := float64(pt.SQDepth) * float64(pt.MsgSizeBytes) * float64(pt.NumQPs) * dirs
+	qps := float64(pt.NumQPs) * float64(max(pt.Peers, 1))
+	bytes := float64(pt.SQDepth) * float64(pt.MsgSizeBytes) * qps * dirs
 	if h.p.Base.DurationS <= 0 {
-		bytes += float64(h.p.Base.Iterations) * float64(pt.MsgSizeBytes) * float64(pt.NumQPs) * dirs
+		bytes += float64(h.p.Base.Iterations) * float64(pt.MsgSizeBytes) * qps * dirs
 	}
 	secs := setup + max(h.p.Base.DurationS, 0) + bytes*8/(rate*1e9)
 	return time.Duration(secs * float64(time.Second))
@@ -638,10 +643,11 @@ func (h *hunter) valid(p Point) bool {
 
 // knownFor says whether a finding of class c and key k holds p: p's runs are not screened
 // for it again (a finding whose set is empty holds every point: its class and key would
-// only make it again).
+// only make it again). An unfair finding of a hunt before the unfair keys (its key
+// empty) stands for every key.
 func (h *hunter) knownFor(p Point, c Class, k string) bool {
 	for _, f := range h.found {
-		if f.Class == c && (f.Key == k || c == Counters && f.moved(k)) && f.Matches(p) {
+		if f.Class == c && (f.Key == k || c == Counters && f.moved(k) || c == Unfair && f.Key == "") && f.Matches(p) {
 			return true
 		}
 	}
@@ -751,7 +757,7 @@ func (h *hunter) hunt(ctx context.Context) error {
 			// setup and the duration alone) or maxTooLong proposals in a row did not.
 			h.tooLong[pt], tooLong = true, tooLong+1
 			short := pt
-			short.SQDepth, short.NumQPs, short.Bidirectional = 1, 1, false
+			short.SQDepth, short.NumQPs, short.Bidirectional, short.Peers = 1, 1, false, 0
 			if tooLong >= maxTooLong || h.elapsed()+h.estimate(short) > h.p.Budget {
 				return err
 			}
@@ -770,8 +776,8 @@ func (h *hunter) hunt(ctx context.Context) error {
 
 // score is how anomalous a run looks, 1 at a rule's bar: the largest of its throughput's
 // shortfall against its size's reference (the bar's fraction x the reference / its
-// throughput), its tail over the tail bar, the unfair bar over its share; a failure or
-// counters that moved score above every bar. A class (and key) a finding already holds
+// throughput), its tail over the tail bar, the unfair bar over its lowest judged share
+// (Share); a failure or counters that moved score above every bar. A class (and key) a finding already holds
 // at pt does not count: the annealing climbs towards what is not known. It is what the
 // annealing climbs.
 func (h *hunter) score(pt Point, m Measurement) float64 {
@@ -796,8 +802,12 @@ func (h *hunter) score(pt Point, m Measurement) float64 {
 	if r, ok := tailRatio(m); ok && h.r.on(Tail) && !h.knownFor(pt, Tail, "") {
 		s = max(s, r/h.r.TailRatio)
 	}
-	if m.ShareRatio != nil && *m.ShareRatio > 0 && h.r.judgeable(m) && h.r.on(Unfair) && !h.knownFor(pt, Unfair, "") {
-		s = max(s, h.r.UnfairRatio / *m.ShareRatio)
+	if h.r.on(Unfair) && h.r.judgeable(m) {
+		for _, k := range unfairKeys {
+			if r, ok := m.share(k); ok && !h.knownFor(pt, Unfair, k) {
+				s = max(s, h.r.UnfairRatio/max(r, 0.01)) // a share of none: far past the bar
+			}
+		}
 	}
 	return s
 }

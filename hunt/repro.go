@@ -9,20 +9,42 @@ import (
 )
 
 // Reproducer is the one-line rdmabench command that runs the finding's configuration
-// against server ("SERVER" when empty): every parameter of the point, and the plan's
-// common settings that differ from the CLI's defaults (duration or iterations, warm-up,
-// hugepages, completion events, counters).
+// against server ("SERVER" when empty; several, comma-separated, as Plan.Server: a
+// fan-out names the first k, one server the first): every parameter of the point, and
+// the plan's common settings that differ from the CLI's defaults (duration or
+// iterations, warm-up, hugepages, completion events, counters).
 func (f Finding) Reproducer(server string) string { return Reproducer(f.ReproConfig, server) }
 
 // Perftest is the perftest command line (ib_write_bw, ib_read_bw) for the finding's
 // configuration against server, or "" where perftest cannot express it.
 func (f Finding) Perftest(server string) string { return Perftest(f.ReproConfig, server) }
 
-func serverOr(s string) string {
-	if s == "" {
-		return "SERVER"
+// serversFor is the server words of c's command line: server's last word is the plan's
+// servers, comma-separated (SERVER a,b,c; the words before it are flags that go with it,
+// "-d mlx5_0 -x 3"); a run of one server names the first, a fan-out of k (c.Peers) the
+// first k. Empty: SERVER, or SERVER1,SERVER2,... for a fan-out; a list shorter than k
+// is filled so.
+func serversFor(c result.Config, server string) string {
+	flags, list := "", strings.TrimSpace(server)
+	if i := strings.LastIndexByte(list, ' '); i >= 0 {
+		flags, list = list[:i+1], list[i+1:]
 	}
-	return s
+	var all []string
+	if list != "" {
+		all = strings.Split(list, ",")
+	}
+	k := max(c.Peers, 1)
+	if k == 1 {
+		if len(all) == 0 {
+			return flags + "SERVER"
+		}
+		return flags + all[0]
+	}
+	out := all[:min(k, len(all))]
+	for i := len(out); i < k; i++ {
+		out = append(out, "SERVER"+itoa(i+1))
+	}
+	return flags + strings.Join(out, ",")
 }
 
 // Reproducer is the rdmabench command line of a bandwidth config c (Finding.Reproducer).
@@ -69,7 +91,7 @@ func Reproducer(c result.Config, server string) string {
 	if c.Counters != "" && c.Counters != "auto" {
 		a = append(a, "--counters", shellWord(c.Counters))
 	}
-	return strings.Join(append(a, serverOr(server)), " ")
+	return strings.Join(append(a, serversFor(c, server)), " ")
 }
 
 // common are the flags both command lines share: the run's length, hugepages and
@@ -136,7 +158,7 @@ func Perftest(c result.Config, server string) string {
 		a = append(a, "--use_old_post_send")
 	}
 	a = append(a, "--report_gbits")
-	return strings.Join(append(a, serverOr(server)), " ")
+	return strings.Join(append(a, serversFor(c, server)), " ")
 }
 
 func itoa(v int) string { return strconv.Itoa(v) }

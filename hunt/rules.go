@@ -49,6 +49,18 @@ const (
 	KeyLink     = "link"      // a fraction of the nominal link rate
 )
 
+// The keys of an unfair finding: what its runs served unevenly, in the order a run is
+// screened for them.
+const (
+	KeyPeers      = "peers"      // the servers of a fan-out run (result.Fan)
+	KeyQPs        = "qps"        // the QPs of a run of several (result.QPShares)
+	KeyThreads    = "threads"    // the loop threads of a --threads run (result.Threads)
+	KeyDirections = "directions" // the two directions of a bidirectional run (result.Reverse)
+)
+
+// unfairKeys are the unfair keys in the order a run is screened for them.
+var unfairKeys = []string{KeyPeers, KeyQPs, KeyThreads, KeyDirections}
+
 // The default thresholds (a profile's hunt section, or Rules, may set others).
 const (
 	// DefaultLowThroughput: half the best seen. Benign differences within one size (depth,
@@ -58,7 +70,7 @@ const (
 	// DefaultTailRatio: p99 five times p50. A bandwidth run's completion latency under
 	// load stays within 1-3x of its median when nothing stalls.
 	DefaultTailRatio = 5
-	// DefaultUnfairRatio: the slowest peer or direction below half the fastest.
+	// DefaultUnfairRatio: the slowest peer, QP, thread or direction below half the fastest.
 	DefaultUnfairRatio = 0.5
 	// DefaultConfirm: a candidate is an anomaly when this many fresh runs all show it.
 	DefaultConfirm = 3
@@ -76,8 +88,10 @@ type Rules struct {
 	LinkFraction float64 `json:"link_fraction,omitempty"`
 	// TailRatio: p99 above this many times p50 (both supported by the run's samples).
 	TailRatio float64 `json:"tail_ratio"`
-	// UnfairRatio: the slowest peer (a run against several servers) or direction (a
-	// bidirectional run) below this fraction of the fastest.
+	// UnfairRatio: the slowest peer (a run against several servers), QP (a run of
+	// several), thread (--threads) or direction (a bidirectional run) below this
+	// fraction of the fastest; the peers', QPs' and threads' only where the run's
+	// fairness verdict is uneven (see Share).
 	UnfairRatio float64 `json:"unfair_ratio"`
 	// CounterClasses: the classes of the counters whose movement is an anomaly (default
 	// error and congestion: the flags a run carries).
@@ -169,9 +183,12 @@ type Measurement struct {
 	MsgRateMpps float64 `json:"msg_rate_mpps"`
 	P50NS       *int64  `json:"p50_ns,omitempty"`
 	P99NS       *int64  `json:"p99_ns,omitempty"`
-	// ShareRatio: the slowest peer's (or direction's) throughput over the fastest's,
-	// where the run has peers or two directions.
+	// ShareRatio: the lowest of the judged Shares' ratios (the slowest peer's, QP's,
+	// thread's or direction's share over the fastest's), where the run has one.
 	ShareRatio *float64 `json:"share_ratio,omitempty"`
+	// Shares: how evenly the run served each kind of share it has, by unfair key (peers,
+	// qps, threads, directions).
+	Shares map[string]Share `json:"shares,omitempty"`
 	// RampShare: result.Result.RampShare (the bytes its queues held over those it moved).
 	RampShare     *float64        `json:"ramp_share,omitempty"`
 	Error         string          `json:"error,omitempty"`
@@ -192,40 +209,112 @@ const (
 	PhaseProbe = "probe"
 )
 
+// Share is how evenly a run served one kind of its shares (Measurement.Shares).
+type Share struct {
+	// Ratio: the slowest share over the fastest: messages (QPs and threads, over the
+	// run's window alike) or Gb/s (peers, directions).
+	Ratio float64 `json:"ratio"`
+	// Fairness: the run's verdict on its QPs', threads' or peers' shares
+	// (result.FairnessOf): "uneven", beyond what the run's edges make (a queue at the
+	// start and one in flight at the end, a moderation), or "cannot tell"; absent where
+	// it has none (a run of a number of messages, where every QP completes them all).
+	// Only an uneven share is judged: the others' ratio says nothing the edges do not.
+	// Directions have no verdict: their Gb/s is judged as it is.
+	Fairness string `json:"fairness,omitempty"`
+}
+
+// judged says whether the share of key k can be judged (see Share.Fairness).
+func (s Share) judged(k string) bool {
+	return k == KeyDirections || s.Fairness == result.FairnessUneven
+}
+
 // summarise is a result as the hunt keeps it.
 func summarise(res result.Result, cfg result.Config, phase string, seq int, wallNS int64) Measurement {
 	r := Measurement{Seq: seq, Phase: phase, Config: cfg, Server: res.Server, BWGbps: res.BWGbps, MsgRateMpps: res.MsgRateMpps,
 		P50NS: res.Lat.P50, P99NS: res.Lat.P99, RampShare: res.RampShare, Error: res.Error, CountersFlags: res.CountersFlags,
-		Tainted: res.Tainted, WallNS: wallNS}
-	if s, ok := shareRatio(res); ok {
+		Tainted: res.Tainted, WallNS: wallNS, Shares: shares(res)}
+	if s, ok := r.share(""); ok {
 		r.ShareRatio = &s
 	}
 	return r
 }
 
-// shareRatio is the slowest share over the fastest: over the peers of a run against
-// several servers where its fairness verdict is "uneven" (a "cannot tell" is within what
-// the run's edges make, 1), else over the two directions of a bidirectional run. A plain
-// run of several QPs carries no per-QP counts, so it has none.
-func shareRatio(r result.Result) (float64, bool) {
-	var g []float64
-	switch {
-	case r.Fan != nil && len(r.Fan.Peers) >= 2 && r.Fan.Fairness == result.FairnessCannotTell:
-		return 1, true
-	case r.Fan != nil && len(r.Fan.Peers) >= 2 && r.Fan.Fairness == result.FairnessUneven:
-		for _, p := range r.Fan.Peers {
+// shares are how evenly run r served each kind of share it has: the peers of a run
+// against several servers (their Gb/s), its QPs and its loop threads (their messages),
+// and the two directions of a bidirectional run that succeeded (their Gb/s); each with
+// the run's fairness verdict where it has one.
+func shares(r result.Result) map[string]Share {
+	out := map[string]Share{}
+	add := func(k string, g []float64, verdict string) {
+		if len(g) < 2 {
+			return
+		}
+		if hi := slices.Max(g); hi > 0 {
+			out[k] = Share{Ratio: slices.Min(g) / hi, Fairness: verdict}
+		}
+	}
+	if f := r.Fan; f != nil {
+		var g []float64
+		for _, p := range f.Peers {
 			g = append(g, p.BWGbps)
 		}
-	case r.Reverse != nil && r.Reverse.Error == "" && r.Error == "":
-		g = []float64{r.BWGbps, r.Reverse.BWGbps}
-	default:
-		return 0, false
+		add(KeyPeers, g, f.Fairness)
 	}
-	lo, hi := slices.Min(g), slices.Max(g)
-	if hi <= 0 {
-		return 0, false
+	if q := r.QPs; q != nil {
+		var g []float64
+		for _, m := range q.Messages {
+			g = append(g, float64(m))
+		}
+		add(KeyQPs, g, q.Fairness)
 	}
-	return lo / hi, true
+	if t := r.Threads; t != nil {
+		var g []float64
+		for _, th := range t.Threads {
+			g = append(g, float64(th.Messages))
+		}
+		add(KeyThreads, g, t.Fairness)
+	}
+	if r.Reverse != nil && r.Reverse.Error == "" && r.Error == "" {
+		add(KeyDirections, []float64{r.BWGbps, r.Reverse.BWGbps}, "")
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// shareOf is the run's share of unfair key k: ok false where the run has none (one QP,
+// one server, one direction: nothing to be unfair between); judged false where its
+// verdict does not let it be judged (Share.judged). A record of a hunt before Shares
+// has its ShareRatio only: a fan-out's peers, or a bidirectional run's directions.
+func (m Measurement) shareOf(k string) (s Share, ok, judged bool) {
+	if m.Shares == nil && m.ShareRatio != nil {
+		switch {
+		case k == KeyPeers && m.Config.Peers > 0:
+			return Share{Ratio: *m.ShareRatio, Fairness: result.FairnessUneven}, true, true
+		case k == KeyDirections && m.Config.Bidirectional && m.Config.Peers == 0:
+			return Share{Ratio: *m.ShareRatio}, true, true
+		}
+		return Share{}, false, false
+	}
+	s, ok = m.Shares[k]
+	return s, ok, ok && s.judged(k)
+}
+
+// share is the run's judged share ratio of unfair key k, or with k "" the lowest over
+// every key (a finding of a hunt before the keys: its peers or directions).
+func (m Measurement) share(k string) (float64, bool) {
+	keys := unfairKeys
+	if k != "" {
+		keys = []string{k}
+	}
+	lo, any := 0.0, false
+	for _, k := range keys {
+		if s, _, judged := m.shareOf(k); judged && (!any || s.Ratio < lo) {
+			lo, any = s.Ratio, true
+		}
+	}
+	return lo, any
 }
 
 var wcStatus = regexp.MustCompile(`IBV_WC_[A-Z0-9_]+`)

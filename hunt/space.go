@@ -24,11 +24,22 @@ const (
 	DimQPTimeout = "qp_timeout"
 	DimMR        = "mr"
 	DimBidi      = "bidirectional"
+	// DimPeers: one server (1), or a fan-out run against the first k of the plan's servers
+	// (result.Config.Peers; the CLI's SERVER a,b,c). A space of one server has no such
+	// dimension (optionalDims): its points are all of one server.
+	DimPeers = "peers"
 )
 
 // DimNames are the dimensions in the order a Space lists them, a finding's set names
 // them and the minimisation varies them.
-var DimNames = []string{DimOp, DimSize, DimDepth, DimPostList, DimCQMod, DimQPs, DimOffset, DimMTU, DimQPTimeout, DimMR, DimBidi}
+var DimNames = []string{DimOp, DimSize, DimDepth, DimPostList, DimCQMod, DimQPs, DimOffset, DimMTU, DimQPTimeout, DimMR, DimBidi, DimPeers}
+
+// optionalDims are the dimensions a space may lack, each with the value its points then
+// hold: a hunt against one server has no peers dimension, and its points are of one.
+var optionalDims = map[string]string{DimPeers: "1"}
+
+// maxPeers is bench.MaxPeers: the most servers of one fan-out run.
+const maxPeers = 64
 
 // The --mr modes as a point says them (a config says pool as "").
 const (
@@ -63,7 +74,8 @@ type Space struct {
 
 // Point is one configuration of the space: a comparable value (a map key). QPTimeout is
 // the exponent itself (14, where a config says 0 for the default); MR is "pool", "per-io"
-// or "cache".
+// or "cache"; Peers is 0 for one server (the peers dimension's value 1, as a config says
+// it), else the k servers of a fan-out run (the first k of the plan's servers).
 type Point struct {
 	Op             string `json:"op"`
 	MsgSizeBytes   int    `json:"msg_size_bytes"`
@@ -76,6 +88,7 @@ type Point struct {
 	QPTimeout      int    `json:"qp_timeout"`
 	MR             string `json:"mr"`
 	Bidirectional  bool   `json:"bidirectional"`
+	Peers          int    `json:"peers,omitempty"`
 }
 
 func (p *Point) num(dim string) *int {
@@ -110,6 +123,8 @@ func (p Point) Get(dim string) string {
 		return p.MR
 	case DimBidi:
 		return strconv.FormatBool(p.Bidirectional)
+	case DimPeers:
+		return strconv.Itoa(max(p.Peers, 1))
 	}
 	if n := p.num(dim); n != nil {
 		return strconv.Itoa(*n)
@@ -134,6 +149,16 @@ func (p Point) With(dim, v string) Point {
 		}
 		p.Bidirectional = b
 		return p
+	case DimPeers:
+		k, err := strconv.Atoi(v)
+		if err != nil {
+			panic("hunt: bad peers value " + v)
+		}
+		if k <= 1 {
+			k = 0 // one server
+		}
+		p.Peers = k
+		return p
 	}
 	n := p.num(dim)
 	if n == nil {
@@ -150,7 +175,7 @@ func (p Point) With(dim, v string) Point {
 // Config is the test plan of p: base (the common settings: duration, warm-up, counters)
 // with p's parameters, as a bandwidth test. A cache point holds max(16, depth)
 // registrations (the CLI's default); the default QP timeout is said as 0 and pool as no
-// --mr, as the CLI's configs say them.
+// --mr, as the CLI's configs say them; one server as no peers (0), a fan-out as its k.
 func (p Point) Config(base result.Config) result.Config {
 	c := base
 	c.Op = p.Op
@@ -160,6 +185,7 @@ func (p Point) Config(base result.Config) result.Config {
 	c.MsgSizeBytes, c.SQDepth, c.PostList, c.CQMod, c.NumQPs = p.MsgSizeBytes, p.SQDepth, p.PostList, p.CQMod, p.NumQPs
 	c.BufOffsetBytes, c.MTUBytes, c.Bidirectional = p.BufOffsetBytes, p.MTUBytes, p.Bidirectional
 	c.QPTimeout = p.QPTimeout
+	c.Peers = p.Peers
 	if c.QPTimeout == profiles.DefaultQPTimeout {
 		c.QPTimeout = 0
 	}
@@ -177,7 +203,10 @@ func (p Point) Config(base result.Config) result.Config {
 func PointOf(c result.Config) Point {
 	p := Point{Op: c.Op, MsgSizeBytes: c.MsgSizeBytes, SQDepth: c.SQDepth, PostList: c.PostList, CQMod: c.CQMod,
 		NumQPs: c.NumQPs, BufOffsetBytes: c.BufOffsetBytes, MTUBytes: c.MTUBytes, QPTimeout: c.QPTimeout,
-		MR: c.MR, Bidirectional: c.Bidirectional}
+		MR: c.MR, Bidirectional: c.Bidirectional, Peers: c.Peers}
+	if p.Peers <= 1 {
+		p.Peers = 0
+	}
 	if p.QPTimeout == 0 {
 		p.QPTimeout = profiles.DefaultQPTimeout
 	}
@@ -188,13 +217,17 @@ func PointOf(c result.Config) Point {
 }
 
 // String is p as the parameters it sets, in DimNames' order: "read 1M depth 512 post-list
-// 1 cq-mod 16 qps 1 offset 0 mtu 4096 qp-timeout 14 mr pool".
+// 1 cq-mod 16 qps 1 offset 0 mtu 4096 qp-timeout 14 mr pool" (then "bidirectional" where
+// it is, "peers 3" for a fan-out).
 func (p Point) String() string {
 	s := fmt.Sprintf("%s %s depth %d post-list %d cq-mod %d qps %d offset %d mtu %d qp-timeout %d mr %s",
 		p.Op, result.FormatSize(p.MsgSizeBytes), p.SQDepth, p.PostList, p.CQMod, p.NumQPs, p.BufOffsetBytes,
 		p.MTUBytes, p.QPTimeout, p.MR)
 	if p.Bidirectional {
 		s += " bidirectional"
+	}
+	if p.Peers > 1 {
+		s += fmt.Sprintf(" peers %d", p.Peers)
 	}
 	return s
 }
@@ -212,8 +245,9 @@ var (
 // read): its sweep grids' sizes, depths, offsets, moderations, post lists and QP
 // timeouts (all operations' values together), the QPs, MTUs and QP timeouts of its hunt
 // section (or the defaults above where it has none), every --mr mode and both
-// directions. The baseline is p's start point for the first operation, with one QP, the
-// largest MTU, pool registration and one direction.
+// directions; one server (WithPeers adds the fan-out across several). The baseline is
+// p's start point for the first operation, with one QP, the largest MTU, pool
+// registration, one direction and one server.
 func DefaultSpace(p profiles.Profile, ops ...string) Space {
 	if len(ops) == 0 {
 		ops = []string{"write", "read"}
@@ -264,6 +298,33 @@ func DefaultSpace(p profiles.Profile, ops ...string) Space {
 	return s
 }
 
+// WithPeers returns the space of a hunt against n servers: with n of 2 or more, a peers
+// dimension of one server and the fan-outs to the first k of them (every k up to 8,
+// then powers of two and n); with one, none (its points are of one server). The
+// baseline stays at one server.
+func (s Space) WithPeers(n int) Space {
+	out := Space{Baseline: s.Baseline}
+	for _, d := range s.Dims {
+		if d.Name != DimPeers {
+			out.Dims = append(out.Dims, d)
+		}
+	}
+	if n < 2 {
+		out.Baseline.Peers = 0
+		return out
+	}
+	n = min(n, maxPeers)
+	var v []int
+	for k := 1; k <= n; k++ {
+		if k <= 8 || k&(k-1) == 0 || k == n {
+			v = append(v, k)
+		}
+	}
+	out.Dims = append(out.Dims, Dim{DimPeers, texts(v)})
+	out.fitBaseline()
+	return out
+}
+
 func texts(v []int) []string {
 	out := make([]string, len(v))
 	for i, x := range v {
@@ -296,14 +357,27 @@ func (s Space) Size() int {
 	return n
 }
 
-// Contains says whether every parameter of p is one of the space's values.
+// Contains says whether every parameter of p is one of the space's values (a dimension
+// the space lacks, at the value its points hold: one server).
 func (s Space) Contains(p Point) bool {
-	for _, d := range s.Dims {
-		if !slices.Contains(d.Values, p.Get(d.Name)) {
+	for _, d := range DimNames {
+		if !slices.Contains(s.admits(d), p.Get(d)) {
 			return false
 		}
 	}
 	return true
+}
+
+// admits are the values dimension d can take in the space: its values, or for an
+// optional dimension the space lacks, the one its points hold.
+func (s Space) admits(d string) []string {
+	if dim, ok := s.Dim(d); ok {
+		return dim.Values
+	}
+	if v, ok := optionalDims[d]; ok {
+		return []string{v}
+	}
+	return nil
 }
 
 // fitBaseline moves each baseline value that is not in its dimension to the nearest
@@ -372,7 +446,7 @@ func (s Space) check() error {
 		}
 	}
 	for _, n := range DimNames {
-		if !seen[n] {
+		if _, optional := optionalDims[n]; !seen[n] && !optional {
 			return fmt.Errorf("hunt space: no dimension %s", n)
 		}
 	}
@@ -394,11 +468,12 @@ var dimAliases = map[string]string{
 	"u": DimQPTimeout, "timeout": DimQPTimeout,
 	"mr_mode": DimMR,
 	"bidi":    DimBidi, "b": DimBidi,
+	"servers": DimPeers, "fan_out": DimPeers, "fanout": DimPeers,
 }
 
 // DimName reads a dimension's name as Override takes it: a DimNames key, or the CLI's
 // name for it (size, depth, tx-depth, post-list, cq-mod, qps, offset, mtu, qp-timeout,
-// mr, bidi), '-' or '_'.
+// mr, bidi, servers or fan-out for peers), '-' or '_'.
 func DimName(s string) (string, error) {
 	n := strings.ReplaceAll(strings.ToLower(strings.TrimSpace(s)), "-", "_")
 	if slices.Contains(DimNames, n) {
@@ -497,6 +572,8 @@ func parseValue(dim, v string) (string, error) {
 		lo, hi = 0, 1<<21-1
 	case DimQPs:
 		hi = 1024
+	case DimPeers:
+		hi = maxPeers
 	case DimQPTimeout:
 		hi = 31
 	case DimMTU:
@@ -512,8 +589,9 @@ func parseValue(dim, v string) (string, error) {
 
 // CheckConfig is the validation a Plan uses when it is given none: the rules of
 // rdmabench's plans (bench's Op.Validate) that a hunt's points can break. A post list
-// and a moderation fit in the send queue; --mr per-io and cache run one QP, a post list
-// of 1, one direction (per-io: every WR signalled; cache: a registration for every WR in
+// and a moderation fit in the send queue; a fan-out runs 2 to 64 servers, one QP each,
+// one direction; --mr per-io and cache run one QP, a post list of 1, one direction and
+// one server (per-io: every WR signalled; cache: a registration for every WR in
 // flight). The CLI passes ops.Validate, which checks all of them.
 func CheckConfig(c result.Config) error {
 	switch {
@@ -525,6 +603,10 @@ func CheckConfig(c result.Config) error {
 		return fmt.Errorf("--post-list %d: want 1 to --tx-depth (%d)", c.PostList, c.SQDepth)
 	case c.CQMod > c.SQDepth:
 		return fmt.Errorf("--cq-mod %d: want 1 to --tx-depth (%d)", c.CQMod, c.SQDepth)
+	case c.Peers < 0 || c.Peers == 1 || c.Peers > maxPeers:
+		return fmt.Errorf("%d servers: want 2 to %d", c.Peers, maxPeers)
+	case c.Peers > 0 && (c.NumQPs != 1 || c.Bidirectional):
+		return fmt.Errorf("several servers: one QP per server, one direction")
 	case c.MR == "" || c.MR == MRPool:
 		return nil
 	case c.NumQPs != 1 || c.PostList != 1 || c.Bidirectional || c.Peers > 0:
@@ -538,18 +620,24 @@ func CheckConfig(c result.Config) error {
 }
 
 // repair makes a sampled point one that rdmabench can run, where the space lets it:
-// --mr per-io and cache take one QP, a post list of 1 and one direction (per-io also a
-// moderation of 1); a post list or moderation above the depth takes the largest value
-// that fits. The search samples with it (so that every mode gets its share of the
-// points); the minimisation never repairs: it varies one parameter at a time.
+// --mr per-io and cache take one QP, a post list of 1, one direction and one server
+// (per-io also a moderation of 1); a fan-out takes one QP (per server) and one
+// direction; a post list or moderation above the depth takes the largest value that
+// fits. The search samples with it (so that every mode gets its share of the points);
+// the minimisation never repairs: it varies one parameter at a time.
 func repair(p Point, s Space) Point {
 	if p.MR != MRPool {
 		p = lowest(p, s, DimQPs)
 		p = lowest(p, s, DimPostList)
 		p = lowest(p, s, DimBidi)
+		p = lowest(p, s, DimPeers)
 		if p.MR == MRPerIO {
 			p = lowest(p, s, DimCQMod)
 		}
+	}
+	if p.Peers > 1 {
+		p = lowest(p, s, DimQPs)
+		p = lowest(p, s, DimBidi)
 	}
 	return fitDepth(p, s)
 }

@@ -16,6 +16,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/rdmabench/rdmabench/host"
 	"github.com/rdmabench/rdmabench/result"
 	"github.com/rdmabench/rdmabench/verbs/qp"
 )
@@ -47,7 +48,7 @@ func encode(tb testing.TB, m Msg) []byte {
 	return bc.w.Bytes()
 }
 
-// rawFrame is a version-2 frame around any body.
+// rawFrame is a frame of this version around any body.
 func rawFrame(body string) []byte {
 	f := append([]byte("RDMB"), 0, Version, 0, 0, 0, 0)
 	binary.BigEndian.PutUint32(f[6:], uint32(len(body)))
@@ -64,8 +65,15 @@ func fuzzSeedMsgs() []Msg {
 	ep := qp.Endpoint{QPNs: []uint32{17, 18}, PSNs: []uint32{0x1234, 0xabcdef}, GID: "fe80::f870:25ff:febf:b0ac",
 		GIDIndex: 1, GIDType: "RoCE v2", LinkLayer: "Ethernet", MTU: 1024, RdAtom: 16, Addr: 0x7f0000001000, RKey: 0x1234, Len: 1 << 20}
 	nonce := bytes.Repeat([]byte{0xa5}, NonceBytes)
+	node := 1
+	withFacts := dev
+	withFacts.HostFacts = &host.Facts{Device: "mlx5_0", Driver: "mlx5_core", PCIAddress: "0000:3b:00.0",
+		PCIeLink: host.NewPCIeLink(8, 16), PCIeMaxLink: host.NewPCIeLink(16, 16), NUMANode: &node, LocalCPUs: "16-31,48-63",
+		CPUGovernors: []string{"powersave"}, KernelRelease: "6.8.0-45-generic", Provider: "mlx5", RDMACoreVersion: "50.0",
+		Notes: []string{"PCIe current link unknown"}}
 	return []Msg{
 		{Type: THello, Hello: &Hello{Proto: Version, Tool: "v1.0.0", Host: "host-b", Device: dev}},
+		{Type: THello, Hello: &Hello{Proto: Version, Tool: "v1.0.0", Host: "host-b", Device: withFacts}},
 		{Type: TChallenge, Challenge: &Challenge{Nonce: nonce}},
 		{Type: TAuth, Auth: &Auth{Nonce: nonce, Proof: Proof("s3cret", "client", nonce, nonce)}},
 		{Type: THello, Hello: &Hello{Proto: Version, Tool: "v1.0.0", Host: "host-a", Device: dev, Proof: Proof("s3cret", "server", nonce, nonce)}},

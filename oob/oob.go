@@ -26,8 +26,9 @@ import (
 // new field in a message, since unknown fields are refused): 3 added start/started and
 // the counters; 4 the plan's bidirectional, mr, sync, landing, peers, baseline and
 // qp_timeout fields, the server's report of its direction and the agent/fleet
-// messages.
-const Version = 4
+// messages; 5 the host's facts in a hello's device (host_facts: PCIe link, NUMA node,
+// CPU, governors, kernel, firmware, provider, rdma-core).
+const Version = 5
 
 // MaxBody bounds a message body.
 const MaxBody = 1 << 20

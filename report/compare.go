@@ -2,11 +2,12 @@ package report
 
 import (
 	"fmt"
-	"github.com/rdmabench/rdmabench/internal/text"
 	"io"
 	"sort"
 	"strings"
 
+	"github.com/rdmabench/rdmabench/host"
+	"github.com/rdmabench/rdmabench/internal/text"
 	"github.com/rdmabench/rdmabench/result"
 )
 
@@ -169,7 +170,8 @@ func index(rs []result.Result) map[string]result.Result {
 // not support, show "-"; a p99 change needs a p99 on both sides ("n/a" otherwise). A
 // configuration the first run lacks, where the first run has its MainKey with other
 // fields of the key (ConfigKey), says so in place of the change: "not comparable:
-// bidirectional differs" (see NotComparableTo).
+// bidirectional differs" (see NotComparableTo). Under the table, a line per host fact
+// in which a run's client or server differs from the first run's (see hostLines).
 func Compare(w io.Writer, names []string, runs [][]result.Result) error {
 	return CompareShow(w, names, runs, FormatTable)
 }
@@ -258,7 +260,75 @@ func CompareShow(w io.Writer, names []string, runs [][]result.Result, f Format) 
 		}
 		t.Append(row...)
 	}
-	return t.Render()
+	if err := t.Render(); err != nil {
+		return err
+	}
+	return hostLines(w, names, runs)
+}
+
+// hostLines writes, under Compare's table, where each later run's hosts differ from the
+// first run's, client and server apart, one line a fact (host.Facts.Diff, the first
+// run's value first): "host: client, a vs b: pcie_link: 16.0 GT/s x16 (Gen4, 252 Gb/s)
+// vs 8.0 GT/s x16 (Gen3, 126 Gb/s)". A run's host on a side is that of its first result
+// with facts for that side; a run whose results come from several hosts says so, and
+// only its first is compared. Where neither run has facts for a side (results of an
+// rdmabench before host facts, a perftest server) nothing is said; where one has none,
+// that it has none.
+func hostLines(w io.Writer, names []string, runs [][]result.Result) error {
+	for _, side := range []struct {
+		name  string
+		facts func(result.Result) *host.Facts
+	}{
+		{"client", func(r result.Result) *host.Facts { return r.Client.HostFacts }},
+		{"server", func(r result.Result) *host.Facts { return r.ServerDevice.HostFacts }},
+	} {
+		first := make([]*host.Facts, len(runs))
+		for i, rs := range runs {
+			var several bool
+			first[i], several = runHost(rs, side.facts)
+			if several {
+				if _, err := fmt.Fprintf(w, "host: %s, %s: its results come from more than one host; the first's is compared\n", side.name, text.Clean(names[i], 64)); err != nil {
+					return err
+				}
+			}
+		}
+		a, fa := text.Clean(names[0], 64), first[0]
+		for i := 1; i < len(runs); i++ {
+			b, fb := text.Clean(names[i], 64), first[i]
+			var lines []string
+			switch {
+			case fa == nil && fb == nil:
+			case fa == nil:
+				lines = []string{a + " has no host facts"}
+			case fb == nil:
+				lines = []string{b + " has no host facts"}
+			default:
+				lines = fa.Diff(*fb)
+			}
+			for _, l := range lines { // a result file is input: its strings are cleaned
+				if _, err := fmt.Fprintf(w, "host: %s, %s vs %s: %s\n", side.name, a, b, text.Clean(l, 300)); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// runHost is the host facts of a run's first result that has them on a side, and
+// whether a later result's differ from them.
+func runHost(rs []result.Result, facts func(result.Result) *host.Facts) (first *host.Facts, several bool) {
+	for _, r := range rs {
+		f := facts(r)
+		switch {
+		case f == nil:
+		case first == nil:
+			first = f
+		case len(first.Diff(*f)) > 0:
+			several = true
+		}
+	}
+	return first, several
 }
 
 // deltaP is delta for percentiles, "n/a" unless both are supported.

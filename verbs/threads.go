@@ -82,10 +82,10 @@ func (s *Session) stream(p BWParams, arr streamArrays, opcode C.int, lstride, it
 		x := &a.x
 		b := s.blocks[t]
 		lr := loopRun{block: b, place: places[t], events: uint64(a.events),
-			span:    qp.Span{Start: int64(x.start_ns), End: int64(x.start_ns) + int64(x.duration_ns)},
-			lat:     samples(x.hist, float64(x.ns_per_tick)),
-			done:    slices.Clone(unsafe.Slice((*uint64)(unsafe.Pointer(a.done)), b.N)),
-			lastNS:  slices.Clone(unsafe.Slice((*int64)(unsafe.Pointer(a.qlast_ns)), b.N))}
+			span:   qp.Span{Start: int64(x.start_ns), End: int64(x.start_ns) + int64(x.duration_ns)},
+			lat:    samples(x.hist, float64(x.ns_per_tick)),
+			done:   slices.Clone(unsafe.Slice((*uint64)(unsafe.Pointer(a.done)), b.N)),
+			lastNS: slices.Clone(unsafe.Slice((*int64)(unsafe.Pointer(a.qlast_ns)), b.N))}
 		if a.qhist != nil {
 			for i := range unsafe.Slice(a.qhist, b.N) {
 				lr.perQP = append(lr.perQP, samples(&unsafe.Slice(a.qhist, b.N)[i], float64(x.ns_per_tick)))

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/rdmabench/rdmabench/profiles"
@@ -79,7 +80,18 @@ func profilesRun(o *profilesOptions) error {
 		if t.Plain() { // a list is one word, as the vendor IDs' is
 			parts = strings.Join(strings.Fields(parts), ",")
 		}
-		t.Append(p.Name, p.Description, strings.Join(p.Match.Drivers, ","), strings.Join(vids, ","), parts, p.LinkGbps, n)
+		t.Append(p.Name, p.Description, strings.Join(p.Match.Drivers, ","), strings.Join(vids, ","), parts, linkRate(p), n)
 	}
 	return t.Render()
+}
+
+// linkRate is a profile's nominal port rate in the list, Gb/s: one figure where all its
+// parts have the same, else the range its models span ("50-200" for cx6: Lx 50, Dx 100,
+// ConnectX-6 200), so that no single figure understates or overstates a family.
+func linkRate(p profiles.Profile) string {
+	lo, hi := p.LinkGbpsRange()
+	if lo == hi {
+		return strconv.FormatFloat(lo, 'g', -1, 64)
+	}
+	return strconv.FormatFloat(lo, 'g', -1, 64) + "-" + strconv.FormatFloat(hi, 'g', -1, 64)
 }

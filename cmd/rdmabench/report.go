@@ -118,7 +118,13 @@ func newCmdReportCompare(runF func(*reportCompareOptions) error) *cobra.Command 
 		Use:     "compare A B [C...]",
 		Example: "  rdmabench report compare cx5.json cx6.json\n  rdmabench report compare cx5.json cx6.json --format plain | awk '{print $1, $4}'",
 		Short:   "Compare runs or NIC generations side by side, by configuration, with deltas against A",
-		Args:    cobra.MinimumNArgs(2),
+		Long: `Compare runs or NIC generations side by side, by configuration, with deltas against A.
+
+Under the table, one line per host fact (PCIe link, NUMA node, CPUs, governors, kernel,
+firmware, provider, rdma-core) in which a run's client or server host differs from A's,
+A's value first: "host: server, a.json vs b.json: kernel_release: 6.8.0-45-generic vs
+6.1.0-18-amd64". Nothing is said where neither run recorded its hosts' facts.`,
+		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkFormat(o.Format, report.TableFormats); err != nil {
 				return err

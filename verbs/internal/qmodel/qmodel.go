@@ -342,21 +342,21 @@ type BWCase struct {
 
 // BWOutcome is what rb_bw returned and the model recorded.
 type BWOutcome struct {
-	RC         int
-	Fail       Fail
-	Done       []uint64
-	Completed  uint64
-	Events     uint64
-	DurationNS int64
+	RC          int
+	Fail        Fail
+	Done        []uint64
+	Completed   uint64
+	Events      uint64
+	DurationNS  int64
 	LoopStartNS int64 // the loop's first post, on the model clock (rb_xfer.start_ns)
-	NSPerTick  float64
-	Hist       Hist
-	DeadlineNS int64 // absolute, model clock (0: none)
-	Stop       int   // the stop flag at the end
-	LStride    uint64
-	RStride    uint64
-	LastNS     []int64 // per QP: the first post to its last completion
-	QHist      []Hist  // per QP, with PerQP
+	NSPerTick   float64
+	Hist        Hist
+	DeadlineNS  int64 // absolute, model clock (0: none)
+	Stop        int   // the stop flag at the end
+	LStride     uint64
+	RStride     uint64
+	LastNS      []int64 // per QP: the first post to its last completion
+	QHist       []Hist  // per QP, with PerQP
 	Record
 }
 
