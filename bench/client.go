@@ -122,7 +122,11 @@ func (c *Client) Run(ctx context.Context, op Op, cfg result.Config) (r result.Re
 	if err := op.Validate(cfg); err != nil {
 		return r, err
 	}
-	s, err := c.session(op, cfg, &r)
+	pl, err := Place(cfg.CPUList, c.me, allowedCPUs())
+	if err != nil {
+		return r, err
+	}
+	s, err := c.session(op, cfg, pl, &r)
 	if err != nil {
 		return r, err
 	}
@@ -137,7 +141,7 @@ func (c *Client) Run(ctx context.Context, op Op, cfg result.Config) (r result.Re
 	reply, started, listening := c.peer.Listen(stopOn(s))
 	defer func() { <-listening }() // before s.Close: the reader may still Stop the session
 	start := func() error { return c.start(cfg, &mine, started, reply) }
-	perQP, merr := c.measure(ctx, op, s, cfg, sl, &r, start)
+	perQP, merr := c.measure(ctx, op, s, cfg, sl, pl, &r, start)
 	ended := time.Now()
 	lost := endBeats()
 	if !stop() {
@@ -171,7 +175,7 @@ func (c *Client) Run(ctx context.Context, op Op, cfg result.Config) (r result.Re
 // session proposes the plan to the server and connects a session of this side's
 // to the server's QPs: the plan's answer, the QPs, the endpoints, the server's ready.
 // On error the server has been told, or the session is lost.
-func (c *Client) session(op Op, cfg result.Config, r *result.Result) (Session, error) {
+func (c *Client) session(op Op, cfg result.Config, pl Placement, r *result.Result) (Session, error) {
 	if err := c.peer.Offer(&cfg); err != nil {
 		return nil, err
 	}
@@ -191,6 +195,7 @@ func (c *Client) session(op Op, cfg result.Config, r *result.Result) (Session, e
 	}
 	spec := sessionSpec(op, cfg, false)
 	spec.Events, spec.ModCount, spec.ModPeriodUS = cfg.CompletionEvents, cfg.CQModerationCount, cfg.CQModerationUS
+	pl.apply(&spec)
 	s, err := c.dev.NewSession(spec)
 	if err != nil {
 		c.peer.Abort(err)
@@ -338,7 +343,7 @@ func measured(r result.Result) error {
 
 // measure runs the warm-up and the measured run, and returns the WRs each QP completed
 // in the measured run (bandwidth tests).
-func (c *Client) measure(ctx context.Context, op Op, s Session, cfg result.Config, sl slots, r *result.Result, start func() error) ([]uint64, error) {
+func (c *Client) measure(ctx context.Context, op Op, s Session, cfg result.Config, sl slots, pl Placement, r *result.Result, start func() error) ([]uint64, error) {
 	warm, timeout := cfg.WarmupIterations, c.peer.Conn.Timeout
 	if cfg.Test == result.Lat {
 		if warm > 0 {
@@ -357,6 +362,8 @@ func (c *Client) measure(ctx context.Context, op Op, s Session, cfg result.Confi
 		res, err := op.ClientLatency(s, cfg, warm, cfg.Iterations, timeout)
 		r.DurationNS = res.DurationNS
 		r.Iterations = res.Done
+		r.Threads = threadsResult(pl, cfg, verbs.BWResult{Completed: res.Done, DurationNS: res.DurationNS,
+			Threads: []verbs.ThreadRun{{QPs: qp.Block{N: 1}, CPUs: qp.CPUSets(pl.CPUs, 1)[0], Completed: res.Done, DurationNS: res.DurationNS}}}, s.MemNode())
 		r.LatKind = op.LatKind
 		return nil, errors.Join(err, setLatency(r, res.Lat))
 	}
@@ -409,6 +416,7 @@ func (c *Client) measure(ctx context.Context, op Op, s Session, cfg result.Confi
 	r.CQEvents = res.Events
 	r.MR = mrRun(cfg, res)
 	r.QPs = result.NewQPShares(cfg, res.PerQP, res.DurationNS)
+	r.Threads = threadsResult(pl, cfg, res, s.MemNode())
 	return res.PerQP, errors.Join(err, setLatency(r, res.Lat))
 }
 

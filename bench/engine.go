@@ -43,6 +43,8 @@ type Session interface {
 	Check(seed uint32, off, n int) int64
 	// Digest is the SHA-256 of the buffer's n bytes from off.
 	Digest(off, n int) [32]byte
+	// MemNode is the NUMA node the buffer was bound to (Spec.MemNode), nil if none.
+	MemNode() *int
 	// The timed loops, each one cgo call.
 	Bandwidth(verbs.BWParams) (verbs.BWResult, error)
 	PingPong(verbs.PingPongParams) (verbs.LatResult, error)

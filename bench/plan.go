@@ -70,6 +70,9 @@ type Op struct {
 // registrations (--mr-cache), and pool, the default, is recorded as no --mr at all.
 func (op Op) Defaults(c *result.Config) {
 	c.Op = string(op.Name)
+	if c.Threads == 1 {
+		c.Threads = 0 // one thread, as without --threads: the plan says so once
+	}
 	if c.Test == "" {
 		c.Test = result.BW
 	}
@@ -146,6 +149,9 @@ func DefaultWarmup(c result.Config) uint64 {
 // MaxSQDepth bounds --tx-depth above every device's max_qp_wr we know (rxe has 2^20,
 // mlx5 2^15), so that the plan's queue memory is always computable.
 const MaxSQDepth = 1 << 20
+
+// MaxThreads bounds --threads: a loop thread per core of the largest hosts.
+const MaxThreads = 256
 
 // InlineAuto is --inline's default: the inline size perftest would use on the device
 // (see ResolveInline). It lives in the plan only until the client has opened its device.
@@ -328,6 +334,14 @@ func (op Op) Validate(c result.Config) error {
 		return fmt.Errorf("--mtu %d: want 256, 512, 1024, 2048 or 4096", c.MTUBytes)
 	case c.PostAPI != "" && c.PostAPI != verbs.PostAuto && c.PostAPI != verbs.PostWR && c.PostAPI != verbs.PostLegacy:
 		return fmt.Errorf("--post-api %q: want auto (perftest's choice for the device), wr (the extended QP API, ibv_wr_*) or legacy (ibv_post_send)", c.PostAPI)
+	case c.Threads < 0 || c.Threads > MaxThreads:
+		return fmt.Errorf("--threads %d: want 1 to %d loop threads", c.Threads, MaxThreads)
+	case c.Threads > 1 && c.Test != result.BW:
+		return fmt.Errorf("--threads applies to bandwidth tests; a latency test runs one QP on one thread")
+	case c.Threads > c.NumQPs:
+		return fmt.Errorf("--threads %d with %d QPs: every loop thread drives QPs of its own; raise --qps to %d or more", c.Threads, c.NumQPs, c.Threads)
+	case c.Threads > 1 && (c.CompletionEvents || c.Peers > 0):
+		return fmt.Errorf("--threads with --events or several servers: not supported (the threads would share one completion channel, or one QP per server)")
 	case c.OutsNum < 0 || c.OutsNum > 255:
 		return fmt.Errorf("--outs %d: want 1 to 255 READs outstanding per QP (0 or absent: what both devices allow)", c.OutsNum)
 	case c.OutsNum > 0 && (c.Bidirectional || c.Peers > 0):
@@ -448,7 +462,7 @@ func Spec(c result.Config, bufSize int, remoteWrite, remoteRead bool, sqDepth in
 	s := verbs.Spec{
 		NumQP: c.NumQPs, SQDepth: sqDepth, BufSize: bufSize, Offset: c.BufOffsetBytes,
 		Huge: c.Hugepages, RemoteWrite: remoteWrite, RemoteRead: remoteRead, QPTimeout: c.QPTimeout,
-		PostAPI: c.PostAPI,
+		PostAPI: c.PostAPI, Threads: c.Threads,
 	}
 	if Inline(c) {
 		s.InlineSize = c.InlineBytes

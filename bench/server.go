@@ -262,7 +262,12 @@ func (sv *Server) test(ctx context.Context, c *oob.Conn, cfg result.Config) erro
 		return err
 	}
 	defer release()
-	s, err := sv.dev.NewSession(sessionSpec(op, cfg, true))
+	// The server's loops (-b) run where its own NIC is: the plan's --cpu is the client's.
+	spec := sessionSpec(op, cfg, true)
+	if pl, err := Place("", sv.me, allowedCPUs()); err == nil {
+		pl.apply(&spec)
+	}
+	s, err := sv.dev.NewSession(spec)
 	if err != nil {
 		c.SendError(err)
 		return err

@@ -149,10 +149,11 @@ func (p *Peer) Offer(plan *result.Config) error {
 	}
 	// What only the client's own loops keep stays here: --outs caps this side's READs in
 	// flight (the server's responder takes what its device allows), --post-api is how
-	// this side posts (the server posts as its device's default). Protocol 4's plan has
-	// neither field.
+	// this side posts (the server posts as its device's default), --cpu where this
+	// side's loops run (the server's run by its own NIC). Protocol 4's plan has none
+	// of these fields.
 	wire := *plan
-	wire.OutsNum, wire.PostAPI = 0, ""
+	wire.OutsNum, wire.PostAPI, wire.CPUList = 0, "", ""
 	if err := p.Conn.Send(Msg{Type: TPlan, Plan: &wire}); err != nil {
 		p.Drop()
 		return &LostError{err}

@@ -55,8 +55,8 @@ type Thread struct {
 	Error string  `json:"error,omitempty"`
 }
 
-// jain is Jain's index of counts, nil where it is undefined (none, or all zero).
-func jain(counts []uint64) *float64 {
+// JainOf is Jain's index of counts, nil where it is undefined (none, or all zero).
+func JainOf(counts []uint64) *float64 {
 	xs := make([]float64, len(counts))
 	for i, c := range counts {
 		xs[i] = float64(c)
@@ -75,7 +75,7 @@ func NewQPShares(c Config, msgs []uint64, windowNS int64) *QPShares {
 	if len(msgs) < 2 || windowNS <= 0 {
 		return nil
 	}
-	s := &QPShares{Messages: append([]uint64(nil), msgs...), JainFairness: jain(msgs)}
+	s := &QPShares{Messages: append([]uint64(nil), msgs...), JainFairness: JainOf(msgs)}
 	if c.DurationS > 0 {
 		gbps := make([]float64, len(msgs))
 		for i, m := range msgs {

@@ -54,6 +54,8 @@ type Options struct {
 	// point is run for its queue (0: four times the point's; never less than it).
 	PointDurationS, MaxDurationS float64
 	QPs                          int
+	Threads                      int    // loop threads (--threads; 0 or 1: one)
+	CPUList                      string // --cpu, as given
 	QPTimeout                    int // fixes every point's QP timeout, the references' too (-u); 0: swept where the profile's grid has it
 	Counters                     string
 	Events                       result.Config // completion events and CQ moderation, for every point
@@ -89,7 +91,10 @@ func (o Options) Plan(op string) Plan {
 	dur, maxDur := o.Durations()
 	base := result.Config{Op: op, Test: result.BW, DurationS: dur, WarmupIterations: o.Profile.WarmupIterations, NumQPs: o.QPs,
 		CompletionEvents: o.Events.CompletionEvents, CQModerationCount: o.Events.CQModerationCount, CQModerationUS: o.Events.CQModerationUS,
-		Counters: o.Counters, QPTimeout: o.QPTimeout}
+		Counters: o.Counters, QPTimeout: o.QPTimeout, CPUList: o.CPUList}
+	if o.Threads > 1 {
+		base.Threads = o.Threads
+	}
 	var others []Objective
 	for _, ob := range Objectives(o.MaxP99) {
 		if ob.String() != o.Objective.String() {

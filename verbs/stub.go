@@ -42,6 +42,9 @@ func (s *Session) Close() error                                 { return nil }
 func (s *Session) Bandwidth(BWParams) (BWResult, error)         { return BWResult{}, ErrUnsupported }
 func (s *Session) PingPong(PingPongParams) (LatResult, error)   { return LatResult{}, ErrUnsupported }
 func (s *Session) ReadLatency(ReadLatParams) (LatResult, error) { return LatResult{}, ErrUnsupported }
+func (s *Session) MemNode() *int                                { return nil }
+func (s *Session) Threads() int                                 { return 1 }
+func AllowedCPUs() ([]int, error)                               { return nil, ErrUnsupported }
 
 // QShift is rb.h's RB_QSHIFT (the cgo build reads it from there).
 const QShift = 48

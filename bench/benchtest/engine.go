@@ -158,6 +158,9 @@ func (d *Device) NewSession(spec verbs.Spec) (bench.Session, error) {
 	if spec.NumQP < 1 || spec.SQDepth < 1 || spec.BufSize < 1 {
 		return nil, fmt.Errorf("fake: bad spec %+v", spec)
 	}
+	if _, err := qp.Split(spec.NumQP, max(spec.Threads, 1)); err != nil {
+		return nil, err
+	}
 	f := e.Fabric
 	s := &Session{e: e, Spec: spec, buf: make([]byte, spec.BufSize)}
 	f.mu.Lock()
@@ -520,8 +523,22 @@ func (s *Session) Bandwidth(p verbs.BWParams) (verbs.BWResult, error) {
 		}
 	}
 	res.MR = mrStats(p, res)
+	if !p.Rounds { // the streaming loop's threads, as verbs splits them
+		blocks, _ := qp.Split(nqp, max(s.Spec.Threads, 1))
+		sets := qp.CPUSets(s.Spec.CPUs, len(blocks))
+		for t, b := range blocks {
+			tr := verbs.ThreadRun{QPs: b, CPUs: sets[t], DurationNS: dur.Nanoseconds()}
+			for _, n := range res.PerQP[b.First : b.First+b.N] {
+				tr.Completed += n
+			}
+			res.Threads = append(res.Threads, tr)
+		}
+	}
 	return res, s.e.FailLoop
 }
+
+// MemNode is the node the spec asked for: the fake has no NUMA to refuse it.
+func (s *Session) MemNode() *int { return s.Spec.MemNode }
 
 // signalled is how many of n WRs the real loop signals: every mod-th and the last.
 func signalled(n uint64, mod int) uint64 { return (n + uint64(mod) - 1) / uint64(mod) }

@@ -331,7 +331,9 @@ func addConfigFlags(cmd *cobra.Command, c *result.Config, test string) {
 		f.StringVar(&c.MR, "mr", "", "where each WR's memory registration comes from: pool (the default: the buffer, registered once before the run), per-io (the timed loop registers each WR's slot before posting it and deregisters it at its completion; every WR signalled: --cq-mod 1) or cache (an LRU of --mr-cache registrations keyed by address and length, as UCX's registration cache); per-io and cache take one QP, --post-list 1, one server, no --events, no -b; the result counts the registrations and the share of the time they took")
 		f.IntVar(&c.MRCache, "mr-cache", 0, "with --mr cache: the most registrations the cache holds (default: 16 or --tx-depth, the larger); at least --tx-depth, as every WR in flight holds one")
 		addEventFlags(cmd, c)
+		addThreadsFlag(cmd, &c.Threads)
 	}
+	addCPUFlag(cmd, &c.CPUList)
 	f.IntVarP(&c.SQDepth, "tx-depth", "t", 0, "send queue depth: WRs in flight (default 128 for bw, 1 for lat)")
 	f.IntVarP(&c.CQMod, "cq-mod", "Q", 0, "signal every Nth WR (default, as perftest: the post list if longer than 1, else 1 for bw messages over 8K without --events, else 100; at most tx-depth)")
 	f.Var(sizeValue{&c.BufOffsetBytes}, "offset", "buffer offset from a 4 KiB page boundary, bytes")
@@ -345,6 +347,14 @@ func addConfigFlags(cmd *cobra.Command, c *result.Config, test string) {
 	f.Bool("use-old-post-send", false, "perftest's --use_old_post_send: --post-api legacy")
 	_ = f.MarkHidden("use-old-post-send")
 	addCountersFlag(cmd, &c.Counters)
+}
+
+func addThreadsFlag(cmd *cobra.Command, p *int) {
+	cmd.Flags().IntVar(p, "threads", 1, "loop threads: the QPs split into this many blocks, each with its own CQ and its own C loop on its own thread, started together; one window over all of them, each thread's share in the result (at most --qps; not with --events or several servers)")
+}
+
+func addCPUFlag(cmd *cobra.Command, p *string) {
+	cmd.Flags().StringVar(p, "cpu", "", "pin the loop threads to these CPUs (a cpulist: 0-3,8): one CPU each where the list has one per thread, else the list shared (default: the CPUs of the NIC's NUMA node where sysfs gives one, else not pinned); the buffer goes to the NIC's node; the result's threads say where each ran")
 }
 
 func addQPTimeoutFlag(cmd *cobra.Command, p *int) {

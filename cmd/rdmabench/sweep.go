@@ -17,6 +17,7 @@ import (
 	htmlreport "github.com/rdmabench/rdmabench/report/html"
 	"github.com/rdmabench/rdmabench/result"
 	"github.com/rdmabench/rdmabench/sweep"
+	"github.com/rdmabench/rdmabench/verbs/qp"
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 )
@@ -36,6 +37,8 @@ type sweepOptions struct {
 	Results       string
 	Resume        string
 	QPs           int
+	Threads       int
+	CPUList       string
 	QPTimeout     int
 	Counters      string
 	Events        result.Config // completion events and CQ moderation for every point
@@ -117,6 +120,8 @@ decisions; a stream that does not match the sweep is an error.`,
 	f.StringVar(&o.Results, "results", "", "results stream, NDJSON (default sweep-<profile>-<time>.ndjson)")
 	f.StringVar(&o.Resume, "resume", "", "continue the sweep whose results stream is FILE, appending to it")
 	f.IntVarP(&o.QPs, "qps", "q", 1, "number of QPs")
+	addThreadsFlag(cmd, &o.Threads)
+	addCPUFlag(cmd, &o.CPUList)
 	addQPTimeoutFlag(cmd, &o.QPTimeout)
 	addCountersFlag(cmd, &o.Counters)
 	addEventFlags(cmd, &o.Events)
@@ -160,6 +165,14 @@ func (o *sweepOptions) check(cmd *cobra.Command) error {
 	}
 	if err := checkNotZero(cmd, "qps"); err != nil {
 		return err
+	}
+	if o.Threads < 1 || o.Threads > o.QPs {
+		return flagErrorf("--threads %d with --qps %d: want 1 to --qps (every loop thread drives QPs of its own)", o.Threads, o.QPs)
+	}
+	if o.CPUList != "" {
+		if _, err := qp.ParseCPUList(o.CPUList); err != nil {
+			return flagErrorf("--cpu: %v", err)
+		}
 	}
 	if err := checkPorts(o.TCPPort, o.Local.Port); err != nil {
 		return err
@@ -414,6 +427,6 @@ func pointString(pt profiles.Point) string {
 func (o *sweepOptions) planOptions(prof profiles.Profile, obj sweep.Objective) sweep.Options {
 	return sweep.Options{Profile: prof, Search: o.Search, Objective: obj, MaxP99: o.MaxP99, Resolution: o.Resolution,
 		Repeat: o.Repeat, Budget: o.Budget, PointDurationS: o.PointDuration, MaxDurationS: o.MaxDuration,
-		QPs: o.QPs, QPTimeout: o.QPTimeout, Counters: o.Counters, Events: o.Events,
+		QPs: o.QPs, Threads: o.Threads, CPUList: o.CPUList, QPTimeout: o.QPTimeout, Counters: o.Counters, Events: o.Events,
 		Defaults: ops.Defaults} // perftest's defaults come from one place, as the tests use them
 }

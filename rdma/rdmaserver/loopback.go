@@ -71,6 +71,7 @@ func (s loopSession) ConnectPeers(rs []qp.Endpoint, mtu int) error {
 	return s.Session.Connect(rs[0], mtu)
 }
 func (loopSession) PathMTU() int                        { return 4096 }
+func (loopSession) MemNode() *int                       { return nil }
 func (loopSession) RdAtom() int                         { return 16 }
 func (loopSession) MaxInline() int                      { return 0 }
 func (loopSession) Fill(seed uint32, off, n int)        {}
