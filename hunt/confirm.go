@@ -583,12 +583,12 @@ func (h *hunter) judge(tr trial, out *trialOut, m, mr Measurement, paired bool) 
 			}
 			return r, verdictOf(r < h.r.UnfairRatio)
 		}
-		s, ok, judged := m.shareOf(tr.key)
+		s, has, judged := m.shareOf(tr.key)
 		switch {
-		case !ok:
+		case !has:
 			return 0, miss // one QP, one server, one direction: nothing to be unfair between
 		case !judged || !h.r.judgeable(m):
-			return 0, cannotTell // within the run's edges ("cannot tell"), or its ramp
+			return 0, cannotTell // within the run's edges ("cannot tell"), no shares, or its ramp
 		}
 		return s.Ratio, verdictOf(s.Ratio < h.r.UnfairRatio)
 	}
@@ -627,14 +627,18 @@ func (h *hunter) reference(ctx context.Context, pt Point) (Point, bool, error) {
 	return Point{}, false, nil
 }
 
+// ensureRefs measures points of pt's operation and size (phase reference) until
+// minRefPoints other than pt can be a reference, of the baseline's servers (one): a
+// fan-out's total is judged against what one server's runs reached too, and where a
+// fan-out is slow, its runs would otherwise make their own reference.
 func (h *hunter) ensureRefs(ctx context.Context, pt Point) error {
-	n := 0
+	n, peers := 0, h.p.Space.Baseline.Peers
 	for _, q := range h.refList(opSize{pt.Op, pt.MsgSizeBytes}) {
-		if q.d.pt != pt {
+		if q.d.pt != pt && q.d.pt.Peers == peers {
 			n++
 		}
 	}
-	pin := func(p Point) Point { p.Op, p.MsgSizeBytes = pt.Op, pt.MsgSizeBytes; return p }
+	pin := func(p Point) Point { p.Op, p.MsgSizeBytes, p.Peers = pt.Op, pt.MsgSizeBytes, peers; return p }
 	for try := 0; n < minRefPoints && try < 3*minRefPoints; try++ {
 		q, ok := h.sample(pin)
 		if !ok {
@@ -652,9 +656,9 @@ func (h *hunter) ensureRefs(ctx context.Context, pt Point) error {
 }
 
 // phaseAOrder is the order the minimisation moves parameters to the baseline: the modes
-// that constrain others first (--mr, the direction, the QPs, the post list), the
-// operation last.
-var phaseAOrder = []string{DimMR, DimBidi, DimQPs, DimPostList, DimCQMod, DimDepth, DimSize, DimOffset, DimMTU, DimQPTimeout, DimOp}
+// that constrain others first (--mr, the servers, the direction, the QPs, the post
+// list), the operation last.
+var phaseAOrder = []string{DimMR, DimPeers, DimBidi, DimQPs, DimPostList, DimCQMod, DimDepth, DimSize, DimOffset, DimMTU, DimQPTimeout, DimOp}
 
 // minimize finds the minimal set of a confirmed anomaly found at pt (conf: its
 // confirming runs). First every parameter is moved to the space's baseline where the

@@ -1,10 +1,11 @@
 // Package hunt searches a NIC's configuration space for anomalies: configurations that
 // run far slower than their neighbours, make error or congestion counters move, fail
-// their completions, stall their latency tail or serve their peers unevenly. It is the
-// idea of Collie (Kong et al., NSDI 2022) as a benchmark CLI's library: a search over
-// rdmabench's own parameters, measured through a Measurer (the same engine a sweep uses;
-// tests use a fake), judged by rules over each run's result, and every finding confirmed
-// by fresh runs and reduced to the parameters it needs. It is pure Go.
+// their completions, stall their latency tail or serve their QPs, servers or directions
+// unevenly. It is the idea of Collie (Kong et al., NSDI 2022) as a benchmark CLI's
+// library: a search over rdmabench's own parameters, measured through a Measurer (the
+// same engine a sweep uses; tests use a fake), judged by rules over each run's result,
+// and every finding confirmed by fresh runs and reduced to the parameters it needs. It is
+// pure Go.
 //
 // # What it looks for
 //
@@ -37,29 +38,41 @@
 //     as is a space none of whose points Validate lets run.
 //   - tail: the run's completion latency p99 is more than TailRatio (default 5) times its
 //     p50, where the run's samples support both.
-//   - unfair: the slowest share is below UnfairRatio (default 0.5) of the fastest: over
-//     the peers of a run against several servers whose fairness verdict is uneven
-//     (result.Fan), or over the two directions of a bidirectional run (result.Reverse).
-//     A plain run of several QPs carries no per-QP counts, so its QPs cannot be judged:
-//     the rule covers what the results hold.
+//   - unfair: the slowest share is below UnfairRatio (default 0.5) of the fastest. The
+//     key says of what: peers (the servers of a fan-out, result.Fan: their Gb/s), qps
+//     (the QPs of a run of several, result.QPShares: their messages), threads (the loop
+//     threads of a --threads run, result.Threads: their messages) or directions (the
+//     two of a bidirectional run, result.Reverse: their Gb/s). Peers, QPs and threads
+//     are judged only where the run's fairness verdict is uneven (result.FairnessOf: the
+//     shares, as messages over the run's window, differ by more than its edges make, two
+//     queues and a moderation): a "cannot tell" is no anomaly, nor a miss (a run of many
+//     QPs of large messages moves few a QP, and its shares then say nothing), and a run
+//     without a verdict (a number of messages, which every QP completes) is not judged.
+//     The effect is the share ratio, the slowest's over the fastest's, as for every
+//     key. A run of one QP, one server and one direction has nothing to be unfair
+//     between: for each key, a miss.
 //
 // # How it searches
 //
 // The space (Space: DefaultSpace from a profile's grid, Override from a flag) has eleven
 // dimensions: operation, message size, SQ depth, post list, CQ moderation, QPs, buffer
-// offset, path MTU, QP timeout, --mr mode and direction. The search is simulated
-// annealing over an anomaly score, as Collie's: a run's score is its distance to the
-// nearest bar (1 at a bar: the low-throughput bar's fraction of the reference over the
-// run's throughput, the tail over its bar, the unfair bar over the share; a failure or a
-// moving counter scores above every bar). A chain starts at a fresh point and moves to a
-// neighbour (one parameter changed, two a time in three; an ordered one mostly a step)
-// when that scores higher, or with the Metropolis chance exp(-drop/T) when lower, T
-// falling from 0.25 to 0.02 over 30 moves; then a new chain starts. Fresh points are
-// drawn with each value weighted against how often it was measured, so every value of
-// every parameter is tried early. Points rdmabench refuses (Plan.Validate) are never
-// drawn; a drawn point is repaired to one it runs (--mr per-io and cache take one QP,
-// a post list of 1, one direction). A measured point is never measured again by the
-// search.
+// offset, path MTU, QP timeout, --mr mode and direction; a hunt against several servers
+// has a twelfth, peers (WithPeers): one server, or a fan-out to the first k of the
+// servers given (result.Config.Peers, as rdmabench write bw a,b,c runs), every k up to
+// 8, then powers of two and all of them. With one server it is absent, and every point
+// is of one. The search is simulated annealing over an anomaly score, as Collie's: a
+// run's score is its distance to the nearest bar (1 at a bar: the low-throughput bar's
+// fraction of the reference over the run's throughput, the tail over its bar, the unfair
+// bar over its lowest judged share; a failure or a moving counter scores above every
+// bar). A chain starts at a fresh point and moves to a neighbour (one parameter changed,
+// two a time in three; an ordered one mostly a step) when that scores higher, or with
+// the Metropolis chance exp(-drop/T) when lower, T falling from 0.25 to 0.02 over 30
+// moves; then a new chain starts. Fresh points are drawn with each value weighted
+// against how often it was measured, so every value of every parameter is tried early.
+// Points rdmabench refuses (Plan.Validate) are never drawn; a drawn point is repaired
+// to one it runs (--mr per-io and cache take one QP, a post list of 1, one direction
+// and one server; a fan-out takes one QP a server and one direction). A measured point
+// is never measured again by the search.
 //
 // Known findings are per class and key. A point that a finding's set holds is not
 // screened for that class and key again (a duplicate), but is for every other: a point
@@ -89,19 +102,20 @@
 // (Most benign candidates are nearer the best than 0.7; the fake NIC of the tests, whose
 // worst benign point is 0.66 of the best, at s = 30% makes a false finding in about one
 // 30-minute hunt in eight, among some 130 candidates.) The screening itself is loose on
-// purpose (a run is compared with the
-// median of the best quarter, at most the best three, of its size's points, and a size
-// with fewer than three gets random points measured first, phase reference, so that a
-// chain inside a slow region does not make its own reference); the confirmation is
-// what decides. The effect is stated as the median of the confirming runs' metric and
-// its range: "0.26x the best READ 1M throughput seen (22.6 against 85.1 Gb/s, the best
-// point re-measured alongside; 3 runs: 0.26-0.28)".
+// purpose (a run is compared with the median of the best quarter, at most the best three,
+// of its size's points, and a size with fewer than three of one server gets random points
+// of one server measured first, phase reference, so that a chain inside a slow region, or
+// fan-outs that are slow, do not make their own reference); the confirmation is what
+// decides. The effect is stated as the median of the confirming runs' metric and its
+// range: "0.26x the best READ 1M throughput seen (22.6 against 85.1 Gb/s, the best point
+// re-measured alongside; 3 runs: 0.26-0.28)".
 //
 // A round that cannot be judged is neither a hit nor a miss: a run whose throughput is
-// its queues' ramp (Rules.MaxRampShare) for the throughput and fairness, a failed run
-// for its numbers, a run that did not run for all. It is not counted; once half of the
-// rounds cannot be judged, the trial cannot tell, which a confirmation takes as not
-// confirmed and the minimisation as a value it cannot try (below).
+// its queues' ramp (Rules.MaxRampShare) for the throughput and fairness, shares whose
+// verdict is not uneven for their fairness, a failed run for its numbers, a run that
+// did not run for all. It is not counted; once half of the rounds cannot be judged, the
+// trial cannot tell, which a confirmation takes as not confirmed and the minimisation
+// as a value it cannot try (below).
 //
 // # Counters that move everywhere
 //
@@ -143,9 +157,9 @@
 //
 // A confirmed anomaly is reduced to the parameters it needs. First each parameter is
 // moved to the space's baseline (a benign configuration: the profile's start point, one
-// QP, pool, one direction) where the anomaly still triggers there (3 of 3): that is the
-// reproducer's point; a move that cannot be judged is tried again after the others.
-// Then each parameter alone is varied from that point. A category, and an ordered
+// QP, pool, one direction, one server) where the anomaly still triggers there (3 of 3):
+// that is the reproducer's point; a move that cannot be judged is tried again after the
+// others. Then each parameter alone is varied from that point. A category, and an ordered
 // parameter of six values or fewer, tries every value, so that the values that trigger
 // need not be one interval. A larger ordered one goes towards both its bounds: the
 // outermost value that can be judged first, and where it does not trigger, a bisection
@@ -154,25 +168,27 @@
 // (stopping once 2 agree): with some twenty values tried, one noisy run must not put a
 // parameter in the set. A parameter is in the set when a value it can take does not
 // trigger, and its condition is the values that do: "sq_depth >= 512", "op = read",
-// "msg_size_bytes >= 1M" (at the top of the space), "sq_depth in {64, 1024}" (one-of:
-// a depth between them does not). A value rdmabench refuses in that context, or whose
-// runs cannot be judged (a ramp-bound run's throughput), is not tried: it is no value
-// that does not trigger. A counters trial's control is known not to trigger, and is
-// not measured again. The finding's Minimal is false when the hunt stopped before every
-// parameter was varied: the rest are then held at the values it was confirmed at.
+// "msg_size_bytes >= 1M" (at the top of the space), "sq_depth in {64, 1024}" (one-of: a
+// depth between them does not). A value rdmabench refuses in that context, or whose runs
+// cannot be judged (a ramp-bound run's throughput), is not tried: it is no value that
+// does not trigger (nor a fairness that cannot tell). A counters trial's control is known
+// not to trigger, and is not measured again. The finding's Minimal is false when the hunt
+// stopped before every parameter was varied: the rest are then held at the values it was
+// confirmed at.
 //
 // # Reading a finding
 //
 // A finding record holds the class, its key, the minimal set (Set: each condition's
-// dimension, operator and the space's values it holds for), the effect, the counters
-// that moved, the runs that showed it (3), the reproducer's point and config, the point
-// the search found it at, the runs the confirmation and the minimisation took, and two
-// command lines: rdmabench's (Finding.Reproducer) and perftest's where perftest can say
-// it (Finding.Perftest: not for --mr modes, a buffer offset, a post list that is not a
-// multiple of the moderation, completion events with a duration; a duration that is not
-// whole seconds runs the next whole second, perftest's -D being whole seconds, 1 or
-// more). Every run is a point record too, with its phase (search, reference, confirm,
-// minimize, probe).
+// dimension, operator and the space's values it holds for), the effect, the counters that
+// moved, the runs that showed it (3), the reproducer's point and config, the point the
+// search found it at, the runs the confirmation and the minimisation took, and two
+// command lines: rdmabench's (Finding.Reproducer: a fan-out's names the first k of the
+// plan's servers, a,b; a point of one server the first) and perftest's where perftest can
+// say it (Finding.Perftest: not for --mr modes, a buffer offset, a fan-out, a post list
+// that is not a multiple of the moderation, completion events with a duration; a duration
+// that is not whole seconds runs the next whole second, perftest's -D being whole
+// seconds, 1 or more). Every run is a point record too, with its phase (search,
+// reference, confirm, minimize, probe).
 //
 // A condition's operator is "=" (one value), ">=" and "<=" (an ordered parameter from or
 // up to a value: any number beyond, a value a later space adds too), "in" (an ordered
@@ -187,15 +203,15 @@
 // # Budget, interruption, resumption
 //
 // Plan.Budget bounds the hunt's time on Plan.Now's clock and Plan.MaxRuns its runs. A
-// run's wall time is its setup, its duration and the drain of all it queued, so a run
-// is estimated before it starts: the median of the runs' wall time over their duration
-// so far, the duration, and its queues' bytes (depth x size x QPs, doubled for two
-// directions) at the best rate its operation reached (10 Gb/s before any); no run starts
-// that would end past the budget. The search proposes another point where one does not
-// fit, until none can; a trial's run that does not fit ends the hunt. Outcome.TooLong
-// counts the runs not started so. No run starts once MaxRuns is reached. A cancelled
-// context ends the hunt with what it found (Outcome.Interrupted); a finding cut short
-// in its minimisation is recorded, not minimal.
+// run's wall time is its setup, its duration and the drain of all it queued, so a run is
+// estimated before it starts: the median of the runs' wall time over their duration so
+// far, the duration, and its queues' bytes (depth x size x QPs, or x servers for a
+// fan-out, doubled for two directions) at the best rate its operation reached (10 Gb/s
+// before any); no run starts that would end past the budget. The search proposes another
+// point where one does not fit, until none can; a trial's run that does not fit ends the
+// hunt. Outcome.TooLong counts the runs not started so. No run starts once MaxRuns is
+// reached. A cancelled context ends the hunt with what it found (Outcome.Interrupted); a
+// finding cut short in its minimisation is recorded, not minimal.
 //
 // Plan.Prior resumes from an earlier hunt's records: its runs are charged to the budget
 // and never measured again (its search points are known; a trial's runs are taken in
@@ -213,20 +229,29 @@
 //
 // Collie searches a larger space with simulated annealing: several processes and
 // connections, memory-region layouts, mixes of requests and opcodes, and judges an
-// anomaly by bars on pause time and throughput from the NIC's diagnostic counters
-// (mlx5 perf counters, NeoHost). Its minimal feature sets come from the search's history.
-// hunt keeps the annealing but searches what one rdmabench run takes (one process, one
-// request kind a run, a buffer and its offset, the --mr modes), judges by rdmabench's own
-// numbers and the profile's counter classes, confirms every finding with 3 fresh runs
-// against a re-measured reference (a counter's against a control where it does not
-// move), and finds the minimal set by varying each parameter while the anomaly still
-// triggers.
+// anomaly by bars on pause time and throughput from the NIC's diagnostic counters (mlx5
+// perf counters, NeoHost). Its minimal feature sets come from the search's history. hunt
+// keeps the annealing but searches what one rdmabench run takes (one process, one request
+// kind a run, a buffer and its offset, the --mr modes, a fan-out to several servers),
+// judges by rdmabench's own numbers and the profile's counter classes, confirms every
+// finding with 3 fresh runs against a re-measured reference (a counter's against a
+// control where it does not move), and finds the minimal set by varying each parameter
+// while the anomaly still triggers.
 //
 // # Several servers
 //
-// A hunt measures one run at a time through one Measurer, and its findings are of that
-// client and server. To fan out across a fleet, run one hunt per pair (each with its own
-// Measurer and seed) and merge their outcomes: a run records the server that measured
-// it (Measurement.Server), so merged streams stay readable; a finding reproduced on
-// several pairs is the same class and set in each.
+// A hunt measures one run at a time through one Measurer. Against several servers
+// (Space.WithPeers, the CLI's SERVER a b c), a point of peers k is a fan-out from this
+// client to the first k of them at once, one QP each (result.Config.Peers: the Measurer
+// runs it as rdmabench write bw a,b,c does), and a point of one server runs against the
+// first: the fan-out is a dimension like any other, searched, varied in the minimal set
+// (a fan-out's finding holds "peers >= 2" where one server does not show it) and named
+// in its reproducer. A fan-out takes one QP a server, one direction and pool
+// registration (bench's rules): a value of those it cannot take is not tried there, as
+// any value rdmabench refuses. Its peers' shares are the unfair rule's peers.
+//
+// To hunt across a fleet of pairs, run one hunt per pair (each with its own Measurer and
+// seed) and merge their outcomes: a run records the server that measured it
+// (Measurement.Server; a fan-out's servers, comma-separated), so merged streams stay
+// readable; a finding reproduced on several pairs is the same class and set in each.
 package hunt

@@ -3,8 +3,10 @@ package hunt
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/rdmabench/rdmabench/counters"
@@ -14,11 +16,13 @@ import (
 
 // fakeNIC is a NIC on a simulated clock: each run costs 2 s and measures the landscape's
 // throughput (truth) times lognormal noise of sigma, a completion latency whose p99 is
-// 1.2-2.5x its p50, a reverse direction within a few percent of the forward one, and in
-// 2% of runs a stray error counter (local_ack_timeout_err +1) that a real bed shows now
-// and then. plant adds the anomaly a test plants.
+// 1.2-2.5x its p50, a reverse direction within a few percent of the forward one, QPs
+// (several) and servers (a fan-out) that share the run within a few percent of each
+// other, and in 2% of runs a stray error counter (local_ack_timeout_err +1) that a real
+// bed shows now and then. plant adds the anomaly a test plants.
 type fakeNIC struct {
 	rng   *rand.Rand
+	srng  *rand.Rand // the shares' noise (a stream of its own: the rest draws as before)
 	sigma float64
 	clock time.Time
 	cost  time.Duration
@@ -33,7 +37,7 @@ type fakeNIC struct {
 }
 
 func newFake(seed uint64, sigma float64, plant func(result.Config, *result.Result)) *fakeNIC {
-	return &fakeNIC{rng: rand.New(rand.NewPCG(seed, 0xfa4e)), sigma: sigma, clock: time.Unix(1_700_000_000, 0),
+	return &fakeNIC{rng: rand.New(rand.NewPCG(seed, 0xfa4e)), srng: rand.New(rand.NewPCG(seed, 0x54a3)), sigma: sigma, clock: time.Unix(1_700_000_000, 0),
 		cost: 2 * time.Second, plant: plant}
 }
 
@@ -61,6 +65,22 @@ func (f *fakeNIC) Measure(ctx context.Context, c result.Config) (result.Result, 
 		r.CountersFlags = append(r.CountersFlags, flag("local_ack_timeout_err", 1))
 		r.Tainted = true
 	}
+	noise := func() float64 { return math.Exp(0.03 * f.srng.NormFloat64()) }
+	if c.Peers > 1 {
+		g := make([]float64, c.Peers)
+		for i := range g {
+			g[i] = bw / float64(c.Peers) * noise()
+		}
+		setPeers(c, &r, g)
+	}
+	if c.NumQPs > 1 {
+		per := bw * float64(r.DurationNS) / 8 / float64(c.MsgSizeBytes) / float64(c.NumQPs) // Gb/s is bits a ns
+		msgs := make([]uint64, c.NumQPs)
+		for i := range msgs {
+			msgs[i] = uint64(per * noise())
+		}
+		r.QPs = result.NewQPShares(c, msgs, r.DurationNS)
+	}
 	if f.plant != nil {
 		f.plant(c, &r)
 	}
@@ -72,6 +92,17 @@ func (f *fakeNIC) Measure(ctx context.Context, c result.Config) (result.Result, 
 		f.after(len(f.calls))
 	}
 	return r, err
+}
+
+// setPeers makes r a fan-out's result whose servers got g Gb/s each, with its verdict.
+func setPeers(c result.Config, r *result.Result, g []float64) {
+	fan := &result.Fan{JainFairness: result.Jain(g), MinPeerGbps: slices.Min(g)}
+	for i, x := range g {
+		fan.Peers = append(fan.Peers, result.Peer{Server: fmt.Sprintf("fake-%d", i), BWGbps: x})
+	}
+	v, spread, edge := result.FairnessOf(g, r.DurationNS, c.MsgSizeBytes, c.SQDepth, c.CQMod)
+	fan.Fairness, fan.FairnessSpreadMessages, fan.FairnessEdgeMessages = v, &spread, edge
+	r.Fan = fan
 }
 
 func flag(name string, delta uint64) counters.Flag {
@@ -133,6 +164,64 @@ var (
 		}
 	}
 )
+
+// The planted anomalies of the fairness rule and the fan-out.
+var (
+	// plantQPUnfair: with 4 QPs or more at a depth of 256 or more, QP 0 gets a quarter of
+	// the messages of the others (the run's throughput as it was: they take up the slack).
+	plantQPUnfair = func(c result.Config, r *result.Result) {
+		if c.NumQPs >= 4 && c.SQDepth >= 256 && r.QPs != nil {
+			m := slices.Clone(r.QPs.Messages)
+			m[0] /= 4
+			r.QPs = result.NewQPShares(c, m, r.DurationNS)
+		}
+	}
+	// plantFanSlow: a fan-out (2 servers or more) of messages of 256 KiB or more runs at
+	// 0.3x, every server alike.
+	plantFanSlow = func(c result.Config, r *result.Result) {
+		if c.Peers >= 2 && c.MsgSizeBytes >= 256<<10 {
+			r.BWGbps *= 0.3
+			r.MsgRateMpps *= 0.3
+			g := make([]float64, len(r.Fan.Peers))
+			for i, p := range r.Fan.Peers {
+				g[i] = p.BWGbps * 0.3
+			}
+			setPeers(c, r, g)
+		}
+	}
+)
+
+// plantWithinEdge makes QP 0's messages (a run of several QPs) and server 0's (a
+// fan-out) fall short of the most any got by 0.9 of the run's edge (2 x depth + the
+// moderation, result.FairnessOf): a share below half the fastest where the runs move
+// few messages a QP (large messages, many QPs or servers, deep queues), but never more
+// uneven than the edges can make. below counts the runs whose slowest share it put
+// below half the fastest.
+func plantWithinEdge(below *int) func(result.Config, *result.Result) {
+	return func(c result.Config, r *result.Result) {
+		edge := 0.9 * float64(2*c.SQDepth+c.CQMod)
+		if q := r.QPs; q != nil {
+			m := slices.Clone(q.Messages)
+			m[0] = uint64(max(0, float64(slices.Max(m))-edge))
+			r.QPs = result.NewQPShares(c, m, r.DurationNS)
+			if float64(slices.Min(m)) < 0.5*float64(slices.Max(m)) {
+				*below++
+			}
+		}
+		if f := r.Fan; f != nil {
+			perMsg := float64(c.MsgSizeBytes) * 8 / float64(r.DurationNS) // the Gb/s of one message over the window
+			g := make([]float64, len(f.Peers))
+			for i, p := range f.Peers {
+				g[i] = p.BWGbps
+			}
+			g[0] = max(0, slices.Max(g)-edge*perMsg)
+			setPeers(c, r, g)
+			if slices.Min(g) < 0.5*slices.Max(g) {
+				*below++
+			}
+		}
+	}
+}
 
 func cx6(t interface{ Fatal(...any) }) profiles.Profile {
 	p, err := profiles.Load("cx6")

@@ -777,9 +777,9 @@ func (h *hunter) hunt(ctx context.Context) error {
 // score is how anomalous a run looks, 1 at a rule's bar: the largest of its throughput's
 // shortfall against its size's reference (the bar's fraction x the reference / its
 // throughput), its tail over the tail bar, the unfair bar over its lowest judged share
-// (Share); a failure or counters that moved score above every bar. A class (and key) a finding already holds
-// at pt does not count: the annealing climbs towards what is not known. It is what the
-// annealing climbs.
+// (Share); a failure or counters that moved score above every bar. A class (and key) a
+// finding already holds at pt does not count: the annealing climbs towards what is not
+// known. It is what the annealing climbs.
 func (h *hunter) score(pt Point, m Measurement) float64 {
 	if k := failKey(m.Error); k != "" && h.r.on(Failed) && !h.knownFor(pt, Failed, k) {
 		return 3

@@ -397,26 +397,40 @@ func TestConditions(t *testing.T) {
 }
 
 // TestTailAndUnfair: the tail and fairness rules find their planted anomalies in a small
-// space (3 seeds each), and a point slow only for its queues' ramp is no anomaly.
+// space (3 seeds each): a tail, directions and fan-out servers served unevenly (peers: a
+// hunt against 4 servers); and a point slow only for its queues' ramp is no anomaly.
 func TestTailAndUnfair(t *testing.T) {
 	p := cx6(t)
 	for _, c := range []struct {
 		name  string
 		plant func(result.Config, *result.Result)
 		class Class
+		key   string
 		set   []string
+		peers int
 	}{
 		{"tail", func(c result.Config, r *result.Result) {
 			if c.CQMod >= 32 && r.Lat.P99 != nil {
 				v := *r.Lat.P99 * 20
 				r.Lat.P99 = &v
 			}
-		}, Tail, []string{"cq_mod >= 64"}},
+		}, Tail, "", []string{"cq_mod >= 64"}, 0},
 		{"unfair", func(c result.Config, r *result.Result) {
 			if c.Bidirectional && c.NumQPs >= 8 {
 				r.Reverse.BWGbps *= 0.3
 			}
-		}, Unfair, []string{"num_qps >= 8", "bidirectional = true"}},
+		}, Unfair, KeyDirections, []string{"num_qps >= 8", "bidirectional = true"}, 0},
+		// Server 0 of a fan-out to 3 servers or more gets 0.3x the others' share.
+		{"unfair peers", func(c result.Config, r *result.Result) {
+			if c.Peers >= 3 {
+				g := make([]float64, len(r.Fan.Peers))
+				for i, p := range r.Fan.Peers {
+					g[i] = p.BWGbps
+				}
+				g[0] *= 0.3
+				setPeers(c, r, g)
+			}
+		}, Unfair, KeyPeers, []string{"peers >= 3,4"}, 4},
 		// A slow point that measured its queues' ramp, not the NIC, is not judged.
 		{"ramp", func(c result.Config, r *result.Result) {
 			sh := 0.01
@@ -427,7 +441,7 @@ func TestTailAndUnfair(t *testing.T) {
 				}
 			}
 			r.RampShare = &sh
-		}, "", nil},
+		}, "", "", nil, 0},
 	} {
 		for seed := range uint64(3) {
 			f := newFake(seed+40, 0.1, c.plant)
@@ -436,7 +450,7 @@ func TestTailAndUnfair(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			pl.Space, pl.Budget = s, 15*time.Minute
+			pl.Space, pl.Budget = s.WithPeers(c.peers), 15*time.Minute
 			o, err := Run(context.Background(), f, pl, nil)
 			if err != nil {
 				t.Fatal(err)
@@ -448,7 +462,8 @@ func TestTailAndUnfair(t *testing.T) {
 			switch {
 			case c.class == "" && (len(o.Findings) != 0 || o.RampBound == 0):
 				t.Errorf("%s seed %d: %v, %d runs not judged for their ramp", c.name, seed, got, o.RampBound)
-			case c.class != "" && (len(o.Findings) != 1 || o.Findings[0].Class != c.class || !slices.Equal(setKey(o.Findings[0]), c.set)):
+			case c.class != "" && (len(o.Findings) != 1 || o.Findings[0].Class != c.class || o.Findings[0].Key != c.key ||
+				!slices.Equal(setKey(o.Findings[0]), c.set)):
 				t.Errorf("%s seed %d: %v", c.name, seed, got)
 			}
 			t.Logf("%s seed %d: %d runs (%d ramp-bound), exhausted %v: %v", c.name, seed, o.Runs, o.RampBound, o.Exhausted, got)

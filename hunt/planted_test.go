@@ -12,20 +12,35 @@ import (
 )
 
 // want is a planted anomaly's right finding: its class and key, and its minimal set, each
-// condition as "dim op v1,v2" over the space's values.
+// condition as "dim op v1,v2" over the space's values. servers: the hunt's servers where
+// it has several (a peers dimension, Space.WithPeers): its reproducer must name those its
+// point runs against.
 type want struct {
-	name  string
-	plant func(result.Config, *result.Result)
-	class Class
-	key   string
-	set   []string
+	name    string
+	plant   func(result.Config, *result.Result)
+	class   Class
+	key     string
+	set     []string
+	servers []string
 }
 
 var planted = []want{
-	{"cliff", plantCliff, LowThroughput, KeyBestSeen, []string{"op = read", "msg_size_bytes >= 1048576", "sq_depth >= 512,1024"}},
-	{"counter", plantCounter, Counters, "roce_adp_retrans", []string{"sq_depth >= 256,512,1024"}},
-	{"failure", plantFailure, Failed, "IBV_WC_REM_INV_REQ_ERR", []string{"post_list >= 8", "num_qps >= 4,8,16"}},
-	{"none", nil, "", "", nil},
+	{"cliff", plantCliff, LowThroughput, KeyBestSeen, []string{"op = read", "msg_size_bytes >= 1048576", "sq_depth >= 512,1024"}, nil},
+	{"counter", plantCounter, Counters, "roce_adp_retrans", []string{"sq_depth >= 256,512,1024"}, nil},
+	{"failure", plantFailure, Failed, "IBV_WC_REM_INV_REQ_ERR", []string{"post_list >= 8", "num_qps >= 4,8,16"}, nil},
+	{"none", nil, "", "", nil, nil},
+	{"qp-unfair", plantQPUnfair, Unfair, KeyQPs, []string{"sq_depth >= 256,512,1024", "num_qps >= 4,8,16"}, nil},
+	{"fan-out", plantFanSlow, LowThroughput, KeyBestSeen, []string{"msg_size_bytes >= 262144,1048576", "peers >= 2,3"},
+		[]string{"host-a", "host-b", "host-c"}},
+}
+
+// servers are the servers a point of peers names on its command line: the first (one
+// server: "host-b" where the hunt had one), the first k of a fan-out.
+func servers(all []string, peers int) string {
+	if len(all) == 0 {
+		return "host-b"
+	}
+	return strings.Join(all[:max(peers, 1)], ",")
 }
 
 func setKey(f Finding) []string {
@@ -53,6 +68,9 @@ func TestPlantedAnomalies(t *testing.T) {
 				sigma := 0.05 + 0.01*float64(seed)
 				f := newFake(seed*7+uint64(i), sigma, w.plant)
 				pl := testPlan(p, f, seed)
+				if len(w.servers) > 1 {
+					pl.Space, pl.Server = pl.Space.WithPeers(len(w.servers)), strings.Join(w.servers, ",")
+				}
 				var at int
 				o, err := Run(context.Background(), f, pl, func(r Record) error {
 					if r.Kind == KindFinding && at == 0 {
@@ -71,7 +89,8 @@ func TestPlantedAnomalies(t *testing.T) {
 				var got []string
 				for _, f := range o.Findings {
 					got = append(got, fmt.Sprintf("%s %s [%s] %s", f.Class, f.Key, strings.Join(setKey(f), "; "), f.Effect.Text))
-					if f.Class == w.class && f.Key == w.key && f.Minimal && slices.Equal(setKey(f), w.set) && len(o.Findings) == 1 {
+					if f.Class == w.class && f.Key == w.key && f.Minimal && slices.Equal(setKey(f), w.set) && len(o.Findings) == 1 &&
+						strings.HasSuffix(f.Command, " "+servers(w.servers, f.Point.Peers)) {
 						ok = true
 						firstAt += at
 					}

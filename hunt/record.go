@@ -142,7 +142,9 @@ type Finding struct {
 	ID    string `json:"id"` // F1, F2, ... in the order found
 	Class Class  `json:"class"`
 	// Key: the counter (counters), the completion status or "timeout" (failed), the bar
-	// (low-throughput: best-seen or link); empty for tail and unfair.
+	// (low-throughput: best-seen or link), what was served unevenly (unfair: peers, qps,
+	// threads or directions; empty in the records of a hunt before those keys, which
+	// stand for any); empty for tail.
 	Key string `json:"key,omitempty"`
 	// Set is the minimal set: the parameters that must hold these values for the anomaly
 	// to trigger (every other parameter can take any value of the space, each tried at

@@ -283,22 +283,32 @@ func shares(r result.Result) map[string]Share {
 	return out
 }
 
-// shareOf is the run's share of unfair key k: ok false where the run has none (one QP,
-// one server, one direction: nothing to be unfair between); judged false where its
-// verdict does not let it be judged (Share.judged). A record of a hunt before Shares
-// has its ShareRatio only: a fan-out's peers, or a bidirectional run's directions.
-func (m Measurement) shareOf(k string) (s Share, ok, judged bool) {
-	if m.Shares == nil && m.ShareRatio != nil {
-		switch {
-		case k == KeyPeers && m.Config.Peers > 0:
-			return Share{Ratio: *m.ShareRatio, Fairness: result.FairnessUneven}, true, true
-		case k == KeyDirections && m.Config.Bidirectional && m.Config.Peers == 0:
-			return Share{Ratio: *m.ShareRatio}, true, true
-		}
+// shareOf is the run's share of unfair key k: has false where its config has nothing
+// to be unfair between (one server, one QP, one thread, one direction); judged false
+// where it has, but its shares cannot be judged: their verdict is not uneven
+// (Share.judged), or the run carries none (a direction that failed; a record of a hunt
+// before Shares, whose ShareRatio stands for a fan-out's peers or a bidirectional run's
+// directions only).
+func (m Measurement) shareOf(k string) (s Share, has, judged bool) {
+	c := m.Config
+	switch k {
+	case KeyPeers:
+		has = c.Peers > 1
+	case KeyQPs:
+		has = c.NumQPs > 1
+	case KeyThreads:
+		has = c.Threads > 1
+	case KeyDirections:
+		has = c.Bidirectional
+	}
+	if !has {
 		return Share{}, false, false
 	}
-	s, ok = m.Shares[k]
-	return s, ok, ok && s.judged(k)
+	if m.Shares == nil && m.ShareRatio != nil && (k == KeyPeers || k == KeyDirections) {
+		return Share{Ratio: *m.ShareRatio}, true, true
+	}
+	s, ok := m.Shares[k]
+	return s, true, ok && s.judged(k)
 }
 
 // share is the run's judged share ratio of unfair key k, or with k "" the lowest over

@@ -64,9 +64,10 @@ type Dim struct {
 	Values []string `json:"values"`
 }
 
-// Space is what a hunt searches: every dimension of DimNames with its values, and the
-// baseline, a benign configuration the minimisation moves each parameter towards (the
-// reproducer of a finding holds every parameter its set does not name at the baseline).
+// Space is what a hunt searches: every dimension of DimNames with its values (peers only
+// where the hunt has several servers: WithPeers), and the baseline, a benign
+// configuration the minimisation moves each parameter towards (the reproducer of a
+// finding holds every parameter its set does not name at the baseline).
 type Space struct {
 	Dims     []Dim `json:"dims"`
 	Baseline Point `json:"baseline"`
@@ -304,13 +305,13 @@ func DefaultSpace(p profiles.Profile, ops ...string) Space {
 // baseline stays at one server.
 func (s Space) WithPeers(n int) Space {
 	out := Space{Baseline: s.Baseline}
+	out.Baseline.Peers = 0
 	for _, d := range s.Dims {
 		if d.Name != DimPeers {
 			out.Dims = append(out.Dims, d)
 		}
 	}
 	if n < 2 {
-		out.Baseline.Peers = 0
 		return out
 	}
 	n = min(n, maxPeers)

@@ -23,7 +23,9 @@ wait_listen 18600 15 $SPID || { echo "rdmabench server did not start"; cat "$OUT
 # The bed runs at 7-13 MB/s: runs of 1 s, and sizes and depths whose queues a run of
 # that length drains (larger ones only measure their queues' ramp, which the hunt does
 # not judge); veths of 1500 bytes give an active MTU of 1024. QP timeouts 14 and 20,
-# --mr modes, offsets, post lists, moderations and -b as the rxe profile has them.
+# --mr modes, offsets, post lists, moderations and -b as the rxe profile has them. The
+# two QPs' shares of a qps=2 run are judged for fairness (unfair, key qps); the fan-out
+# (hunt SERVER SERVER...) is not searched: the bed has one server address.
 SPACE=${HUNT_SPACE:-size=4K,16K,64K; sq_depth=8,32,128; qps=1,2; mtu=1024}
 $B hunt -d "$CLI_DEV" -x "$CLI_GID" "$SRV_IP" --budget "$BUDGET" --point-duration "${HUNT_POINT_S:-1}" --space "$SPACE" \
   --records "$OUT/hunt.ndjson" --json "$OUT/hunt.json"

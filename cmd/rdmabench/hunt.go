@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -22,6 +23,10 @@ import (
 
 type huntOptions struct {
 	clientOptions
+	// Servers: the servers given where there are several (SERVER... or a,b,c), as given;
+	// Server is then the first, the session's. A fan-out point of k runs against the
+	// first k.
+	Servers       []string
 	Ops           []string
 	Profile       string
 	Space         string
@@ -37,9 +42,10 @@ type huntOptions struct {
 func newCmdHunt(runF func(*huntOptions) error) *cobra.Command {
 	o := &huntOptions{}
 	cmd := &cobra.Command{
-		Use: "hunt SERVER",
+		Use: "hunt SERVER [SERVER...]",
 		Example: "  rdmabench hunt -d mlx5_0 host-a --budget 30m\n" +
 			"  rdmabench hunt -d rxe1 10.0.0.1 --space 'size=64K,1M; qps=1,4' --budget 10m\n" +
+			"  rdmabench hunt -d mlx5_0 host-a host-b host-c --budget 1h      # also fan-out to 2 and 3 servers\n" +
 			"  rdmabench hunt -d mlx5_0 host-a --resume hunt-cx6-20250101-120000.ndjson",
 		Short: "Search the configuration space for anomalies; reduce each to what triggers it",
 		Long: `Search the configurations one rdmabench run can take (operation, message size, SQ depth,
@@ -47,7 +53,10 @@ post list, CQ moderation, QPs, buffer offset, MTU, QP timeout, --mr mode, -b) fo
 anomalies, against a running 'rdmabench server', as Collie (NSDI 2022) does for RDMA
 NICs: throughput far below what the same operation and size reached elsewhere, error or
 congestion counters that move, failed completions, latency tails far above the median,
-and peers or directions served unevenly.
+and QPs, servers or directions served unevenly. Given several servers (SERVER a b c,
+or a,b,c), it searches the fan-out too (dimension peers): a point runs against the
+first server alone, or against the first k at once, one QP each, as 'write bw a,b,c'
+runs.
 
 The search is simulated annealing over an anomaly score. A run over a rule's bar is a
 candidate, and a finding only when 3 of 3 fresh runs show it (a throughput candidate's
@@ -59,9 +68,9 @@ it, the ib_* command line. Later points inside a known set are skipped.
 Every run and every finding is appended to the records stream (NDJSON) as it is made;
 --resume FILE continues a hunt without measuring again what FILE holds. --budget holds:
 no run starts once it is spent. Ctrl-C ends the hunt and keeps what it found.`,
-		Args: cobra.ExactArgs(1),
+		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			o.Server = args[0]
+			o.Server = strings.Join(args, ",") // check splits it
 			if err := o.check(cmd); err != nil {
 				return err
 			}
@@ -78,7 +87,7 @@ no run starts once it is spent. Ctrl-C ends the hunt and keeps what it found.`,
 	f.Lookup("csv").Usage = "not used by hunt (its records stream, --records, holds every run)"
 	f.StringSliceVar(&o.Ops, "ops", []string{"write", "read"}, "operations to search")
 	f.StringVar(&o.Profile, "profile", "", "NIC profile name or YAML file (default: detected from the device): its grid is the space, its hunt section the thresholds")
-	f.StringVar(&o.Space, "space", "", "override dimensions of the space, e.g. 'size=64K,1M; sq_depth=64,1024; qps=1,4; mr=pool' (dimensions: op, size, sq_depth, post_list, cq_mod, qps, offset, mtu, qp_timeout, mr, bidirectional)")
+	f.StringVar(&o.Space, "space", "", "override dimensions of the space, e.g. 'size=64K,1M; sq_depth=64,1024; qps=1,4; mr=pool' (dimensions: op, size, sq_depth, post_list, cq_mod, qps, offset, mtu, qp_timeout, mr, bidirectional, peers: 1 to the servers given)")
 	f.DurationVar(&o.Budget, "budget", 15*time.Minute, "the hunt's time, a resumed hunt's earlier runs included: no run starts once it is spent (0: no limit)")
 	f.IntVar(&o.MaxRuns, "max-runs", 0, "the most runs, earlier ones included (0: no limit)")
 	f.Uint64Var(&o.Seed, "seed", 1, "the search's random seed: the same seed and the same measurements make the same hunt")
@@ -89,8 +98,19 @@ no run starts once it is spent. Ctrl-C ends the hunt and keeps what it found.`,
 	return cmd
 }
 
-// check checks the flags of rdmabench hunt.
+// check checks the flags of rdmabench hunt, and splits the servers (o.Server: every
+// SERVER argument, comma-separated) into Server, the first, and Servers where there are
+// several.
 func (o *huntOptions) check(cmd *cobra.Command) error {
+	if _, err := bench.SplitServers(o.Server, o.TCPPort); err != nil {
+		return flagErrorf("SERVER: %v", err)
+	}
+	if words := strings.Split(o.Server, ","); len(words) > 1 {
+		for i := range words {
+			words[i] = strings.TrimSpace(words[i])
+		}
+		o.Server, o.Servers = words[0], words
+	}
 	seen := map[string]bool{}
 	for _, op := range o.Ops {
 		if _, ok := ops.All[op]; !ok {
@@ -119,8 +139,8 @@ func (o *huntOptions) check(cmd *cobra.Command) error {
 	if o.Space != "" {
 		// The syntax only: the values are checked against the device's profile later.
 		rxe, _ := profiles.Load("rxe")
-		if _, err := hunt.DefaultSpace(rxe, o.Ops...).Override(o.Space); err != nil {
-			return flagErrorf("--space: %v", err)
+		if _, err := o.space(hunt.DefaultSpace(rxe, o.Ops...)); err != nil {
+			return err
 		}
 	}
 	if err := bench.ValidateCounters(o.Counters); err != nil {
@@ -146,11 +166,20 @@ func (o *huntOptions) hunt(ctx context.Context, c *bench.Client) error {
 	if err != nil {
 		return err
 	}
-	space := hunt.DefaultSpace(prof, o.Ops...)
-	if o.Space != "" {
-		if space, err = space.Override(o.Space); err != nil {
-			return flagErrorf("--space: %v", err)
+	space, err := o.space(hunt.DefaultSpace(prof, o.Ops...))
+	if err != nil {
+		return err
+	}
+	var addrs []string
+	if len(o.Servers) > 1 {
+		addrs, _ = bench.SplitServers(strings.Join(o.Servers, ","), o.TCPPort) // checked in check
+		// Every server answers before the hunt begins: one that cannot would fail every
+		// fan-out's setup.
+		f, err := bench.DialFan(ctx, addrs, o.Local, o.Token, o.Timeout)
+		if err != nil {
+			return err
 		}
+		f.Close()
 	}
 	var prior []hunt.Record
 	stream, path, err := resumable("hunt", prof.Name, o.Records, o.Resume, func(r io.Reader) (err error) {
@@ -176,17 +205,20 @@ func (o *huntOptions) hunt(ctx context.Context, c *bench.Client) error {
 			InlineBytes: bench.InlineAuto},
 		Budget: o.Budget, MaxRuns: o.MaxRuns, Seed: o.Seed, Rules: hunt.RulesFor(prof),
 		LinkGbps: prof.LinkGbpsFor(d.VendorPartID),
-		Validate: func(c result.Config) error { ops.Defaults(&c); return ops.Validate(c) },
+		Validate: huntValidate,
 		Prior:    prior, Server: o.commandServer(),
 	}
 	fmt.Fprintf(o.Out.Stderr, "hunt: profile %s (%s), %d configurations, %g s per run, budget %v, records -> %s",
 		prof.Name, prof.Source, space.Size(), dur, o.Budget, path)
+	if d, ok := space.Dim(hunt.DimPeers); ok {
+		fmt.Fprintf(o.Out.Stderr, ", peers %s of %s", strings.Join(d.Values, ","), strings.Join(o.Servers, ","))
+	}
 	if len(prior) > 0 {
 		fmt.Fprintf(o.Out.Stderr, " (resuming: %d records)", len(prior))
 	}
 	fmt.Fprintln(o.Out.Stderr)
-	measure := sweep.SessionMeasurer(func(ctx context.Context, cfg result.Config) (result.Result, error) {
-		return c.Run(ctx, ops.All[cfg.Op], cfg)
+	measure := huntMeasure(c, func(ctx context.Context, k int) (*bench.Fan, error) {
+		return bench.DialFan(ctx, addrs[:k], o.Local, o.Token, o.Timeout)
 	})
 	record := hunt.NewRecorder(stream)
 	runs := 0
@@ -225,10 +257,65 @@ func (o *huntOptions) hunt(ctx context.Context, c *bench.Client) error {
 	return errors.Join(errs...)
 }
 
+// space is the hunt's space from the profile's: the fan-out across the servers given
+// (hunt.Space.WithPeers), then --space; a peers value beyond the servers given is a
+// flag error.
+func (o *huntOptions) space(s hunt.Space) (hunt.Space, error) {
+	n := max(len(o.Servers), 1)
+	s = s.WithPeers(n)
+	if o.Space == "" {
+		return s, nil
+	}
+	s, err := s.Override(o.Space)
+	if err != nil {
+		return s, flagErrorf("--space: %v", err)
+	}
+	if d, ok := s.Dim(hunt.DimPeers); ok {
+		if k, _ := strconv.Atoi(d.Values[len(d.Values)-1]); k > n {
+			return s, flagErrorf("--space: peers %d: %d server%s given (a fan-out of k runs against the first k SERVERs)", k, n, map[bool]string{true: "", false: "s"}[n == 1])
+		}
+	}
+	return s, nil
+}
+
+// huntValidate is the hunt's Plan.Validate: bench's rules for a plan, after its defaults
+// (a fan-out's --sync and --landing among them).
+func huntValidate(c result.Config) error { ops.Defaults(&c); return ops.Validate(c) }
+
+// huntMeasurer is a hunt's Measurer as a function.
+type huntMeasurer func(ctx context.Context, cfg result.Config) (result.Result, error)
+
+// huntMeasure is the hunt's Measurer: a point of one server runs on c, the first
+// server's session (its loss ends the hunt, as a sweep's); a fan-out of k through the
+// Fan that dial connects to the first k servers, for that run alone (as 'write bw a,b,c'
+// runs): a connection it loses is that run's error, not the hunt's.
+func huntMeasure(c *bench.Client, dial func(ctx context.Context, k int) (*bench.Fan, error)) huntMeasurer {
+	one := sweep.SessionMeasurer(func(ctx context.Context, cfg result.Config) (result.Result, error) {
+		return c.Run(ctx, ops.All[cfg.Op], cfg)
+	})
+	return func(ctx context.Context, cfg result.Config) (result.Result, error) {
+		if cfg.Peers == 0 {
+			return one.Measure(ctx, cfg)
+		}
+		f, err := dial(ctx, cfg.Peers)
+		if err != nil {
+			return result.Result{}, err
+		}
+		defer f.Close()
+		return f.Run(ctx, ops.All[cfg.Op], cfg)
+	}
+}
+
+// Measure runs cfg (hunt.Measurer).
+func (f huntMeasurer) Measure(ctx context.Context, cfg result.Config) (result.Result, error) {
+	return f(ctx, cfg)
+}
+
 // commandServer is the server as the findings' command lines give it (rdmabench's and
-// perftest's alike): its address and, where they are not the defaults, this side's
-// device, port and GID index. The control port is rdmabench's own (perftest's -p is
-// another): a hunt on another port says so once.
+// perftest's alike): its address (the servers, comma-separated, where there are
+// several: a fan-out's command line names the first k) and, where they are not the
+// defaults, this side's device, port and GID index. The control port is rdmabench's own
+// (perftest's -p is another): a hunt on another port says so once.
 func (o *huntOptions) commandServer() string {
 	var b strings.Builder
 	if o.Local.Device != "" {
@@ -240,6 +327,10 @@ func (o *huntOptions) commandServer() string {
 	if o.Local.GIDIndex >= 0 {
 		fmt.Fprintf(&b, "-x %d ", o.Local.GIDIndex)
 	}
-	b.WriteString(o.Server)
+	if len(o.Servers) > 1 {
+		b.WriteString(strings.Join(o.Servers, ","))
+	} else {
+		b.WriteString(o.Server)
+	}
 	return b.String()
 }

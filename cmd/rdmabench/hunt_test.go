@@ -1,12 +1,19 @@
 package main
 
 import (
+	"context"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/rdmabench/rdmabench/bench"
+	"github.com/rdmabench/rdmabench/bench/benchtest"
+	"github.com/rdmabench/rdmabench/bench/ops"
+	"github.com/rdmabench/rdmabench/hunt"
 	"github.com/rdmabench/rdmabench/oob"
+	"github.com/rdmabench/rdmabench/profiles"
+	"github.com/rdmabench/rdmabench/result"
 )
 
 func TestHuntFlags(t *testing.T) {
@@ -26,7 +33,17 @@ func TestHuntFlags(t *testing.T) {
 				o.Ops, o.Profile, o.Space, o.Budget, o.MaxRuns, o.Seed, o.PointDuration = []string{"read"}, "cx6", "size=64K,1M; qps=1,4", 5*time.Minute, 200, 7, 0.5
 				o.Resume, o.Out.JSON = "h.ndjson", "h.json"
 			}},
-			{args: nil, wantErr: "accepts 1 arg(s), received 0"},
+			{args: []string{"host-a", "host-b,host-c:18601"}, want: func(o *huntOptions) {
+				o.Server, o.Servers = "host-a", []string{"host-a", "host-b", "host-c:18601"}
+			}},
+			{args: []string{"host-a,host-b", "--space", "peers=1,2"}, want: func(o *huntOptions) {
+				o.Server, o.Servers, o.Space = "host-a", []string{"host-a", "host-b"}, "peers=1,2"
+			}},
+			{args: nil, wantErr: "requires at least 1 arg(s), only received 0"},
+			{args: []string{"host-a", "host-a"}, wantErr: "SERVER: server host-a:18600 appears twice"},
+			{args: []string{"host-a,", "host-b"}, wantErr: "SERVER: server list"},
+			{args: []string{"host-a", "host-b", "--space", "peers=1,3"}, wantErr: "--space: peers 3: 2 servers given"},
+			{args: []string{"host", "--space", "peers=1,2"}, wantErr: "--space: peers 2: 1 server given"},
 			{args: []string{"host", "--ops", "send"}, wantErr: `--ops: unknown operation "send"`},
 			{args: []string{"host", "--ops", "write,write"}, wantErr: "--ops: write given twice"},
 			{args: []string{"host", "--budget", "-1s"}, wantErr: "--budget"},
@@ -39,4 +56,112 @@ func TestHuntFlags(t *testing.T) {
 			{args: []string{"host", "--resume", "h.ndjson", "--records", "other.ndjson"}, wantErr: "drop --records"},
 			{args: []string{"host", "--resume", "missing.ndjson"}, wantErr: "--resume missing.ndjson"},
 		})
+}
+
+// TestHuntValidate: the hunt package's own rules (hunt.CheckConfig, what its tests and
+// its repair go by) say of every point of a space with a fan-out what bench's rules say
+// (the CLI's Plan.Validate), so that the hunt plans no point the CLI refuses; and every
+// point the search repairs runs.
+func TestHuntValidate(t *testing.T) {
+	p, err := profiles.Load("cx6")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := hunt.DefaultSpace(p).WithPeers(3).Override("size=4K,1M; sq_depth=64,512; post_list=1,8; cq_mod=1,16; qps=1,2; offset=0,64; qp_timeout=14")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := result.Config{Test: result.BW, DurationS: 1, WarmupIterations: 1000, Counters: "auto", InlineBytes: bench.InlineAuto}
+	n, fans := 0, 0
+	var rec func(i int, pt hunt.Point)
+	rec = func(i int, pt hunt.Point) {
+		if i == len(s.Dims) {
+			c := pt.Config(base)
+			mine, cli := hunt.CheckConfig(c), huntValidate(c)
+			if (mine == nil) != (cli == nil) {
+				t.Errorf("%v: hunt says %v, the CLI %v", pt, mine, cli)
+			}
+			if cli == nil {
+				n++
+				if pt.Peers > 0 {
+					fans++
+				}
+			}
+			return
+		}
+		for _, v := range s.Dims[i].Values {
+			rec(i+1, pt.With(s.Dims[i].Name, v))
+		}
+	}
+	rec(0, s.Baseline)
+	if n == 0 || fans == 0 {
+		t.Errorf("%d points run, %d fan-outs", n, fans)
+	}
+}
+
+// TestHuntFanOut: a hunt against three servers (fake engines) through the CLI's
+// Measurer and rules, over a small space (12 points): its fan-outs run against the
+// first k servers, one QP each; no point is refused or fails to set up; the runs of
+// several QPs carry their shares.
+func TestHuntFanOut(t *testing.T) {
+	const token = "hunt-test" // a server sends -b's traffic only to a client with its token
+	rs := benchtest.NewRigs(t, 3, ops.All, func(s *bench.Server) { s.Token = token })
+	c, err := rs[0].Dial(token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	dials := map[int]int{}
+	m := huntMeasure(c, func(_ context.Context, k int) (*bench.Fan, error) {
+		dials[k]++
+		return benchtest.DialFan(rs[:k], token)
+	})
+	s, err := hunt.DefaultSpace(mustProfile(t, "rxe")).WithPeers(3).Override("size=64K; sq_depth=32; post_list=1; cq_mod=1; qps=1,2; offset=0; mtu=1024; qp_timeout=14; mr=pool")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := hunt.Plan{Space: s, Base: result.Config{Test: result.BW, DurationS: 0.01, Counters: "off", InlineBytes: bench.InlineAuto},
+		MaxRuns: 40, Seed: 3, Validate: huntValidate, Server: "a,b,c"}
+	var runs []hunt.Measurement
+	o, err := hunt.Run(context.Background(), m, p, func(r hunt.Record) error {
+		if r.Measurement != nil {
+			runs = append(runs, *r.Measurement)
+		}
+		return nil
+	})
+	if err != nil || o.Errors > 0 {
+		t.Fatalf("%v; %d runs did not run, the first: %s", err, o.Errors, o.FirstError)
+	}
+	fans, qps := 0, 0
+	for _, r := range runs {
+		switch k := r.Config.Peers; {
+		case k > 0:
+			fans++
+			if strings.Count(r.Server, ",") != k-1 || r.Config.NumQPs != 1 || r.Config.Bidirectional {
+				t.Errorf("a fan-out of %d: server %q, %d QPs, bidirectional %v", k, r.Server, r.Config.NumQPs, r.Config.Bidirectional)
+			}
+		case r.Config.NumQPs > 1 && r.Error == "":
+			qps++
+			if _, ok := r.Shares[hunt.KeyQPs]; !ok {
+				t.Errorf("a run of %d QPs has no QP shares: %+v", r.Config.NumQPs, r.Shares)
+			}
+		}
+	}
+	t.Logf("%d runs: %d fan-outs (dialled %v), %d of several QPs; %d findings (the fake engine's)", len(runs), fans, dials, qps, len(o.Findings))
+	if fans == 0 || qps == 0 || dials[2]+dials[3] != fans {
+		t.Errorf("%d runs: %d fan-outs (dialled %v), %d of several QPs", len(runs), fans, dials, qps)
+	}
+	pt := s.Baseline.With(hunt.DimPeers, "3")
+	r, err := m.Measure(context.Background(), pt.Config(p.Base))
+	if err != nil || r.Fan == nil || len(r.Fan.Peers) != 3 || r.Config.Peers != 3 {
+		t.Errorf("a fan-out to 3: %v, %+v", err, r.Fan)
+	}
+}
+
+func mustProfile(t *testing.T, name string) profiles.Profile {
+	p, err := profiles.Load(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
