@@ -60,7 +60,7 @@ type keyPart struct{ name, text string }
 // keyParts are the fields of ConfigKey beyond MainKey, in the key's order, every one of
 // them (the text empty where not written).
 func keyParts(c result.Config) []keyPart {
-	var timeout, events, moderation, mr, mrCache, peers, sync, landing, mtu, huge, verify, bidi string
+	var timeout, events, moderation, mr, mrCache, peers, sync, landing, mtu, huge, verify, bidi, threads string
 	if c.QPTimeout != 0 {
 		timeout = fmt.Sprintf(" qp-timeout=%d", c.QPTimeout)
 	}
@@ -91,8 +91,12 @@ func keyParts(c result.Config) []keyPart {
 	if c.Bidirectional {
 		bidi = " bidirectional"
 	}
+	if c.Threads > 1 {
+		threads = fmt.Sprintf(" threads=%d", c.Threads)
+	}
 	return []keyPart{{"qp-timeout", timeout}, {"events", events}, {"moderation", moderation}, {"mr", mr}, {"mr cache", mrCache},
-		{"peers", peers}, {"sync", sync}, {"landing", landing}, {"mtu", mtu}, {"hugepages", huge}, {"verify", verify}, {"bidirectional", bidi}}
+		{"peers", peers}, {"sync", sync}, {"landing", landing}, {"mtu", mtu}, {"hugepages", huge}, {"verify", verify}, {"bidirectional", bidi},
+		{"threads", threads}}
 }
 
 // KeyDiffers names the fields of ConfigKey beyond MainKey in which a and b differ, in

@@ -181,11 +181,13 @@ func note(r result.Result) string {
 }
 
 // bwLines are what follows a bandwidth table in every format: the peak's resolution,
-// the errors, the counters, the registrations and the fan-out tables.
+// the errors, the counters, the registrations, the threads' and QPs' shares and the
+// fan-out tables.
 func bwLines(w io.Writer, bw []result.Result) error {
 	peakNote(w, bw)
 	errorLines(w, bw)
 	counterLines(w, bw)
 	mrLines(w, bw)
+	shareLines(w, bw)
 	return fanTables(w, bw)
 }

@@ -90,6 +90,13 @@ var csvColumns = []csvColumn{
 	partColumn(baselinePart, stringColumn("baseline_error", func(r *Result) *string { return &r.Baseline.Error })),
 	countColumn("outs_num", func(r *Result) *int { return &r.Config.OutsNum }),
 	stringColumn("post_api", func(r *Result) *string { return &r.Config.PostAPI }),
+	countColumn("threads", func(r *Result) *int { return &r.Config.Threads }),
+	stringColumn("cpu_list", func(r *Result) *string { return &r.Config.CPUList }),
+	partColumn(threadsPart, stringColumn("thread_pinning", func(r *Result) *string { return &r.Threads.Pinning })),
+	partColumn(threadsPart, optFloatColumn("thread_jain_fairness", func(r *Result) **float64 { return &r.Threads.JainFairness })),
+	partColumn(threadsPart, stringColumn("thread_fairness", func(r *Result) *string { return &r.Threads.Fairness })),
+	partColumn(qpsPart, optFloatColumn("qp_jain_fairness", func(r *Result) **float64 { return &r.QPs.JainFairness })),
+	partColumn(qpsPart, stringColumn("qp_fairness", func(r *Result) *string { return &r.QPs.Fairness })),
 }
 
 // csvBaseColumns is how many columns CSV had before the fan, registration, baseline
@@ -102,6 +109,8 @@ func reversePart(r *Result) **Direction { return &r.Reverse }
 func fanPart(r *Result) **Fan           { return &r.Fan }
 func mrPart(r *Result) **MRRun          { return &r.MR }
 func baselinePart(r *Result) **Baseline { return &r.Baseline }
+func threadsPart(r *Result) **Threads   { return &r.Threads }
+func qpsPart(r *Result) **QPShares      { return &r.QPs }
 
 // CSVHeader is the column set of the CSV form, stable for CI pipelines.
 var CSVHeader = func() []string {
