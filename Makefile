@@ -17,7 +17,7 @@ PURE    := ./hunt/... ./result/... ./oob/... ./report/... ./verbs/... ./sweep/..
 DEB := gcc libc6-dev pkg-config libibverbs-dev ibverbs-providers rdma-core ibverbs-utils perftest chromium openmpi-bin \
        qemu-system-x86 busybox-static cpio kmod iproute2
 
-.PHONY: all build setup test vet unit docs fuzz fuzz-short browser e2e demo scenarios parity interop hunt bed-noise soak clean vm-shell
+.PHONY: all build setup test vet unit docs fuzz fuzz-short browser e2e demo scenarios parity interop hw-check hw-check-bed hunt bed-noise soak clean vm-shell
 
 all: build
 
@@ -41,6 +41,7 @@ vet:
 	CGO_ENABLED=0 $(GO) vet ./...
 	$(GO) vet -tags e2e ./test/e2e
 	@bad=$$(gofmt -l .); [ -z "$$bad" ] || { echo "gofmt needed: $$bad"; exit 1; }
+	@for f in test/*.sh test/rxevm/*.sh test/e2e/*.sh .ci/run; do bash -n "$$f" || exit 1; done
 
 # Without cgo, bench and its ops run on the fake engine: their statement coverage must
 # stay at COVER_MIN% or more (the client and server state machines are tested there).
@@ -114,6 +115,21 @@ parity: build
 # tests, in one test-bed boot (test/interop.sh): ROUNDS rounds, 3 by default.
 interop: build
 	test/rxevm/run test/interop.sh $(ROUNDS)
+
+# The one command a user with two RDMA hosts runs first, on the client host: doctor on both,
+# parity with perftest (goals 1.00), a short WRITE/READ sweep, a counters run; one verdict
+# line per check, exit 1 if one failed, and one bundle to send back (OUT and OUT.tar.gz,
+# default out/hw-check-DATE). The server host is reached through SSH (default 'ssh
+# SERVER'; local: this host). test/hw-check.sh --help; docs/testing.md.
+#   make hw-check SERVER=host-a SERVER_DEV=mlx5_0 CLIENT_DEV=mlx5_0 [SSH='ssh me@host-a'] [OUT=dir]
+# hw-check-bed: the same in one test-bed boot, rxe0 and rxe1 standing in for the two hosts
+# (ROUNDS=3 unless given, a 40 s sweep per operation, out/hw-check-bed; about 10 minutes).
+hw-check: build
+	SERVER='$(SERVER)' SERVER_DEV='$(SERVER_DEV)' CLIENT_DEV='$(CLIENT_DEV)' SSH='$(SSH)' OUT='$(OUT)' ROUNDS='$(ROUNDS)' \
+		POST_API='$(POST_API)' test/hw-check.sh
+
+hw-check-bed: build
+	test/hw-check.sh --bed
 
 # How noisy and how slow the test bed is on this host (perftest with and without RPS on
 # the veths; rdmabench's run-to-run noise and wall time per point length), in one boot.

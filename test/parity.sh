@@ -8,6 +8,22 @@
 # benchmark, not a test: it prints, it does not judge. A failed round leaves a gap.
 # Run it with `make parity` (in the test bed), or directly on a host with a device:
 # PARITY_DEV=mlx5_0 PARITY_IP=192.0.2.1 bash test/parity.sh
+# or across two hosts, run on the client host (make hw-check does this):
+# PARITY_SSH='ssh host-a' PARITY_DEV=mlx5_0 PARITY_CLI_DEV=mlx5_1 PARITY_IP=host-a bash test/parity.sh
+# Knobs (environment):
+#   PARITY_DEV, PARITY_IP   the server's device and its address (else: the test bed, one rxe)
+#   PARITY_CLI_DEV          the client's device (default PARITY_DEV)
+#   PARITY_SSH              the command prefix that runs a command line on the server host
+#                           (test/remote-lib.sh: "ssh user@host", or "local"): both tools'
+#                           servers run there, their clients here
+#   PARITY_SRV_BIN          rdmabench on the server host (default: this one's path)
+#   PARITY_SRV_GID, PARITY_CLI_GID  GID indexes (default: rdmabench's choice, perftest's)
+#   PARITY_TARGET=T         every metric's goal at T: rdmabench/perftest >= T for bandwidth
+#                           and message rate, <= 1/T for latency (default: the goals below)
+#   PARITY_OUT=DIR          keep every round and log in DIR, and the table as DIR/parity.txt
+#                           and DIR/parity.tsv (one line a metric, with its verdict)
+#   PT_TIMEOUT              the bound on each run of either tool (default 120 s)
+#   RDMABENCH_TOKEN         the token rdmabench's server requires and its client proves
 set -u
 ROUNDS=${1:-${ROUNDS:-5}}
 # METRICS: an extended regular expression; only the metrics whose names match it run
@@ -17,26 +33,67 @@ METRICS=${2:-${METRICS:-.}}
 # ibv_post_send on rxe, as perftest there; wr: the extended QP API, ibv_wr_*).
 POST_API=${3:-${POST_API:-auto}}
 B=${RDMABENCH_BIN:-$PWD/bin/rdmabench}
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # guest-lib.sh: the test bed's set-up, the GID choice (rb_gid: rdmabench's own) and the
 # perftest runner (pt); $0 is a copy in the test bed, hence VM_TOOL_DIR there.
 # shellcheck source=rxevm/guest-lib.sh source-path=SCRIPTDIR
-. "${VM_TOOL_DIR:-$(dirname "$0")/rxevm}/guest-lib.sh"
-if [ -n "${PARITY_DEV:-}" ]; then
-  SRV_DEV=$PARITY_DEV CLI_DEV=$PARITY_DEV SRV_IP=${PARITY_IP:?set PARITY_IP}
+. "${VM_TOOL_DIR:-$HERE/rxevm}/guest-lib.sh"
+PT=pt
+if [ -n "${PARITY_SSH:-}" ]; then
+  # The servers on the server host, through the prefix (remote-lib.sh: srv_*, pt_far).
+  RL=${VM_TOOL_DIR:+$VM_TOOL_DIR/..}
+  # shellcheck source=remote-lib.sh source-path=SCRIPTDIR
+  . "${RL:-$HERE}/remote-lib.sh"
+  SRV_DEV=${PARITY_DEV:?set PARITY_DEV} CLI_DEV=${PARITY_CLI_DEV:-$PARITY_DEV} SRV_IP=${PARITY_IP:?set PARITY_IP}
+  SRV_BIN=${PARITY_SRV_BIN:-$B}
+  srv_init "$PARITY_SSH" || exit 1
+  trap srv_cleanup EXIT
+  trap 'exit 130' INT TERM
+  SRV_GID=${PARITY_SRV_GID:-$(srv "$(_q "$SRV_BIN" devices --gid -d "$SRV_DEV")" < /dev/null | awk '{print $3}')}
+  [ -n "$SRV_GID" ] || { echo "parity: no GID on $SRV_DEV on the server host"; exit 1; }
+  if [ -z "${PARITY_CLI_GID:-}" ]; then
+    RDMABENCH_BIN=$B rb_gid "$CLI_DEV" || { echo "parity: no GID on $CLI_DEV"; exit 1; }
+  fi
+  CLI_GID=${PARITY_CLI_GID:-$RB_GID_INDEX}
+  PT=pt_far
+elif [ -n "${PARITY_DEV:-}" ]; then
+  SRV_DEV=$PARITY_DEV CLI_DEV=${PARITY_CLI_DEV:-$PARITY_DEV} SRV_IP=${PARITY_IP:?set PARITY_IP}
   RDMABENCH_BIN=$B rb_gid "$SRV_DEV" || { echo "parity: no GID on $SRV_DEV"; exit 1; }
-  SRV_GID=$RB_GID_INDEX CLI_GID=$RB_GID_INDEX
+  SRV_GID=${PARITY_SRV_GID:-$RB_GID_INDEX}
+  RDMABENCH_BIN=$B rb_gid "$CLI_DEV" || { echo "parity: no GID on $CLI_DEV"; exit 1; }
+  CLI_GID=${PARITY_CLI_GID:-$RB_GID_INDEX}
 else
   RDMABENCH_BIN=$B rxe_setup_loop || { echo "Soft-RoCE setup failed"; exit 1; }
 fi
-DEV=$SRV_DEV IP=$SRV_IP GID=$SRV_GID
-OUT=$(mktemp -d)
-echo "# parity on $DEV (GID $GID), rdmabench --post-api $POST_API, $ROUNDS rounds per tool, $(nproc) CPUs, kernel $(uname -r), perftest $(ib_write_bw --version 2>/dev/null | sed -n "s/^Version: //p")"
-$B server -d "$DEV" -x "$GID" --bind "$IP" -p 18650 > "$OUT/server.log" 2>&1 &
-SPID=$!
-for i in $(seq 50); do (exec 3<>/dev/tcp/$IP/18650) 2>/dev/null && break; sleep 0.2; done
+IP=$SRV_IP
+if [ -n "${PARITY_OUT:-}" ]; then
+  OUT=$PARITY_OUT KEEP=1
+  mkdir -p "$OUT" || exit 1
+else
+  OUT=$(mktemp -d) KEEP=0
+fi
+PT_TIMEOUT=${PT_TIMEOUT:-120}
+where="on $SRV_DEV (GID $SRV_GID)"
+[ "$CLI_DEV/$CLI_GID" = "$SRV_DEV/$SRV_GID" ] || where="server $SRV_DEV (GID $SRV_GID), client $CLI_DEV (GID $CLI_GID)"
+[ -z "${PARITY_SSH:-}" ] || where="$where, servers through '$PARITY_SSH'"
+echo "# parity $where, rdmabench --post-api $POST_API, $ROUNDS rounds per tool, $(nproc) CPUs, kernel $(uname -r), perftest $(ib_write_bw --version 2>/dev/null | sed -n "s/^Version: //p")"
+if [ -n "${PARITY_SSH:-}" ]; then
+  tokf=()
+  if [ -n "${RDMABENCH_TOKEN:-}" ]; then
+    printf '%s\n' "$RDMABENCH_TOKEN" | srv_put token && tokf=(--token-file "$SRV_DIR/token")
+  fi
+  # Bounded by the longest the rounds can take: every run of both tools at its bound.
+  srv_bg rb-server $((16 * ROUNDS * (PT_TRIES + 1) * PT_TIMEOUT + 60)) "$SRV_BIN" server -d "$SRV_DEV" -x "$SRV_GID" -p 18650 "${tokf[@]}"
+  srv_listening 18650 30 rb-server || { echo "parity: rdmabench server did not start:"; srv "cat $(_q "$SRV_DIR/rb-server.log")" < /dev/null; exit 1; }
+else
+  $B server -d "$SRV_DEV" -x "$SRV_GID" --bind "$IP" -p 18650 > "$OUT/server.log" 2>&1 &
+  SPID=$!
+  for i in $(seq 50); do (exec 3<>/dev/tcp/$IP/18650) 2>/dev/null && break; sleep 0.2; done
+fi
 
-# Each perftest run is guest-lib's pt: server and client here on DEV, the client's output
-# in $OUT/pt-cli.log, failures in $OUT/pt.err; each try takes a fresh TCP port from 18701.
+# Each perftest run is guest-lib's pt: server and client here, the client's output in
+# $OUT/pt-cli.log, failures in $OUT/pt.err; each try takes a fresh TCP port from 18701.
+# With PARITY_SSH it is remote-lib's pt_far, the same with its server on the server host.
 PT_DIR=$OUT PT_PORT=18700
 # column N: the value in column N of perftest's last result row (empty if none)
 column() { awk -v c="$1" '$1 ~ /^[0-9]+$/ && NF >= c {v=$c} END {print v}' "$OUT/pt-cli.log"; }
@@ -69,14 +126,14 @@ metric() { # NAME PERFTEST_ARGS RDMABENCH_ARGS PERFTEST_COLUMN RDMABENCH_EXPR
     p= r=
     # Who goes first alternates, so that drift in the emulator favours neither tool.
     if [ $((i % 2)) = 1 ]; then
-      pt $ptargs 2>> "$OUT/pt.err" && p=$(column "$col")
+      $PT $ptargs 2>> "$OUT/pt.err" && p=$(column "$col")
     fi
     rm -f "$OUT/r.json"
-    if $B $rb --post-api "$POST_API" -d "$DEV" -x "$GID" -p 18650 "$IP" --json "$OUT/r.json" > /dev/null 2>>"$OUT/rb.err"; then
+    if timeout -k 5 "$PT_TIMEOUT" $B $rb --post-api "$POST_API" -d "$CLI_DEV" -x "$CLI_GID" -p 18650 "$IP" --json "$OUT/r.json" > /dev/null 2>>"$OUT/rb.err"; then
       r=$(value "$expr")
     fi
     if [ $((i % 2)) = 0 ]; then
-      pt $ptargs 2>> "$OUT/pt.err" && p=$(column "$col")
+      $PT $ptargs 2>> "$OUT/pt.err" && p=$(column "$col")
     fi
     echo "$p" >> "$OUT/$name.p"; echo "$r" >> "$OUT/$name.r"
     echo "  $name round $i: perftest ${p:--}, rdmabench ${r:--}"
@@ -99,9 +156,14 @@ metric read_lat_2B_p50_us   "ib_read_lat -F -s 2 -n 2000"   "read lat -s 2 -n 20
 # perftest, so that they compare the instruments' own cost.
 metric write_lat_2B_p50_us_tsc "ib_write_lat -F -s 2 -n 2000" "write lat -s 2 -n 2000 --clock tsc" 5 "lat_ns['p50']/1000"
 metric read_lat_2B_p50_us_tsc  "ib_read_lat -F -s 2 -n 2000"  "read lat -s 2 -n 2000 --clock tsc"  5 "lat_ns['p50']/1000"
-kill $SPID 2>/dev/null
+if [ -n "${PARITY_SSH:-}" ]; then
+  srv_stop rb-server
+  [ "$KEEP" = 0 ] || srv "cat $(_q "$SRV_DIR/rb-server.log")" < /dev/null > "$OUT/server.log" 2>&1
+else
+  kill $SPID 2>/dev/null
+fi
 echo
-python3 - "$OUT" <<'PY'
+python3 - "$OUT" "${PARITY_TARGET:-}" <<'PY' | tee "$OUT/parity.txt"
 import random, statistics, sys, os
 d = sys.argv[1]
 # The rounds are paired (the two tools run back to back, order alternating), so the
@@ -112,6 +174,12 @@ goals = {  # metric kind: (goal, is met by ratio)
     "rate": (">= 1.00", lambda x: x >= 1.00),
     "lat": ("<= 1.05", lambda x: x <= 1.05),
 }
+if sys.argv[2]:  # PARITY_TARGET: one goal for every metric
+    t = float(sys.argv[2])
+    goals = {"bw": (f">= {t:.2f}", lambda x: x >= t), "rate": (f">= {t:.2f}", lambda x: x >= t),
+             "lat": (f"<= {1 / t:.2f}", lambda x: x <= 1 / t)}
+tsv = open(os.path.join(d, "parity.tsv"), "w")
+tsv.write("metric\tperftest_median\trdmabench_median\tmedian_of_ratios\tci_low\tci_high\tratio_of_medians\tgoal\tverdict\trounds\n")
 def ci(xs, n=4000):
     """95% bootstrap interval of the median of xs (rounds resampled with replacement)."""
     rng = random.Random(1)
@@ -134,7 +202,8 @@ for name in ["write_bw_64K_MiBps", "read_bw_64K_MiBps", "write_rate_64B_Mpps", "
         continue  # not among the metrics asked for
     pairs = [(p, r) for p, r in ((num(p), num(r)) for p, r in zip(ps, rs)) if p and r]
     if not pairs:
-        print(f"{name:22} no complete round"); continue
+        print(f"{name:22} no complete round")
+        tsv.write(f"{name}\t\t\t\t\t\t\t\tno complete round\t0\n"); continue
     mp, mr = statistics.median(p for p, _ in pairs), statistics.median(r for _, r in pairs)
     ratios = [r / p for p, r in pairs]
     ratio = statistics.median(ratios)
@@ -146,7 +215,8 @@ for name in ["write_bw_64K_MiBps", "read_bw_64K_MiBps", "write_rate_64B_Mpps", "
     if len(pairs) < 5:  # a bootstrap of fewer rounds is no interval at all
         verdict = "cannot tell: fewer than 5 rounds"
     print(f"{name:26} {mp:10.6g} {mr:10.6g} {ratio:10.3f} [{lo:5.3f}, {hi:5.3f}] {mr/mp:9.3f}  {goal} {verdict} ({len(pairs)} rounds)")
+    tsv.write(f"{name}\t{mp:.6g}\t{mr:.6g}\t{ratio:.4f}\t{lo:.4f}\t{hi:.4f}\t{mr/mp:.4f}\t{goal}\t{verdict}\t{len(pairs)}\n")
 PY
 [ -s "$OUT/rb.err" ] && { echo "rdmabench errors:"; cat "$OUT/rb.err"; }
 [ -s "$OUT/pt.err" ] && { echo "perftest errors:"; cat "$OUT/pt.err"; }
-rm -rf "$OUT"
+[ "$KEEP" = 1 ] || rm -rf "$OUT"
