@@ -56,7 +56,7 @@ type Options struct {
 	QPs                          int
 	Threads                      int    // loop threads (--threads; 0 or 1: one)
 	CPUList                      string // --cpu, as given
-	QPTimeout                    int // fixes every point's QP timeout, the references' too (-u); 0: swept where the profile's grid has it
+	QPTimeout                    int    // fixes every point's QP timeout, the references' too (-u); 0: swept where the profile's grid has it
 	Counters                     string
 	Events                       result.Config // completion events and CQ moderation, for every point
 	// Defaults fills in what a config of its operation leaves unset the way perftest
