@@ -363,7 +363,7 @@ func (c *Client) measure(ctx context.Context, op Op, s Session, cfg result.Confi
 		r.DurationNS = res.DurationNS
 		r.Iterations = res.Done
 		r.Threads = threadsResult(pl, cfg, verbs.BWResult{Completed: res.Done, DurationNS: res.DurationNS,
-			Threads: []verbs.ThreadRun{{QPs: qp.Block{N: 1}, CPUs: qp.CPUSets(pl.CPUs, 1)[0], Completed: res.Done, DurationNS: res.DurationNS}}}, s.MemNode())
+			Threads: []verbs.ThreadRun{{QPs: qp.Block{N: 1}, CPUs: res.CPUs, RanOn: res.RanOn, Completed: res.Done, DurationNS: res.DurationNS}}}, s.MemNode())
 		r.LatKind = op.LatKind
 		return nil, errors.Join(err, setLatency(r, res.Lat))
 	}

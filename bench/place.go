@@ -11,9 +11,10 @@ import (
 
 // Placement is where a side's loop threads run and where its buffer's pages live.
 type Placement struct {
-	// CPUs the loop threads may run on: a CPU each where there are as many as threads,
-	// else all shared (qp.CPUSets); nil, not pinned.
-	CPUs []int
+	// CPUs the loop threads may run on (nil, not pinned); with Split (--cpu) a CPU each
+	// where there are as many as threads, else all of them shared (qp.CPUSets).
+	CPUs  []int
+	Split bool
 	// MemNode is the NUMA node the buffer is bound to (preferred); nil, not bound.
 	MemNode *int
 	// How: result.Threads.Pinning.
@@ -29,8 +30,10 @@ const (
 )
 
 // Place decides a side's placement: the CPUs of cpuList (--cpu) when given, each of
-// which this process must be allowed to run on; else the CPUs local to the NIC's NUMA
-// node that it may run on, where the host facts know the node; else none. The buffer
+// which this process must be allowed to run on, one per thread where there are enough;
+// else the CPUs local to the NIC's NUMA node that it may run on, shared by the threads
+// (the kernel places each on one of them), where the host facts know the node; else
+// none. The buffer
 // goes to the NIC's node where it is known, with --cpu too: the NIC reads and writes
 // it, and a buffer across the interconnect costs what a slow PCIe slot does.
 func Place(cpuList string, dev result.Device, allowed []int) (Placement, error) {
@@ -55,7 +58,7 @@ func Place(cpuList string, dev result.Device, allowed []int) (Placement, error) 
 				}
 			}
 		}
-		return Placement{CPUs: cpus, MemNode: node, How: PinCPUList}, nil
+		return Placement{CPUs: cpus, Split: true, MemNode: node, How: PinCPUList}, nil
 	}
 	if node == nil {
 		return Placement{How: PinNone}, nil
@@ -74,7 +77,7 @@ func Place(cpuList string, dev result.Device, allowed []int) (Placement, error) 
 
 // apply puts the placement in a session's spec.
 func (p Placement) apply(s *verbs.Spec) {
-	s.CPUs, s.MemNode = p.CPUs, p.MemNode
+	s.CPUs, s.SplitCPUs, s.MemNode = p.CPUs, p.Split, p.MemNode
 }
 
 // threadsResult is what a result says about the loop threads of a bandwidth run of c
@@ -83,7 +86,7 @@ func threadsResult(p Placement, c result.Config, res verbs.BWResult, memNode *in
 	if max(c.Threads, 1) == 1 && p.How == PinNone && memNode == nil {
 		return nil
 	}
-	t := &result.Threads{Pinning: p.How, MemoryNode: memNode}
+	t := &result.Threads{Pinning: p.How, MemoryNode: memNode, Threads: []result.Thread{}}
 	var msgs []uint64
 	var gbps []float64
 	maxQPs := 0

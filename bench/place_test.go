@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rdmabench/rdmabench/bench"
 	"github.com/rdmabench/rdmabench/bench/benchtest"
@@ -102,6 +103,41 @@ func TestPipeThreads(t *testing.T) {
 	} {
 		if res, err := run(t, c, bad); err == nil {
 			t.Errorf("%+v accepted: %+v", bad, res.Threads)
+		}
+	}
+}
+
+// A device whose NUMA node is known places every run, whatever its loop: the rounds,
+// the registration loop and the latency loops say so in a result the schema takes
+// (a run of one loop thread is one thread).
+func TestPlacedRunsValidate(t *testing.T) {
+	r := benchtest.NewRig(t, ops.All, nil)
+	dev, err := factsEngine{r.Client, "../host/testdata/cx6-gen3", "mlx5_0"}.Open(bench.Local{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := bench.NewClient(r.DialConn(), dev, "fake-server:18600", "", 2*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	for _, cfg := range []result.Config{
+		{Op: "write", Test: result.BW, Iterations: 100, MsgSizeBytes: 4096, MR: "per-io", CQMod: 1},
+		{Op: "write", Test: result.BW, Iterations: 100, MsgSizeBytes: 4096},
+		{Op: "read", Test: result.Lat, Iterations: 100},
+		{Op: "write", Test: result.Lat, Iterations: 100, CPUList: "0"},
+	} {
+		res, err := run(t, c, cfg)
+		if err != nil || res.Error != "" {
+			t.Fatalf("%+v: %v (%s)", cfg, err, res.Error)
+		}
+		th := res.Threads
+		if th == nil || len(th.Threads) != 1 || th.MemoryNode == nil || *th.MemoryNode != 1 || th.Threads[0].Messages != res.Iterations {
+			t.Errorf("%s %s mr %q: threads %+v", cfg.Op, cfg.Test, cfg.MR, th)
+		}
+		res.Clock = "tsc"
+		if err := result.Validate(mustJSON(t, res)); err != nil {
+			t.Errorf("%s %s mr %q: %v", cfg.Op, cfg.Test, cfg.MR, err)
 		}
 	}
 }

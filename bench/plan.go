@@ -342,6 +342,8 @@ func (op Op) Validate(c result.Config) error {
 		return fmt.Errorf("--threads %d with %d QPs: every loop thread drives QPs of its own; raise --qps to %d or more", c.Threads, c.NumQPs, c.Threads)
 	case c.Threads > 1 && (c.CompletionEvents || c.Peers > 0):
 		return fmt.Errorf("--threads with --events or several servers: not supported (the threads would share one completion channel, or one QP per server)")
+	case c.CPUList != "" && c.Peers > 0:
+		return fmt.Errorf("--cpu with several servers: not supported yet (a run against several servers places its loop by default)")
 	case c.OutsNum < 0 || c.OutsNum > 255:
 		return fmt.Errorf("--outs %d: want 1 to 255 READs outstanding per QP (0 or absent: what both devices allow)", c.OutsNum)
 	case c.OutsNum > 0 && (c.Bidirectional || c.Peers > 0):

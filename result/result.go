@@ -92,7 +92,7 @@ type Config struct {
 	MR      string `json:"mr,omitempty"`
 	MRCache int    `json:"mr_cache,omitempty"`
 	// Threads (bandwidth tests, --threads) is how many loop threads drive the QPs,
-	// each its own CQ and its own share of the QPs (QP q on thread q mod Threads);
+	// each its own CQ and its own block of the QPs (-q 5 --threads 2: QPs 0-2 and 3-4);
 	// absent or 1: one thread. CPUList (--cpu) is the CPUs the client's loop threads
 	// were pinned to, as given; the result's Threads says where each one ran.
 	Threads int    `json:"threads,omitempty"`

@@ -20,14 +20,19 @@ export RDMABENCH_TOKEN=hunt-$$-$RANDOM
 $B server -d "$SRV_DEV" -x "$SRV_GID" --bind "$SRV_IP" > "$OUT/server.log" 2>&1 &
 SPID=$!
 wait_listen 18600 15 $SPID || { echo "rdmabench server did not start"; cat "$OUT/server.log"; exit 1; }
+# A second server on the same device and address, another port: the fan-out to two
+# servers (peers=2) is searched too, one QP to each.
+$B server -d "$SRV_DEV" -x "$SRV_GID" --bind "$SRV_IP" -p 18601 > "$OUT/server2.log" 2>&1 &
+SPID2=$!
+wait_listen 18601 15 $SPID2 || { echo "the second rdmabench server did not start"; cat "$OUT/server2.log"; exit 1; }
 # The bed runs at 7-13 MB/s: runs of 1 s, and sizes and depths whose queues a run of
 # that length drains (larger ones only measure their queues' ramp, which the hunt does
 # not judge); veths of 1500 bytes give an active MTU of 1024. QP timeouts 14 and 20,
 # --mr modes, offsets, post lists, moderations and -b as the rxe profile has them. The
-# two QPs' shares of a qps=2 run are judged for fairness (unfair, key qps); the fan-out
-# (hunt SERVER SERVER...) is not searched: the bed has one server address.
+# two QPs' shares of a qps=2 run are judged for fairness (unfair, key qps), and so are
+# the two servers' of a fan-out (key peers).
 SPACE=${HUNT_SPACE:-size=4K,16K,64K; sq_depth=8,32,128; qps=1,2; mtu=1024}
-$B hunt -d "$CLI_DEV" -x "$CLI_GID" "$SRV_IP" --budget "$BUDGET" --point-duration "${HUNT_POINT_S:-1}" --space "$SPACE" \
+$B hunt -d "$CLI_DEV" -x "$CLI_GID" "$SRV_IP" "$SRV_IP:18601" --budget "$BUDGET" --point-duration "${HUNT_POINT_S:-1}" --space "$SPACE" \
   --records "$OUT/hunt.ndjson" --json "$OUT/hunt.json"
 rc=$?
 [ -s "$OUT/hunt.json" ] || { echo "hunt: no outcome written (exit $rc)"; exit "$rc"; }
@@ -48,5 +53,5 @@ while IFS=$'\t' read -r class repro perftest; do
     eval "$B ${repro#rdmabench } --format plain" 2>&1 | tail -4 | sed "s/^/  run $i: /"
   done
 done < "$OUT/repro.txt"
-kill $SPID 2>/dev/null
+kill $SPID $SPID2 2>/dev/null
 exit $rc

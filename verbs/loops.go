@@ -18,6 +18,7 @@ import (
 	"unsafe"
 
 	"github.com/rdmabench/rdmabench/result"
+	"github.com/rdmabench/rdmabench/verbs/qp"
 )
 
 // The loops run on a locked OS thread so that the Go scheduler stays out of them.
@@ -141,7 +142,7 @@ func (s *Session) Bandwidth(p BWParams) (BWResult, error) {
 	var x *C.rb_xfer
 	var rc C.int
 	var res BWResult
-	var perr error // the loop thread could not be pinned
+	var pl place // where the loop ran (rounds, registrations in the loop)
 	if (p.Rounds || MRInLoop(p.MR)) && len(s.blocks) > 1 {
 		return BWResult{}, fmt.Errorf("bandwidth loop: rounds and --mr per-io/cache run on one thread; the session has %d", len(s.blocks))
 	}
@@ -154,11 +155,11 @@ func (s *Session) Bandwidth(p BWParams) (BWResult, error) {
 		a.raddr, a.rkey, a.qhist, a.iters, a.deadline_ns = raddr, rkey, qhist, iters, deadline
 		a.done, a.qlast_ns = done, last
 		endProgress := progress(p, unsafe.Slice((*uint64)(unsafe.Pointer(done)), nqp))
-		perr = s.onLoopThread(func() { rc = C.rb_rounds(&a) })
+		pl = s.onLoopThread(func() { rc = C.rb_rounds(&a) })
 		endProgress()
 		res.Rounds = uint64(a.rounds)
 	} else if MRInLoop(p.MR) { // registrations in the loop: one QP, see bandwidthMR
-		x, rc, perr = s.bandwidthMR(p, uintptr(s.buf)+uintptr(p.LocalOffset), ra[0], rk[0], opcode, iters, deadline, done, last, &res)
+		x, rc, pl = s.bandwidthMR(p, uintptr(s.buf)+uintptr(p.LocalOffset), ra[0], rk[0], opcode, iters, deadline, done, last, &res)
 	} else {
 		return s.stream(p, streamArrays{qps: qps, raddr: raddr, rkey: rkey, qhist: qhist, done: done, last: last}, opcode, lstride, iters, deadline)
 	}
@@ -175,8 +176,9 @@ func (s *Session) Bandwidth(p BWParams) (BWResult, error) {
 			res.PerQPLat = append(res.PerQPLat, samples(&unsafe.Slice(qhist, nqp)[i], scale))
 		}
 	}
-	if perr != nil {
-		return res, perr
+	res.Threads = []ThreadRun{{QPs: qp.Block{N: nqp}, CPUs: pl.cpus, RanOn: pl.ranOn, Completed: res.Completed, DurationNS: res.DurationNS}}
+	if pl.err != nil {
+		return res, pl.err
 	}
 	if rc != 0 {
 		what := "bandwidth loop"
@@ -242,11 +244,12 @@ func (s *Session) PingPong(p PingPongParams) (LatResult, error) {
 	a.sq_depth = C.uint32_t(max(1, min(p.SQDepth, s.spec.SQDepth)))
 	a.cq_mod = C.uint32_t(max(1, min(p.CQMod, int(a.sq_depth))))
 	var rc C.int
-	if err := s.onLoopThread(func() { rc = C.rb_pingpong(&a) }); err != nil {
-		return LatResult{}, err
+	pl := s.onLoopThread(func() { rc = C.rb_pingpong(&a) })
+	if pl.err != nil {
+		return LatResult{}, pl.err
 	}
 	scale := latScale(float64(a.x.ns_per_tick), p.OneWay)
-	res := LatResult{Done: uint64(a.done), DurationNS: int64(a.x.duration_ns), Lat: samples(a.x.hist, scale)}
+	res := LatResult{Done: uint64(a.done), DurationNS: int64(a.x.duration_ns), Lat: samples(a.x.hist, scale), CPUs: pl.cpus, RanOn: pl.ranOn}
 	if rc != 0 {
 		return res, failure(&a.x, "write ping-pong")
 	}
@@ -264,10 +267,11 @@ func (s *Session) ReadLatency(p ReadLatParams) (LatResult, error) {
 	a.qp = s.qps[0]
 	a.iters = C.uint64_t(p.Iters)
 	var rc C.int
-	if err := s.onLoopThread(func() { rc = C.rb_read_lat(&a) }); err != nil {
-		return LatResult{}, err
+	pl := s.onLoopThread(func() { rc = C.rb_read_lat(&a) })
+	if pl.err != nil {
+		return LatResult{}, pl.err
 	}
-	res := LatResult{Done: uint64(a.done), DurationNS: int64(a.x.duration_ns), Lat: samples(a.x.hist, float64(a.x.ns_per_tick))}
+	res := LatResult{Done: uint64(a.done), DurationNS: int64(a.x.duration_ns), Lat: samples(a.x.hist, float64(a.x.ns_per_tick)), CPUs: pl.cpus, RanOn: pl.ranOn}
 	if rc != 0 {
 		return res, failure(&a.x, "read latency loop")
 	}

@@ -17,7 +17,7 @@ import (
 // it registers itself. It returns the loop's rb_xfer (its histogram is the caller's to
 // free) and its outcome.
 func (s *Session) bandwidthMR(p BWParams, laddr uintptr, raddr uint64, rkey uint32, opcode C.int, iters C.uint64_t,
-	deadline C.int64_t, done *C.uint64_t, last *C.int64_t, res *BWResult) (*C.rb_xfer, C.int, error) {
+	deadline C.int64_t, done *C.uint64_t, last *C.int64_t, res *BWResult) (*C.rb_xfer, C.int, place) {
 	a := new(C.rb_bw_mr_args)
 	l := p.Layout
 	s.xfer(&a.x, p.Size, laddr, 0, p.Inline && p.Op == Write, p.Timeout)
@@ -34,9 +34,9 @@ func (s *Session) bandwidthMR(p BWParams, laddr uintptr, raddr uint64, rkey uint
 	a.done, a.qlast_ns = done, last
 	endProgress := progress(p, unsafe.Slice((*uint64)(unsafe.Pointer(done)), 1))
 	var rc C.int
-	perr := s.onLoopThread(func() { rc = C.rb_bw_mr(a) })
+	pl := s.onLoopThread(func() { rc = C.rb_bw_mr(a) })
 	endProgress() // before done is freed
 	res.MR = &MRStats{Regs: uint64(a.regs), Deregs: uint64(a.deregs), DeregsAfter: uint64(a.deregs_after),
 		Hits: uint64(a.hits), Misses: uint64(a.misses), RegNS: int64(a.reg_ns), DeregNS: int64(a.dereg_ns)}
-	return &a.x, rc, perr
+	return &a.x, rc, pl
 }

@@ -135,6 +135,9 @@ func (s *Session) NewQueue(maxPost, maxPoll int) (*Queue, error) {
 	if maxPost < 1 || maxPoll < 1 {
 		return nil, fmt.Errorf("queue of %d WRs and %d WCs", maxPost, maxPoll)
 	}
+	if len(s.cqs) > 1 {
+		return nil, fmt.Errorf("a queue polls one CQ: the session has %d (Spec.Threads)", len(s.cqs))
+	}
 	q := C.rb_pq_new(s.cq, s.channel, C.int(maxPost), C.int(maxPoll))
 	if q == nil {
 		return nil, fmt.Errorf("out of memory for a queue of %d WRs and %d WCs", maxPost, maxPoll)

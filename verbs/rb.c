@@ -33,9 +33,11 @@ void rb_set_clock(int tsc) {
 
 int rb_clock_is_tsc(void) { return tsc_on(); }
 
-// The thread is not pinned: pinning a spinning loop to one CPU can put it on the CPU
-// its peer (or the kernel's RDMA work) needs, which costs a scheduler tick per round
-// trip. The TSC is used only where Go found it invariant and trusted by the kernel.
+// Go places the loop's thread (verbs.Session.runThreads): on the NIC's NUMA node's CPUs
+// by default, the kernel choosing one of them, since a spinning loop pinned to one CPU
+// can sit on the CPU its peer (or the kernel's RDMA work) needs, which costs a scheduler
+// tick per round trip; on one CPU each only where --cpu asks. The TSC is used only where
+// Go found it invariant and trusted by the kernel.
 typedef struct {
 	int64_t t0, ns0;
 } rb_clock;
@@ -247,6 +249,12 @@ int rb_bw(rb_bw_args *a) {
 		a->done[q] = 0;
 	a->events = 0;
 	clk_begin(&clk);
+	if (a->gate) { // arrive even when failing, so that no other loop waits for this one
+		__atomic_add_fetch(a->gate, 1, __ATOMIC_ACQ_REL);
+		for (int64_t until = rb_now() + 1000000000; __atomic_load_n(a->gate, __ATOMIC_ACQUIRE) < a->gate_n &&
+		                                            !stopped(x) && rb_now() < until;)
+			;
+	}
 	if (!posted || !target || !lcur || !rcur || !pts || !qlast || !wr || !sge)
 		rc = verb_failed(x, "calloc", ENOMEM);
 	else

@@ -137,6 +137,11 @@ typedef struct {
 	uint32_t tx_depth, post_list, cq_mod;
 	struct ibv_comp_channel *channel; // non-NULL: sleep on completion events instead of spinning
 	int64_t deadline_ns;  // absolute rb_now() value; 0 = none. Posting stops there.
+	// gate (loops on several threads, --threads): each loop adds one to *gate and waits
+	// until gate_n have (or a stop, or a second) before its window opens, so that the
+	// threads start together; NULL for one loop.
+	volatile int *gate;
+	int gate_n;
 	// out
 	uint64_t *done;       // nqp entries: WRs of each QP known complete
 	int64_t *qlast_ns;    // nqp entries: the loop's first post to each QP's last completion

@@ -43,7 +43,8 @@ void *rb_mmap(size_t len, int huge, int node, int *bound) {
 	// pages, another when not, so a full node slows the run rather than failing it.
 	unsigned long mask[16] = {0};
 	mask[node / (8 * sizeof(unsigned long))] = 1UL << (node % (8 * sizeof(unsigned long)));
-	*bound = syscall(SYS_mbind, p, len, 1, mask, (unsigned long)(8 * sizeof(mask)), 0UL) == 0;
+	// maxnode: the kernel reads maxnode-1 bits of the mask.
+	*bound = syscall(SYS_mbind, p, len, 1UL, mask, (unsigned long)(8 * sizeof(mask) + 1), 0UL) == 0;
 	// Fault every page in now, as MAP_POPULATE would have, under the policy.
 	long page = huge ? 2L << 20 : sysconf(_SC_PAGESIZE);
 	for (size_t off = 0; off < len; off += (size_t)page)

@@ -236,7 +236,10 @@ func (d *Device) NewSession(spec Spec) (_ *Session, err error) {
 		s.cqs = append(s.cqs, cq)
 	}
 	s.cq = s.cqs[0]
-	if cq := s.cq; spec.ModCount > 0 || spec.ModPeriodUS > 0 {
+	for _, cq := range s.cqs {
+		if spec.ModCount == 0 && spec.ModPeriodUS == 0 {
+			break
+		}
 		var ma C.struct_ibv_modify_cq_attr
 		ma.attr_mask = C.IBV_CQ_ATTR_MODERATE
 		ma.moderate.cq_count = C.uint16_t(spec.ModCount)

@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/rdmabench/rdmabench/verbs/qp"
@@ -68,9 +69,18 @@ func (s *Session) stream(p BWParams, arr streamArrays, opcode C.int, lstride, it
 	}
 	endProgress := progress(p, unsafe.Slice((*uint64)(unsafe.Pointer(arr.done)), nqp))
 	rcs := make([]C.int, nt)
-	places := s.runThreads(func(t int) {
+	var first atomic.Int32 // the thread that failed first, +1
+	gate := (*C.int)(C.calloc(1, C.size_t(unsafe.Sizeof(C.int(0)))))
+	if gate == nil {
+		panic("verbs: out of memory for the loops' start gate")
+	}
+	defer C.free(unsafe.Pointer(gate))
+	for _, a := range args {
+		a.gate, a.gate_n = gate, C.int(nt)
+	}
+	places := s.runThreads(nt, func(t int) {
 		rcs[t] = C.rb_bw(args[t])
-		if rcs[t] != 0 && nt > 1 {
+		if rcs[t] != 0 && nt > 1 && first.CompareAndSwap(0, int32(t)+1) {
 			s.Stop() // the others finish what is in flight and return
 		}
 	})
@@ -91,9 +101,7 @@ func (s *Session) stream(p BWParams, arr streamArrays, opcode C.int, lstride, it
 				lr.perQP = append(lr.perQP, samples(&unsafe.Slice(a.qhist, b.N)[i], float64(x.ns_per_tick)))
 			}
 		}
-		if places[t].err != nil {
-			lr.err = places[t].err
-		} else if rcs[t] != 0 {
+		if rcs[t] != 0 {
 			lr.err = failure(x, "bandwidth loop")
 		}
 		if lr.err != nil {
@@ -105,25 +113,32 @@ func (s *Session) stream(p BWParams, arr streamArrays, opcode C.int, lstride, it
 		loops[t] = lr
 	}
 	res := mergeLoops(loops)
-	if len(errs) > 0 {
-		return res, errs[0] // the first thread's: the others stopped because of it
+	if err := pinError(places); err != nil {
+		return res, err // no loop ran
+	}
+	if f := first.Load(); f > 0 {
+		return res, loops[f-1].err // the others stopped because of it
+	}
+	if len(errs) > 0 { // one thread
+		return res, errs[0]
 	}
 	return res, nil
 }
 
-// runThreads runs loop(t) for every block t at once, each on an OS thread of its own
-// pinned to its CPUs (Spec.CPUs, qp.CPUSets), and waits for all. The loops are let go
-// together once every thread is in place. A pinned thread is not handed back to the
-// Go scheduler: it ends with its goroutine, so no other goroutine inherits its mask.
-func (s *Session) runThreads(loop func(t int)) []place {
-	nt := len(s.blocks)
-	sets := qp.CPUSets(s.spec.CPUs, nt)
-	places := make([]place, nt)
+// runThreads runs loop(t) for t in 0..n-1 at once, each on an OS thread of its own
+// pinned to its CPUs (Spec.CPUs, qp.CPUSets), and waits for all. The loops start once
+// every thread is in place, and none starts where one of them could not be pinned (its
+// place says why). A pinned thread is not handed back to the Go scheduler: it ends with
+// its goroutine, so no other goroutine inherits its mask.
+func (s *Session) runThreads(n int, loop func(t int)) []place {
+	sets := qp.CPUSets(s.spec.CPUs, n, s.spec.SplitCPUs)
+	places := make([]place, n)
 	var ready, done sync.WaitGroup
 	start := make(chan struct{})
-	ready.Add(nt)
-	done.Add(nt)
-	for t := range nt {
+	skip := false // written before start is closed, read after
+	ready.Add(n)
+	done.Add(n)
+	for t := range n {
 		go func() {
 			defer done.Done()
 			runtime.LockOSThread()
@@ -137,43 +152,45 @@ func (s *Session) runThreads(loop func(t int)) []place {
 			}
 			ready.Done()
 			<-start
-			if pl.err != nil {
+			if skip {
 				return
 			}
 			c0 := int(C.rb_getcpu())
 			loop(t)
 			c1 := int(C.rb_getcpu())
-			pl.ranOn = []int{c0}
-			if c1 != c0 {
-				pl.ranOn = append(pl.ranOn, c1)
+			for _, c := range []int{c0, c1} {
+				if c >= 0 && !slices.Contains(pl.ranOn, c) {
+					pl.ranOn = append(pl.ranOn, c)
+				}
 			}
 		}()
 	}
 	ready.Wait()
+	for _, pl := range places {
+		skip = skip || pl.err != nil
+	}
 	close(start)
 	done.Wait()
 	return places
 }
 
-// onLoopThread runs one loop (latency, rounds, registrations in the loop) on the
-// session's first loop thread's CPUs, as runThreads does.
-func (s *Session) onLoopThread(loop func()) error {
-	sets := qp.CPUSets(s.spec.CPUs, 1)
-	var err error
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		runtime.LockOSThread()
-		if sets[0] == nil {
-			defer runtime.UnlockOSThread()
-		} else if rc, e := C.rb_pin((*C.int)(unsafe.Pointer(unsafe.SliceData(toCInts(sets[0])))), C.int(len(sets[0]))); rc != 0 {
-			err = fmt.Errorf("pinning the loop thread to CPUs %s: %w (a CPU offline or outside this process's set? see taskset -p)", qp.FormatCPUList(sets[0]), errnoOr(e))
-			return
+// onLoopThread runs one loop (latency, rounds, registrations in the loop) as
+// runThreads runs the first of several.
+func (s *Session) onLoopThread(loop func()) place {
+	return s.runThreads(1, func(int) { loop() })[0]
+}
+
+// pinError is the first thread's that could not be pinned, if any.
+func pinError(places []place) error {
+	for t, pl := range places {
+		if pl.err != nil {
+			if len(places) > 1 {
+				return fmt.Errorf("loop thread %d: %w", t, pl.err)
+			}
+			return pl.err
 		}
-		loop()
-	}()
-	<-done
-	return err
+	}
+	return nil
 }
 
 func toCInts(xs []int) []C.int {

@@ -174,9 +174,10 @@ type Spec struct {
 	// (qp.Split), each with a CQ of its own, for bandwidth loops that run on as many
 	// threads at once. Completion events need one thread.
 	Threads int
-	// CPUs are the CPUs the loop threads may run on (nil: not pinned): a CPU each
-	// where there are enough, else all of them shared (qp.CPUSets).
-	CPUs []int
+	// CPUs are the CPUs the loop threads may run on (nil: not pinned): with SplitCPUs
+	// a CPU each where there are enough, else all of them shared (qp.CPUSets).
+	CPUs      []int
+	SplitCPUs bool
 	// MemNode, when set, is the NUMA node the buffer's pages are bound to
 	// (preferred: see rb_mmap); Session.MemNode says whether the kernel took it.
 	MemNode *int
@@ -310,8 +311,8 @@ type BWResult struct {
 	PerQPLat    []Samples // with BWParams.PerQP: per QP (rounds: a round's start to its completion)
 	Rounds      uint64    // rounds completed (BWParams.Rounds)
 	MR          *MRStats  // BWParams.MR per-io or cache: the loop's registrations; nil otherwise
-	// Threads (the streaming loop) is each loop thread's part, in block order: one
-	// entry for a session of one thread.
+	// Threads is each loop thread's part, in block order: one entry for a session of
+	// one thread (and for the rounds loop and registrations in the loop).
 	Threads []ThreadRun
 }
 
@@ -342,4 +343,6 @@ type LatResult struct {
 	Done       uint64  // rounds completed
 	DurationNS int64   // initiator: first post to the last answer seen
 	Lat        Samples // initiator: one per round
+	CPUs       []int   // the CPUs the loop was pinned to (nil: not pinned)
+	RanOn      []int   // the CPUs it was on when it started and ended
 }

@@ -161,6 +161,9 @@ func (d *Device) NewSession(spec verbs.Spec) (bench.Session, error) {
 	if _, err := qp.Split(spec.NumQP, max(spec.Threads, 1)); err != nil {
 		return nil, err
 	}
+	if spec.Threads > 1 && spec.Events { // as verbs refuses it
+		return nil, fmt.Errorf("fake: completion events with %d loop threads", spec.Threads)
+	}
 	f := e.Fabric
 	s := &Session{e: e, Spec: spec, buf: make([]byte, spec.BufSize)}
 	f.mu.Lock()
@@ -402,6 +405,9 @@ func (s *Session) Bandwidth(p verbs.BWParams) (verbs.BWResult, error) {
 	if err := p.Check(nqp, len(s.buf), s.Spec.SQDepth); err != nil {
 		return verbs.BWResult{}, err
 	}
+	if (p.Rounds || verbs.MRInLoop(p.MR)) && s.Spec.Threads > 1 { // as verbs refuses it
+		return verbs.BWResult{}, fmt.Errorf("fake: rounds and --mr per-io/cache run on one thread; the session has %d", s.Spec.Threads)
+	}
 	s.mu.Lock()
 	onePeer := len(s.peers) == 1
 	s.mu.Unlock()
@@ -523,9 +529,9 @@ func (s *Session) Bandwidth(p verbs.BWParams) (verbs.BWResult, error) {
 		}
 	}
 	res.MR = mrStats(p, res)
-	if !p.Rounds { // the streaming loop's threads, as verbs splits them
+	{ // the loop threads, as verbs splits them (the rounds loop and --mr run one)
 		blocks, _ := qp.Split(nqp, max(s.Spec.Threads, 1))
-		sets := qp.CPUSets(s.Spec.CPUs, len(blocks))
+		sets := qp.CPUSets(s.Spec.CPUs, len(blocks), s.Spec.SplitCPUs)
 		for t, b := range blocks {
 			tr := verbs.ThreadRun{QPs: b, CPUs: sets[t], DurationNS: dur.Nanoseconds()}
 			for _, n := range res.PerQP[b.First : b.First+b.N] {

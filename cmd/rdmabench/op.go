@@ -206,7 +206,7 @@ func (o *testOptions) check(cmd *cobra.Command) error {
 	if err := refusePerftestFlags(cmd); err != nil {
 		return err
 	}
-	if err := checkNotZero(cmd, "size", "iters", "tx-depth", "qps", "post-list", "cq-mod", "duration", "mtu"); err != nil {
+	if err := checkNotZero(cmd, "size", "iters", "tx-depth", "qps", "post-list", "cq-mod", "duration", "mtu", "threads"); err != nil {
 		return err
 	}
 	if err := checkPorts(o.TCPPort, o.Local.Port); err != nil {

@@ -61,16 +61,18 @@ func Window(spans []Span) (start, end int64) {
 }
 
 // CPUSets gives each of threads loop threads the CPUs it may run on, from the CPUs
-// allowed (nil: no pinning, every set nil). With a CPU per thread or more, thread t
-// gets the one CPU cpus[t] (split): spinning loops on one CPU each; with fewer, every
-// thread gets them all (shared), and the kernel places them.
-func CPUSets(cpus []int, threads int) [][]int {
+// allowed (nil: no pinning, every set nil). With split and a CPU per thread or more,
+// thread t gets the one CPU cpus[t]: spinning loops on one CPU each, as --cpu asks.
+// Otherwise every thread gets them all (shared) and the kernel places them: a NIC's
+// NUMA node, where a loop pinned to one CPU could share it with its peer or with the
+// kernel's RDMA work.
+func CPUSets(cpus []int, threads int, split bool) [][]int {
 	sets := make([][]int, threads)
 	if len(cpus) == 0 {
 		return sets
 	}
 	for t := range sets {
-		if len(cpus) >= threads {
+		if split && len(cpus) >= threads {
 			sets[t] = []int{cpus[t]}
 		} else {
 			sets[t] = slices.Clone(cpus)

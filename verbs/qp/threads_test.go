@@ -50,13 +50,16 @@ func TestWindow(t *testing.T) {
 }
 
 func TestCPUSets(t *testing.T) {
-	if got := CPUSets(nil, 2); got[0] != nil || got[1] != nil {
+	if got := CPUSets(nil, 2, true); got[0] != nil || got[1] != nil {
 		t.Fatalf("unpinned: %v", got)
 	}
-	if got := CPUSets([]int{2, 3, 4}, 2); !reflect.DeepEqual(got, [][]int{{2}, {3}}) {
+	if got := CPUSets([]int{2, 3, 4}, 2, true); !reflect.DeepEqual(got, [][]int{{2}, {3}}) {
 		t.Fatalf("split: %v", got)
 	}
-	if got := CPUSets([]int{1}, 2); !reflect.DeepEqual(got, [][]int{{1}, {1}}) {
+	if got := CPUSets([]int{1}, 2, true); !reflect.DeepEqual(got, [][]int{{1}, {1}}) {
+		t.Fatalf("too few to split: %v", got)
+	}
+	if got := CPUSets([]int{2, 3, 4}, 2, false); !reflect.DeepEqual(got, [][]int{{2, 3, 4}, {2, 3, 4}}) {
 		t.Fatalf("shared: %v", got)
 	}
 }

@@ -338,7 +338,28 @@ type BWCase struct {
 	LSlots, RSlots              uint32 // 0 means 1
 	TimeoutNS                   int64  // the loop's watchdog (model time)
 	PerQP                       bool   // the loop also fills a histogram per QP (BWOutcome.QHist)
+	Gate                        *Gate  // loops on several threads start together (rb_bw_args.gate)
 }
+
+// Gate is the start gate of loops run at once on several threads (--threads).
+type Gate struct {
+	p *C.int
+	n int
+}
+
+// NewGate is a gate for n loops; Free it after them.
+func NewGate(n int) *Gate {
+	p := (*C.int)(C.calloc(1, C.size_t(unsafe.Sizeof(C.int(0)))))
+	if p == nil {
+		panic("qmodel: out of memory")
+	}
+	return &Gate{p: p, n: n}
+}
+
+// Arrived is how many loops reached the gate.
+func (g *Gate) Arrived() int { return int(atomic.LoadInt32((*int32)(unsafe.Pointer(g.p)))) }
+
+func (g *Gate) Free() { C.free(unsafe.Pointer(g.p)) }
 
 // BWOutcome is what rb_bw returned and the model recorded.
 type BWOutcome struct {
@@ -402,6 +423,9 @@ func RunBW(c BWCase) BWOutcome {
 		a.deadline_ns = C.int64_t(deadline)
 	}
 	a.done = done
+	if c.Gate != nil {
+		a.gate, a.gate_n = c.Gate.p, C.int(c.Gate.n)
+	}
 	var qh []C.rb_hist
 	if c.PerQP {
 		qhist := (*C.rb_hist)(C.malloc(C.size_t(c.QPs) * C.size_t(unsafe.Sizeof(C.rb_hist{}))))

@@ -22,21 +22,39 @@ func TestThreads(t *testing.T) {
 		for _, nqp := range []int{threads, 5} {
 			for _, read := range []bool{false, true} {
 				for _, pl := range []int{1, 4} {
-					name := fmt.Sprintf("threads=%d/qps=%d/read=%v/pl=%d", threads, nqp, read, pl)
-					t.Run(name, func(t *testing.T) { checkThreads(t, threads, nqp, read, pl) })
+					for _, tsc := range []float64{0, 2.7} {
+						name := fmt.Sprintf("threads=%d/qps=%d/read=%v/pl=%d/tsc=%v", threads, nqp, read, pl, tsc)
+						t.Run(name, func(t *testing.T) { checkThreads(t, threads, nqp, read, pl, tsc) })
+					}
 				}
 			}
 		}
 	}
 }
 
-func checkThreads(t *testing.T, threads, nqp int, read bool, pl int) {
+// A loop whose companions never reach the gate (they failed before it, or were never
+// scheduled) waits a second at most, then runs alone: a gate is no wait without end.
+func TestThreadsGateAlone(t *testing.T) {
+	g := NewGate(2)
+	defer g.Free()
+	o := RunBW(BWCase{QPs: 1, Depth: 8, PostList: 1, CQMod: 4, Iters: 100, Gate: g})
+	if o.RC != 0 || len(o.Violations) > 0 || o.Completed != 100 || g.Arrived() != 1 {
+		t.Fatalf("rc %d (%+v), violations %v, %d completed, %d at the gate", o.RC, o.Fail, o.FirstViolation, o.Completed, g.Arrived())
+	}
+	if waited := o.FirstPostNS - o.StartNS; waited < 1e9 {
+		t.Errorf("the loop posted %d ns after it started: it did not wait at the gate", waited)
+	}
+}
+
+func checkThreads(t *testing.T, threads, nqp int, read bool, pl int, tsc float64) {
 	blocks, err := qp.Split(nqp, threads)
 	if err != nil {
 		t.Fatal(err)
 	}
 	const iters = 300
 	outs := make([]BWOutcome, threads)
+	gate := NewGate(threads)
+	defer gate.Free()
 	var wg sync.WaitGroup
 	for i, b := range blocks {
 		wg.Add(1)
@@ -44,12 +62,15 @@ func checkThreads(t *testing.T, threads, nqp int, read bool, pl int) {
 			defer wg.Done()
 			outs[i] = RunBW(BWCase{
 				Net: Net{PerPoll: 1 + i, Random: true, Seed: uint64(7 + i), AckDelay: i,
-					Clock0NS: 1_000_000_000_000 + int64(i)*37_000},
-				QPs: b.N, Depth: 8, PostList: pl, CQMod: 4, Iters: iters, Read: read,
+					Clock0NS: 1_000_000_000_000 + int64(i)*37_000, TSCPerNS: tsc},
+				QPs: b.N, Depth: 8, PostList: pl, CQMod: 4, Iters: iters, Read: read, Gate: gate,
 			})
 		}()
 	}
 	wg.Wait()
+	if gate.Arrived() != threads {
+		t.Errorf("%d loops at the gate, want %d", gate.Arrived(), threads)
+	}
 	spans := make([]qp.Span, threads)
 	var total uint64
 	for i, o := range outs {
@@ -62,8 +83,10 @@ func checkThreads(t *testing.T, threads, nqp int, read bool, pl int) {
 			}
 		}
 		total += o.Completed
-		// start_ns is read at most one rb_now() before the first post.
-		if d := o.FirstPostNS - o.LoopStartNS; d < 0 || d > 2*defaultNowNS {
+		// start_ns is read at most one rb_now() before the first post; on the model's
+		// TSC, whose read is a clock read too, converted at the loop's calibration,
+		// within a read either way.
+		if d := o.FirstPostNS - o.LoopStartNS; d < -defaultNowNS || d > 2*defaultNowNS {
 			t.Errorf("thread %d: start_ns %d, the model saw the first post at %d", i, o.LoopStartNS, o.FirstPostNS)
 		}
 		spans[i] = qp.Span{Start: o.LoopStartNS, End: o.LoopStartNS + o.DurationNS}
@@ -80,7 +103,11 @@ func checkThreads(t *testing.T, threads, nqp int, read bool, pl int) {
 			t.Errorf("thread %d's window %d..%d is not inside the run's %d..%d", i, s.Start, s.End, start, end)
 		}
 	}
-	if start != spans[0].Start {
-		t.Errorf("the run starts at %d, thread 0 (started first) at %d", start, spans[0].Start)
+	lo, hi := spans[0].Start, spans[0].End
+	for _, sp := range spans {
+		lo, hi = min(lo, sp.Start), max(hi, sp.End)
+	}
+	if start != lo || end != hi {
+		t.Errorf("the run's window %d..%d, the loops' first post and last completion %d..%d", start, end, lo, hi)
 	}
 }
