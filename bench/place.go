@@ -88,7 +88,6 @@ func threadsResult(p Placement, c result.Config, res verbs.BWResult, memNode *in
 	}
 	t := &result.Threads{Pinning: p.How, MemoryNode: memNode, Threads: []result.Thread{}}
 	var msgs []uint64
-	var gbps []float64
 	maxQPs := 0
 	for i, tr := range res.Threads {
 		th := result.Thread{Index: i, QPs: tr.QPs.QPs(), RanOn: tr.RanOn, Messages: tr.Completed,
@@ -109,19 +108,12 @@ func threadsResult(p Placement, c result.Config, res verbs.BWResult, memNode *in
 		}
 		t.Threads = append(t.Threads, th)
 		msgs = append(msgs, tr.Completed)
-		if res.DurationNS > 0 {
-			gbps = append(gbps, float64(th.Bytes)*8/float64(res.DurationNS))
-		}
 		maxQPs = max(maxQPs, tr.QPs.N)
 	}
 	if len(msgs) > 1 {
-		t.JainFairness = result.JainOf(msgs)
-		if c.DurationS > 0 && len(gbps) == len(msgs) {
-			// A thread's edge is its queues': every QP of it may start a queue late and
-			// end a queue short.
-			v, spread, edge := result.FairnessOf(gbps, res.DurationNS, c.MsgSizeBytes, c.SQDepth*maxQPs, c.CQMod)
-			t.Fairness, t.FairnessSpreadMessages, t.FairnessEdgeMessages = v, &spread, edge
-		}
+		// A thread's edge is its queues': every QP of it may start a queue late and end
+		// a queue short.
+		t.Evenness = result.EvennessOf(c, msgs, res.DurationNS, c.SQDepth*maxQPs)
 	}
 	return t
 }

@@ -141,7 +141,7 @@ func TestShares(t *testing.T) {
 		Threads: 2, Bidirectional: true, Peers: 2} // no such run: every kind of share at once
 	r := result.Result{BWGbps: 80, DurationNS: 1e9, Reverse: &result.Direction{BWGbps: 20},
 		QPs:     result.NewQPShares(c, []uint64{1000, 40000, 40000, 40000}, 1e9),
-		Threads: &result.Threads{Threads: []result.Thread{{Messages: 10}, {Messages: 12}}, Fairness: result.FairnessCannotTell}}
+		Threads: &result.Threads{Threads: []result.Thread{{Messages: 10}, {Messages: 12}}, Evenness: result.Evenness{Fairness: result.FairnessCannotTell}}}
 	setPeers(c, &r, []float64{30, 30.01}) // 19 messages apart, within the edge of 272
 	m := summarise(r, c, PhaseSearch, 1, 0)
 	for k, want := range map[string]struct {

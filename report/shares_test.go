@@ -12,9 +12,9 @@ func TestShareLines(t *testing.T) {
 	j, sp, node := 0.98, 900.0, 1
 	r := result.Result{Config: result.Config{Op: "write", Test: result.BW, MsgSizeBytes: 4096, NumQPs: 4, Threads: 2, SQDepth: 8, CQMod: 1, DurationS: 1},
 		Iterations: 100,
-		Threads: &result.Threads{Pinning: "cpu-list", MemoryNode: &node, JainFairness: &j, Fairness: result.FairnessUneven, FairnessSpreadMessages: &sp, FairnessEdgeMessages: 33,
+		Threads: &result.Threads{Pinning: "cpu-list", MemoryNode: &node, Evenness: result.Evenness{JainFairness: &j, Fairness: result.FairnessUneven, FairnessSpreadMessages: &sp, FairnessEdgeMessages: 33},
 			Threads: []result.Thread{{Index: 0, QPs: []int{0, 1}, CPUs: "2", RanOn: []int{2}, Share: 0.6}, {Index: 1, QPs: []int{2, 3}, CPUs: "3\x1b[31m", Share: 0.4}}},
-		QPs: &result.QPShares{Messages: []uint64{10, 90}, Fairness: result.FairnessUneven, FairnessSpreadMessages: &sp, FairnessEdgeMessages: 17}}
+		QPs: &result.QPShares{Messages: []uint64{10, 90}, Evenness: result.Evenness{Fairness: result.FairnessUneven, FairnessSpreadMessages: &sp, FairnessEdgeMessages: 17}}}
 	var b bytes.Buffer
 	shareLines(&b, []result.Result{r})
 	out := b.String()

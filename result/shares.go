@@ -3,14 +3,36 @@ package result
 import "math"
 
 // QPShares is how a bandwidth run's messages divided among the client's QPs, in QP
-// order, with Jain's index over them and, for a timed run (-D), the verdict of
-// FairnessOf: in a run of a number of messages every QP completes them all.
+// order, and how evenly (see Evenness).
 type QPShares struct {
-	Messages               []uint64 `json:"messages"`
+	Messages []uint64 `json:"messages"`
+	Evenness
+}
+
+// Evenness is how evenly a run's messages divided among its parts (QPs, loop threads):
+// Jain's index over their messages and, for a timed run (-D), the verdict of
+// FairnessOf, the spread and the edge in messages. In a run of a number of messages
+// every part completes them all: no verdict.
+type Evenness struct {
 	JainFairness           *float64 `json:"jain_fairness,omitempty"`
 	Fairness               string   `json:"fairness,omitempty"`
 	FairnessSpreadMessages *float64 `json:"fairness_spread_messages,omitempty"`
 	FairnessEdgeMessages   int64    `json:"fairness_edge_messages,omitempty"`
+}
+
+// EvennessOf judges msgs, each part's messages over a window of windowNS, in a run of c
+// where each part keeps depth WRs in flight (its QPs' send queues).
+func EvennessOf(c Config, msgs []uint64, windowNS int64, depth int) Evenness {
+	e := Evenness{JainFairness: JainOf(msgs)}
+	if c.DurationS > 0 && windowNS > 0 && len(msgs) > 1 {
+		gbps := make([]float64, len(msgs))
+		for i, m := range msgs {
+			gbps[i] = float64(m) * float64(c.MsgSizeBytes) * 8 / float64(windowNS)
+		}
+		v, spread, edge := FairnessOf(gbps, windowNS, c.MsgSizeBytes, depth, c.CQMod)
+		e.Fairness, e.FairnessSpreadMessages, e.FairnessEdgeMessages = v, &spread, edge
+	}
+	return e
 }
 
 // Threads is where a run's loop threads ran and what each one moved (--threads,
@@ -25,12 +47,8 @@ type Threads struct {
 	// Pinning says where the CPUs came from: "cpu-list" (--cpu), "nic-numa-node" (the
 	// NIC's node's local CPUs, the default where the device has one) or "none".
 	Pinning string `json:"pinning"`
-	// JainFairness over the threads' messages, and for a timed run the verdict (see
-	// FairnessOf; the edge there is per QP, here per thread's QPs).
-	JainFairness           *float64 `json:"jain_fairness,omitempty"`
-	Fairness               string   `json:"fairness,omitempty"`
-	FairnessSpreadMessages *float64 `json:"fairness_spread_messages,omitempty"`
-	FairnessEdgeMessages   int64    `json:"fairness_edge_messages,omitempty"`
+	// The threads' evenness: the edge is a thread's QPs' queues.
+	Evenness
 }
 
 // Thread is one loop thread of a run.
@@ -75,14 +93,5 @@ func NewQPShares(c Config, msgs []uint64, windowNS int64) *QPShares {
 	if len(msgs) < 2 || windowNS <= 0 {
 		return nil
 	}
-	s := &QPShares{Messages: append([]uint64(nil), msgs...), JainFairness: JainOf(msgs)}
-	if c.DurationS > 0 {
-		gbps := make([]float64, len(msgs))
-		for i, m := range msgs {
-			gbps[i] = float64(m) * float64(c.MsgSizeBytes) * 8 / float64(windowNS)
-		}
-		v, spread, edge := FairnessOf(gbps, windowNS, c.MsgSizeBytes, c.SQDepth, c.CQMod)
-		s.Fairness, s.FairnessSpreadMessages, s.FairnessEdgeMessages = v, &spread, edge
-	}
-	return s
+	return &QPShares{Messages: append([]uint64(nil), msgs...), Evenness: EvennessOf(c, msgs, windowNS, c.SQDepth)}
 }

@@ -95,9 +95,19 @@ func TestProfilesPlain(t *testing.T) {
 		t.Fatal(err)
 	}
 	rows := plaintest.Rows(t, out.String(), "profile description drivers vendor_ids part_ids link_gbps grid_points_write", len(all))
+	got := map[string]string{}
 	for i, r := range rows {
 		if r[0] != all[i].Name || strings.Contains(r[4], " ") {
 			t.Errorf("row %q", r)
+		}
+		got[r[0]] = r[5]
+	}
+	// A family's nominal rate is the range its models span, one figure where every
+	// part has the same rate.
+	for name, want := range map[string]string{"cx6": "50-200", "cx7": "200-400", "bnxt_re": "10-400", "irdma": "1-100",
+		"cx5": "100", "efa": "100", "rxe": "10"} {
+		if got[name] != want {
+			t.Errorf("%s: link Gb/s %q, want %q", name, got[name], want)
 		}
 	}
 }
