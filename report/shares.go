@@ -18,12 +18,12 @@ func shareLines(w io.Writer, bw []result.Result) {
 		if t := r.Threads; t != nil && len(t.Threads) > 0 {
 			var parts []string
 			for _, th := range t.Threads {
-				p := fmt.Sprintf("#%d QPs %s %.1f%%", th.Index, intsList(th.QPs), 100*th.Share)
+				p := fmt.Sprintf("#%d QPs %s %.1f%%", th.Index, numList(th.QPs), 100*th.Share)
 				if th.CPUs != "" {
 					p += " pinned " + text.Clean(th.CPUs, 64)
 				}
 				if len(th.RanOn) > 0 {
-					p += " ran on " + intsList(th.RanOn)
+					p += " ran on " + numList(th.RanOn)
 				}
 				if th.Error != "" {
 					p += " ERROR"
@@ -37,7 +37,7 @@ func shareLines(w io.Writer, bw []result.Result) {
 			fmt.Fprintf(w, ")%s\n", fairness(t.JainFairness, t.Fairness, t.FairnessSpreadMessages, t.FairnessEdgeMessages, "threads'"))
 		}
 		if q := r.QPs; q != nil && q.Fairness == result.FairnessUneven {
-			fmt.Fprintf(w, "qps: %s: messages per QP %s%s\n", ConfigKey(r.Config), u64List(q.Messages),
+			fmt.Fprintf(w, "qps: %s: messages per QP %s%s\n", ConfigKey(r.Config), numList(q.Messages),
 				fairness(q.JainFairness, q.Fairness, q.FairnessSpreadMessages, q.FairnessEdgeMessages, "QPs'"))
 		}
 	}
@@ -60,15 +60,8 @@ func fairness(jain *float64, verdict string, spread *float64, edge int64, whose 
 	return s
 }
 
-func intsList(xs []int) string {
-	s := make([]string, len(xs))
-	for i, x := range xs {
-		s[i] = fmt.Sprint(x)
-	}
-	return strings.Join(s, ",")
-}
-
-func u64List(xs []uint64) string {
+// numList joins numbers with commas: "0,1,2".
+func numList[T int | uint64](xs []T) string {
 	s := make([]string, len(xs))
 	for i, x := range xs {
 		s[i] = fmt.Sprint(x)
