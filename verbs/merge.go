@@ -24,7 +24,10 @@ type loopRun struct {
 	lat    Samples
 	perQP  []Samples
 	events uint64
-	err    error
+	// steadyWRs, steadyNS: the loop's steady window (rb_bw_args.steady_*).
+	steadyWRs uint64
+	steadyNS  int64
+	err       error
 }
 
 // ThreadRun is one loop thread's part of a bandwidth run.
@@ -73,7 +76,30 @@ func mergeLoops(loops []loopRun) BWResult {
 	}
 	res.DurationNS = end - start
 	res.Lat = mergeSamples(lats)
+	res.SteadyWRs, res.SteadyNS = mergeSteady(loops)
 	return res
+}
+
+// mergeSteady is the run's steady window from its loops': one loop's as it is; of
+// several, the sum of their rates (each loop keeps its own queues full), as all their
+// WRs over the time that rate takes for them. None when a loop has none.
+func mergeSteady(loops []loopRun) (uint64, int64) {
+	var wrs uint64
+	var rate float64 // WRs per ns
+	for _, l := range loops {
+		if l.steadyWRs == 0 || l.steadyNS <= 0 {
+			return 0, 0
+		}
+		wrs += l.steadyWRs
+		rate += float64(l.steadyWRs) / float64(l.steadyNS)
+	}
+	if len(loops) == 1 {
+		return loops[0].steadyWRs, loops[0].steadyNS
+	}
+	if wrs == 0 {
+		return 0, 0
+	}
+	return wrs, int64(math.Round(float64(wrs) / rate))
 }
 
 // mergeSamples pools several loops' samples: the histograms added, the moments

@@ -223,7 +223,8 @@ static inline int stopped(const rb_xfer *x) { return __atomic_load_n(x->stop, __
 // ---- bandwidth ----
 
 static int bw(rb_bw_args *a, uint64_t *posted, uint64_t *target, uint32_t *lcur, uint32_t *rcur,
-              int64_t *pts, int64_t *qlast, struct ibv_send_wr *wr, struct ibv_sge *sge, int64_t *t_start, int64_t *t_end);
+              int64_t *pts, int64_t *qlast, struct ibv_send_wr *wr, struct ibv_sge *sge, int64_t *t_start, int64_t *t_end,
+              int64_t *ss_t);
 
 // ticks_ns converts the span from t0 to t1 with the loop's calibration.
 static int64_t ticks_ns(const rb_xfer *x, int64_t t0, int64_t t1) {
@@ -241,13 +242,15 @@ int rb_bw(rb_bw_args *a) {
 	int64_t *qlast = calloc(nqp, sizeof(int64_t));
 	struct ibv_send_wr *wr = calloc(a->post_list, sizeof(*wr));
 	struct ibv_sge *sge = calloc(a->post_list, sizeof(*sge));
-	int64_t t_start = 0, t_end = 0;
+	int64_t t_start = 0, t_end = 0, ss_t[2] = {0, 0};
 	int rc;
 	rb_clock clk;
 	memset(&x->fail, 0, sizeof(x->fail));
 	for (int q = 0; q < nqp; q++)
 		a->done[q] = 0;
 	a->events = 0;
+	a->steady_wrs = 0;
+	a->steady_ns = 0;
 	clk_begin(&clk);
 	if (a->gate) { // arrive even when failing, so that no other loop waits for this one
 		__atomic_add_fetch(a->gate, 1, __ATOMIC_ACQ_REL);
@@ -258,9 +261,12 @@ int rb_bw(rb_bw_args *a) {
 	if (!posted || !target || !lcur || !rcur || !pts || !qlast || !wr || !sge)
 		rc = verb_failed(x, "calloc", ENOMEM);
 	else
-		rc = bw(a, posted, target, lcur, rcur, pts, qlast, wr, sge, &t_start, &t_end);
+		rc = bw(a, posted, target, lcur, rcur, pts, qlast, wr, sge, &t_start, &t_end, ss_t);
 	rc = clk_end(&clk, x, rc);
 	x->duration_ns = ticks_ns(x, t_start, t_end);
+	a->steady_ns = ticks_ns(x, ss_t[0], ss_t[1]);
+	if (!a->steady_ns)
+		a->steady_wrs = 0;
 	x->start_ns = 0;
 	if (t_start)
 		x->start_ns = clk.ns0 + (t_start > clk.t0 ? ticks_ns(x, clk.t0, t_start) : 0);
@@ -289,7 +295,8 @@ int rb_bw(rb_bw_args *a) {
 // On a stop or the deadline each QP posts at most one more WR, signalled, so that
 // everything posted is seen to complete.
 static int bw(rb_bw_args *a, uint64_t *posted, uint64_t *target, uint32_t *lcur, uint32_t *rcur,
-              int64_t *pts, int64_t *qlast, struct ibv_send_wr *wr, struct ibv_sge *sge, int64_t *t_start, int64_t *t_end) {
+              int64_t *pts, int64_t *qlast, struct ibv_send_wr *wr, struct ibv_sge *sge, int64_t *t_start, int64_t *t_end,
+              int64_t *ss_t) {
 	rb_xfer *x = &a->x;
 	const int nqp = a->nqp;
 	const uint64_t depth = a->tx_depth, mod = a->cq_mod;
@@ -308,6 +315,13 @@ static int bw(rb_bw_args *a, uint64_t *posted, uint64_t *target, uint32_t *lcur,
 		target[q] = a->iters;
 		active += a->iters > 0;
 	}
+	// The steady window (rb_bw_args.steady_*): from the first poll that reaped
+	// completions to the last one while every QP still had WRs to post. `feeding`
+	// counts the QPs that have; `total` is every QP's done[] added up.
+	int feeding = active;
+	uint64_t total = 0, ss_c0 = 0, ss_c1 = 0;
+	int64_t ss_t0 = 0, ss_t1 = 0;
+	int ss_open = 0;
 	int stopping = 0;
 	watchdog wd = {0};
 	struct ibv_wc wc[POLL_BATCH];
@@ -381,6 +395,8 @@ static int bw(rb_bw_args *a, uint64_t *posted, uint64_t *target, uint32_t *lcur,
 					return verb_failed(x, post_verb(x), err);
 				posted[q] += n;
 				work += n;
+				if (posted[q] == target[q])
+					feeding--;
 			}
 		}
 		if (work != work0 && ++q0 == nqp)
@@ -402,6 +418,7 @@ static int bw(rb_bw_args *a, uint64_t *posted, uint64_t *target, uint32_t *lcur,
 				if (a->qhist)
 					rb_hist_add(&a->qhist[q], dt);
 				qlast[q] = t;
+				total += seq + 1 - done[q];
 				// Atomic (a plain store on x86-64 and arm64): Go reads done[] during
 				// the loop for --interval.
 				__atomic_store_n(&done[q], seq + 1, __ATOMIC_RELAXED);
@@ -409,6 +426,16 @@ static int bw(rb_bw_args *a, uint64_t *posted, uint64_t *target, uint32_t *lcur,
 					active--;
 			}
 			*t_end = t;
+			if (!stopping && feeding == nqp) {
+				if (!ss_open) {
+					ss_open = 1;
+					ss_t0 = ss_t1 = t;
+					ss_c0 = ss_c1 = total;
+				} else {
+					ss_t1 = t;
+					ss_c1 = total;
+				}
+			}
 			progress(&wd);
 		} else {
 			if (a->channel) {
@@ -453,6 +480,11 @@ static int bw(rb_bw_args *a, uint64_t *posted, uint64_t *target, uint32_t *lcur,
 				active += done[q] < target[q];
 			}
 		}
+	}
+	if (ss_open && ss_t1 > ss_t0) { // rb_bw converts the ticks once the loop's calibrated
+		a->steady_wrs = ss_c1 - ss_c0;
+		ss_t[0] = ss_t0;
+		ss_t[1] = ss_t1;
 	}
 	return 0;
 }

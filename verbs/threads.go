@@ -92,7 +92,7 @@ func (s *Session) stream(p BWParams, arr streamArrays, opcode C.int, lstride, it
 	for t, a := range args {
 		x := &a.x
 		b := s.blocks[t]
-		lr := loopRun{block: b, place: places[t], events: uint64(a.events),
+		lr := loopRun{block: b, place: places[t], events: uint64(a.events), steadyWRs: uint64(a.steady_wrs), steadyNS: int64(a.steady_ns),
 			span:   qp.Span{Start: int64(x.start_ns), End: int64(x.start_ns) + int64(x.duration_ns)},
 			lat:    samples(x.hist, float64(x.ns_per_tick)),
 			done:   slices.Clone(unsafe.Slice((*uint64)(unsafe.Pointer(a.done)), b.N)),

@@ -302,15 +302,22 @@ type Samples struct {
 
 // BWResult is what a bandwidth loop measured.
 type BWResult struct {
-	Completed   uint64    // WRs completed, all QPs
-	PerQP       []uint64  // WRs completed per QP
-	PerQPLastNS []int64   // per QP: the first post to its last completion
-	Events      uint64    // completion events waited for
-	DurationNS  int64     // first post to last completion
-	Lat         Samples   // post to completion of each signalled WR; rounds: each round's time
-	PerQPLat    []Samples // with BWParams.PerQP: per QP (rounds: a round's start to its completion)
-	Rounds      uint64    // rounds completed (BWParams.Rounds)
-	MR          *MRStats  // BWParams.MR per-io or cache: the loop's registrations; nil otherwise
+	Completed   uint64   // WRs completed, all QPs
+	PerQP       []uint64 // WRs completed per QP
+	PerQPLastNS []int64  // per QP: the first post to its last completion
+	Events      uint64   // completion events waited for
+	DurationNS  int64    // first post to last completion
+	// SteadyWRs in SteadyNS: the WRs completed while every queue was kept full, from the
+	// first completion to the last one before posting stopped (rb_bw_args.steady_*): the
+	// link's rate without the queues' fill and drain. Several loop threads: the sum of
+	// their rates, as all their steady WRs over the time that rate takes. 0, 0: no such
+	// window (the run posted its queues once; the rounds loop; registrations in the loop).
+	SteadyWRs uint64
+	SteadyNS  int64
+	Lat       Samples   // post to completion of each signalled WR; rounds: each round's time
+	PerQPLat  []Samples // with BWParams.PerQP: per QP (rounds: a round's start to its completion)
+	Rounds    uint64    // rounds completed (BWParams.Rounds)
+	MR        *MRStats  // BWParams.MR per-io or cache: the loop's registrations; nil otherwise
 	// Threads is each loop thread's part, in block order: one entry for a session of
 	// one thread (and for the rounds loop and registrations in the loop).
 	Threads []ThreadRun

@@ -378,6 +378,8 @@ type BWOutcome struct {
 	RStride     uint64
 	LastNS      []int64 // per QP: the first post to its last completion
 	QHist       []Hist  // per QP, with PerQP
+	SteadyWRs   uint64  // rb_bw_args.steady_wrs: WRs completed in the steady window
+	SteadyNS    int64   // and its length
 	Record
 }
 
@@ -442,7 +444,7 @@ func RunBW(c BWCase) BWOutcome {
 		RC: int(rc), Fail: goFail(&a.x.fail), Done: make([]uint64, c.QPs), Completed: uint64(a.completed),
 		Events: uint64(a.events), DurationNS: int64(a.x.duration_ns), LoopStartNS: int64(a.x.start_ns), NSPerTick: float64(a.x.ns_per_tick),
 		Hist: goHist(hist), DeadlineNS: deadline, Stop: int(md.m.stop), LStride: lstride, RStride: rstride,
-		Record: md.record(),
+		SteadyWRs: uint64(a.steady_wrs), SteadyNS: int64(a.steady_ns), Record: md.record(),
 	}
 	copy(out.Done, unsafe.Slice((*uint64)(unsafe.Pointer(done)), c.QPs))
 	out.LastNS = rr.lastNS()
