@@ -297,12 +297,26 @@ func (ps *PerftestServer) bwEnd(pc *perftest.Conn, what string, first []byte, cl
 	if err != nil {
 		return what, err
 	}
-	what = fmt.Sprintf("%s: the client reported %d B x %d: %.2f MB/s, %.6f Mpps (its numbers)", what, rep.Size, rep.Iters, rep.BWAvg, rep.MsgRate)
+	what = fmt.Sprintf("%s: the client reported %d B x %d: %s, %.6f Mpps (its numbers)", what, rep.Size, rep.Iters, reportedBW(rep), rep.MsgRate)
 	if err := closing(); err != nil {
 		return what, err
 	}
 	pc.Done()
 	return what, nil
+}
+
+// reportedBW is a perftest client's average bandwidth in its unit (MB/s of 2^20 bytes,
+// or Gb/s with its --report_gbits, which its report does not name: see
+// perftest.BWReport.Unit) and in rdmabench's Gb/s of 10^9 bits.
+func reportedBW(rep perftest.BWReport) string {
+	switch g, ok := rep.AvgGbps(); {
+	case !ok:
+		return fmt.Sprintf("%.2f MB/s or Gb/s (its report does not say which)", rep.BWAvg)
+	case rep.Unit() == "MB/s":
+		return fmt.Sprintf("%.2f MB/s (2^20 B) = %.3f Gb/s", rep.BWAvg, g)
+	default:
+		return fmt.Sprintf("%.3f Gb/s (--report_gbits)", g)
+	}
 }
 
 // writeLat plays ib_write_lat's server: it sends first and times each round trip, for

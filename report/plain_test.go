@@ -64,6 +64,25 @@ func TestPlainIsAwkable(t *testing.T) {
 	}
 }
 
+// Perftest's BW columns are MB/sec of 2^20 bytes, converted from rdmabench's Gb/s of
+// 10^9 bits, by hand: 0.192937984 Gb/s (368 x 64 KiB a second) is 23.00 MB/sec, its
+// peak of twice that 46.00 (with 10^6-byte MB: 24.12 and 48.23).
+func TestPerftestColumnsMiB(t *testing.T) {
+	r := res("write", 65536, 0.192937984, 368)
+	r.MsgRateMpps = 0.000368
+	r.Intervals = &result.Intervals{Count: 3, MaxBWGbps: 2 * 0.192937984, IntervalNS: 1e9}
+	var out bytes.Buffer
+	Perftest(&out, []result.Result{r}, false)
+	if f := strings.Fields(strings.Split(out.String(), "\n")[2]); len(f) != 5 || f[2] != "46.00" || f[3] != "23.00" || f[4] != "0.000368" {
+		t.Errorf("MB/sec row %q:\n%s", f, out.String())
+	}
+	out.Reset()
+	Perftest(&out, []result.Result{r}, true)
+	if f := strings.Fields(strings.Split(out.String(), "\n")[2]); len(f) != 5 || f[2] != "0.39" || f[3] != "0.19" {
+		t.Errorf("Gb/sec row %q:\n%s", f, out.String())
+	}
+}
+
 // Perftest: perftest's columns; the peak is "-" without --interval, never a number the
 // samples do not support; --report_gbits switches the unit.
 func TestPerftestColumns(t *testing.T) {

@@ -174,3 +174,14 @@ func TestNewLatencyKeepsPercentilesAboveTheMin(t *testing.T) {
 		t.Fatalf("p50 must not fall below the min: %+v %v", l, err)
 	}
 }
+
+// SetThroughput's units by hand: 368 messages of 64 KiB in one second are 23 MiB/s
+// (perftest's 23.00 MB/sec), 23 x 2^20 x 8 / 10^9 = 0.192937984 Gb/s, 0.000368 Mpps.
+func TestSetThroughputPerftestUnits(t *testing.T) {
+	var r Result
+	r.SetThroughput(368, 65536, 1e9)
+	if r.Bytes != 368*65536 || r.BWMiBps != 23 || math.Abs(r.BWGbps-0.192937984) > 1e-12 || math.Abs(r.MsgRateMpps-0.000368) > 1e-15 {
+		t.Errorf("368 x 64 KiB in 1 s: %d B, %v MiB/s (want 23), %v Gb/s (want 0.192937984), %v Mpps (want 0.000368)",
+			r.Bytes, r.BWMiBps, r.BWGbps, r.MsgRateMpps)
+	}
+}

@@ -169,8 +169,9 @@ type Result struct {
 	BWMiBps     float64 `json:"bw_mib_per_s"`  // 2^20 bytes per second
 	MsgRateMpps float64 `json:"msg_rate_mpps"` // 10^6 messages per second
 	// RampShare (bandwidth runs): the bytes the send queues hold at once (QPs x WRs
-	// outstanding x message size; a READ's outstanding WRs are capped by max_rd_atom)
-	// over the bytes the run moved. The window runs from the first post to the last
+	// outstanding x message size; a READ's outstanding WRs are capped by max_rd_atom,
+	// and a run of fewer iterations per QP than its depth holds only those) over the
+	// bytes the run moved. The window runs from the first post to the last
 	// completion: it opens with the queues filling before their first completion and
 	// closes with them draining, and those are at most this share of it. A run of a few
 	// queues' worth measures its ramp, not the link: a sweep lengthens a point until the
@@ -285,8 +286,10 @@ type Counters struct {
 	Notes []string `json:"notes,omitempty"`
 }
 
-// SetRampShare sets RampShare for a bandwidth run of c that moved r.Bytes, its READs
-// capped at rdAtom outstanding per QP (0: no cap known). Nothing moved: no share.
+// SetRampShare sets RampShare for a bandwidth run of c that moved r.Bytes: each of its
+// c.NumQPs send queues holds c.SQDepth WRs at once, its READs capped at rdAtom
+// outstanding per QP (0: no cap known), and a run of c.Iterations per QP (no
+// duration) below that depth never holds more than those. Nothing moved: no share.
 func (r *Result) SetRampShare(c Config, rdAtom int) {
 	if c.Test != BW || r.Bytes == 0 {
 		return
@@ -294,6 +297,9 @@ func (r *Result) SetRampShare(c Config, rdAtom int) {
 	wrs := max(c.SQDepth, 1)
 	if c.Op == "read" && rdAtom > 0 {
 		wrs = min(wrs, rdAtom)
+	}
+	if c.DurationS <= 0 && c.Iterations > 0 && c.Iterations < uint64(wrs) {
+		wrs = int(c.Iterations) // a QP posts no more than its iterations
 	}
 	sh := float64(max(c.NumQPs, 1)) * float64(wrs) * float64(c.MsgSizeBytes) / float64(r.Bytes)
 	r.RampShare = &sh

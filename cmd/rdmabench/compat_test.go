@@ -276,6 +276,26 @@ func TestAllSizesOneSession(t *testing.T) {
 	}
 }
 
+// --output bandwidth converts rdmabench's Gb/s (10^9 bits) to perftest's MB/sec (2^20
+// bytes), by hand: 0.192937984 Gb/s = 0.192937984 x 10^9 / 8 / 1048576 = 23 MB/sec
+// (with 10^6 bytes it would be 24.117248).
+func TestOutputNumberUnits(t *testing.T) {
+	for _, tc := range []struct {
+		gbits bool
+		gbps  float64
+		want  string
+	}{
+		{false, 0.192937984, "23.000000"},
+		{true, 0.192937984, "0.192938"},
+		{false, 100, "11920.928955"}, // 100 x 10^9 / 8 / 2^20
+		{true, 100, "100.000000"},
+	} {
+		if got := outputNumber("bandwidth", tc.gbits, tc.gbps, 0, 0); got != tc.want {
+			t.Errorf("%v Gb/s, --report_gbits %v: %q, want %q", tc.gbps, tc.gbits, got, tc.want)
+		}
+	}
+}
+
 // --output prints the one number perftest prints, and nothing else.
 func TestOutputNumber(t *testing.T) {
 	var out bytes.Buffer

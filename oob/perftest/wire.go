@@ -240,6 +240,46 @@ type BWReport struct {
 	MsgRate float64
 }
 
+// The divisors of perftest's print_report_bw: the same bytes per second over 2^20 (its
+// MB/sec, the default) or over 125000000 (Gb/s of 10^9 bits, --report_gbits).
+const (
+	mbyte = 1 << 20
+	gbitB = 1e9 / 8
+)
+
+// Unit is the unit of BWAvg (and BWPeak): "MB/s" (2^20 bytes) or "Gb/s" (10^9 bits),
+// told from the report itself, as a server is not told the client's --report_gbits
+// (before 6.28's negotiation). perftest computes the average from the same bytes and
+// time as the message rate (Mpps, 10^6 messages): BWAvg is Size x MsgRate x 10^6 over
+// 2^20 or over 1.25 x 10^8, so that quotient is 2^20 or 1.25 x 10^8. "" where the
+// report cannot say (no size, no rate) or its quotient is within a factor 2 of
+// neither (not perftest's arithmetic).
+func (r BWReport) Unit() string {
+	if r.Size == 0 || !(r.MsgRate > 0) || !(r.BWAvg > 0) {
+		return ""
+	}
+	f := float64(r.Size) * r.MsgRate * 1e6 / r.BWAvg
+	switch {
+	case f > mbyte/2 && f < mbyte*2:
+		return "MB/s"
+	case f > gbitB/2 && f < gbitB*2:
+		return "Gb/s"
+	}
+	return ""
+}
+
+// AvgGbps is BWAvg in rdmabench's unit, Gb/s of 10^9 bits (MB/s x 2^20 x 8 / 10^9),
+// and true; false where Unit cannot tell the report's unit.
+func (r BWReport) AvgGbps() (float64, bool) {
+	switch r.Unit() {
+	case "MB/s":
+		return r.BWAvg * mbyte * 8 / 1e9, true
+	case "Gb/s":
+		return r.BWAvg, true
+	}
+	return 0, false
+}
+
 // Encode is the report in the exchange's pieces, for a peer of version v: the size (8
 // bytes), the iterations (8 bytes from 5.33, else 4), the peak, the average and the
 // message rate (big-endian doubles). Each piece is one exchange.

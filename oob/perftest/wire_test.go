@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/hex"
+	"math"
 	"net"
 	"strings"
 	"testing"
@@ -107,6 +108,37 @@ func TestMTUMessage(t *testing.T) {
 	for _, bad := range []string{"9\x00", "0\x00", "x\x00"} {
 		if _, ok := ParseMTU([]byte(bad)); ok {
 			t.Errorf("ParseMTU(%q) accepted", bad)
+		}
+	}
+}
+
+// A report's unit, told from the report (perftest's print_report_bw divides the same
+// bytes by 2^20 for MB/sec, by 1.25 x 10^8 for --report_gbits' Gb/s, and the messages by
+// 10^6 for Mpps), and its average in Gb/s of 10^9 bits, each by hand.
+func TestBandwidthReportUnit(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		r    BWReport
+		unit string
+		gbps float64
+	}{
+		// 368 x 64 KiB a second: 23 x 2^20 B/s = 23.00 MB/sec; 23 x 1048576 x 8 / 10^9.
+		{"23 MB/s", BWReport{Size: 65536, BWAvg: 23, MsgRate: 0.000368}, "MB/s", 0.192937984},
+		{"the same run, --report_gbits", BWReport{Size: 65536, BWAvg: 0.192937984, MsgRate: 0.000368}, "Gb/s", 0.192937984},
+		// 10^4 x 1 MiB a second: 10000 MB/sec = 83.88608 Gb/s.
+		{"10000 MB/s", BWReport{Size: 1 << 20, BWAvg: 10000, MsgRate: 0.01}, "MB/s", 83.88608},
+		{"83.89 Gb/s", BWReport{Size: 1 << 20, BWAvg: 83.88608, MsgRate: 0.01}, "Gb/s", 83.88608},
+		// 5 x 10^6 x 2 B a second: 10^7 B/s = 9.5367431640625 MB/sec = 0.08 Gb/s.
+		{"2 B at 5 Mpps", BWReport{Size: 2, BWAvg: 9.5367431640625, MsgRate: 5}, "MB/s", 0.08},
+		{"2 B at 5 Mpps, --report_gbits", BWReport{Size: 2, BWAvg: 0.08, MsgRate: 5}, "Gb/s", 0.08},
+		{"no size", BWReport{BWAvg: 23, MsgRate: 0.000368}, "", 0},
+		{"no rate", BWReport{Size: 65536, BWAvg: 23}, "", 0},
+		{"no bandwidth", BWReport{Size: 65536, MsgRate: 0.000368}, "", 0},
+		{"not perftest's arithmetic", BWReport{Size: 65536, BWAvg: 1.25, MsgRate: 0.02}, "", 0},
+	} {
+		g, ok := tc.r.AvgGbps()
+		if u := tc.r.Unit(); u != tc.unit || ok != (tc.unit != "") || math.Abs(g-tc.gbps) > 1e-9*tc.gbps {
+			t.Errorf("%s: %q, %v Gb/s (%v); want %q, %v Gb/s", tc.name, u, g, ok, tc.unit, tc.gbps)
 		}
 	}
 }
