@@ -25,6 +25,7 @@ var diffed = []struct {
 	{"cpu_model", func(f Facts) string { return f.CPUModel }},
 	{"cpu_governors", func(f Facts) string { return strings.Join(f.CPUGovernors, ",") }},
 	{"kernel_release", func(f Facts) string { return f.KernelRelease }},
+	{"clock_domain", func(f Facts) string { return f.ClockDomain }},
 	{"firmware_version", func(f Facts) string { return f.FirmwareVersion }},
 	{"driver", func(f Facts) string { return f.Driver }},
 	{"provider", func(f Facts) string { return f.Provider }},

@@ -1,7 +1,8 @@
 // Package host reads the facts about a host and its RDMA NIC that decide how fast a
 // benchmark can go but that the device itself does not report: the NIC's PCIe link and
-// NUMA node, the CPU and its frequency governor, the kernel, the NIC's firmware, and the
-// rdma-core (libibverbs) and provider the benchmark runs on.
+// NUMA node, the CPU and its frequency governor, the kernel, the NIC's firmware, the
+// rdma-core (libibverbs) and provider the benchmark runs on, and in rdmabench's test bed
+// whether the host's clock is virtual.
 //
 // Read takes a file system root ("/" normally; tests pass fixture trees) and reads only
 // files below it: /sys, /proc and the usual library directories. It needs no cgo and no
@@ -60,6 +61,13 @@ type Facts struct {
 	CPUGovernors []string `json:"cpu_governors,omitempty"`
 	// KernelRelease is uname -r (/proc/sys/kernel/osrelease).
 	KernelRelease string `json:"kernel_release,omitempty"`
+	// ClockDomain is where the host's time comes from, when the kernel command line
+	// (/proc/cmdline) says: rdmabench's Soft-RoCE test bed boots its guest with
+	// rdmabench.clock=virtual (ClockVirtual: qemu -icount, guest time counts
+	// instructions) or rdmabench.clock=real (ClockReal: qemu TCG on the host's clock).
+	// Empty without that parameter: a machine's own clock (or a result from before the
+	// fact existed). VirtualClock is the one test of it.
+	ClockDomain string `json:"clock_domain,omitempty"`
 	// FirmwareVersion is the NIC's firmware as the RDMA device reports it
 	// (/sys/class/infiniband/DEV/fw_ver).
 	FirmwareVersion string `json:"firmware_version,omitempty"`
@@ -85,6 +93,23 @@ type Facts struct {
 	// Notes say why a fact that has a file is unknown, or what is odd.
 	Notes []string `json:"notes,omitempty"`
 }
+
+// The clock domains of ClockDomain.
+const (
+	// ClockVirtual is rdmabench.clock=virtual: the guest's time counts instructions
+	// (qemu -icount), so its figures describe the CPU path at a fixed instruction rate.
+	ClockVirtual = "virtual (qemu icount)"
+	// ClockReal is rdmabench.clock=real: an emulated guest (qemu TCG) on the host's clock.
+	ClockReal = "real (qemu TCG, host clock)"
+)
+
+// clockParam is the kernel command-line parameter the test bed names its clock with.
+const clockParam = "rdmabench.clock"
+
+// VirtualClock says whether the facts are of a host whose time is virtual
+// (ClockVirtual): its durations, rates and latencies are not a NIC's or any host's
+// speed. Every report that says so asks this.
+func (f Facts) VirtualClock() bool { return f.ClockDomain == ClockVirtual }
 
 // PCIeLink is a PCIe link: its transfer rate per lane, its width, and what it carries.
 type PCIeLink struct {
@@ -167,6 +192,7 @@ func Read(root, dev string) Facts {
 	f.CPUModel = r.cpuModel()
 	f.CPUGovernors = r.governors()
 	f.KernelRelease, _ = r.line("proc/sys/kernel/osrelease")
+	f.ClockDomain = r.clockDomain()
 	f.LibibverbsLibrary, f.RDMACoreVersion = r.libibverbs(&f)
 	if f.Provider != "" {
 		f.ProviderLibrary = r.providerLibrary(f.Provider)
@@ -280,6 +306,32 @@ func parseSpeed(s string) (float64, error) {
 		return 0, fmt.Errorf("no GT/s in %q", s)
 	}
 	return strconv.ParseFloat(strings.TrimSpace(v), 64)
+}
+
+// clockDomain reads rdmabench.clock from the kernel command line (the last one, as
+// the kernel's own parameters go): "virtual" is ClockVirtual, "real" ClockReal; absent,
+// "" (a machine's own clock); any other value, "" and a note.
+func (r *reader) clockDomain() string {
+	cmdline, ok := r.line("proc/cmdline")
+	if !ok {
+		return ""
+	}
+	v, set := "", false
+	for _, w := range strings.Fields(cmdline) {
+		if val, ok := strings.CutPrefix(w, clockParam+"="); ok {
+			v, set = strings.Trim(val, `"`), true
+		}
+	}
+	switch {
+	case !set:
+		return ""
+	case v == "virtual":
+		return ClockVirtual
+	case v == "real":
+		return ClockReal
+	}
+	r.note("/proc/cmdline: %s=%q is neither virtual nor real: clock domain unknown", clockParam, v)
+	return ""
 }
 
 func (r *reader) cpuModel() string {

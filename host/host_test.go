@@ -2,6 +2,8 @@ package host
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -82,7 +84,7 @@ func TestRead(t *testing.T) {
 		}},
 		// Soft-RoCE: no PCI function, so no driver, link or node.
 		{"testdata/rxe", "rxe0", Facts{
-			Device: "rxe0", CPUModel: "QEMU Virtual CPU version 2.5+", KernelRelease: "6.1.0-18-amd64", FirmwareVersion: "0.0.0",
+			Device: "rxe0", CPUModel: "QEMU Virtual CPU version 2.5+", KernelRelease: "6.1.0-18-amd64", ClockDomain: ClockVirtual, FirmwareVersion: "0.0.0",
 			Provider: "rxe", ProviderLibrary: "/usr/lib/x86_64-linux-gnu/libibverbs/librxe-rdmav34.so", RDMACoreVersion: "44.0",
 			LibibverbsLibrary: "/usr/lib/x86_64-linux-gnu/libibverbs.so.1.14.44.0",
 		}},
@@ -130,6 +132,51 @@ func TestReadNothing(t *testing.T) {
 	}
 }
 
+// The clock domain comes from rdmabench.clock on the kernel command line, which the test
+// bed's guest is booted with; a machine's own command line has none, and says nothing.
+func TestClockDomain(t *testing.T) {
+	for _, c := range []struct {
+		root, want string
+		virtual    bool
+	}{
+		{"testdata/rxe", ClockVirtual, true},    // VM_CLOCK=virtual
+		{"testdata/bed-real", ClockReal, false}, // VM_CLOCK=real
+		{"testdata/cx6-gen3", "", false},        // a real machine: no parameter
+		{"testdata/bnxt_re", "", false},         // no /proc/cmdline at all
+	} {
+		f := Read(c.root, "")
+		if f.ClockDomain != c.want || f.VirtualClock() != c.virtual || f.Notes != nil {
+			t.Errorf("%s: clock domain %q (virtual %v, notes %q), want %q (%v)", c.root, f.ClockDomain, f.VirtualClock(), f.Notes, c.want, c.virtual)
+		}
+	}
+	for cmdline, want := range map[string]string{
+		"ro rdmabench.clock=\"virtual\"":                    ClockVirtual,
+		"rdmabench.clock=virtual rdmabench.clock=real":      ClockReal, // the last one counts
+		"rdmabench.clocks=virtual xrdmabench.clock=virtual": "",
+		"": "",
+	} {
+		root := t.TempDir()
+		os.MkdirAll(filepath.Join(root, "proc"), 0o755)
+		os.WriteFile(filepath.Join(root, "proc/cmdline"), []byte(cmdline+"\n"), 0o644)
+		if f := Read(root, ""); f.ClockDomain != want || f.Notes != nil {
+			t.Errorf("%q: %q (notes %q), want %q", cmdline, f.ClockDomain, f.Notes, want)
+		}
+	}
+	root := t.TempDir()
+	os.MkdirAll(filepath.Join(root, "proc"), 0o755)
+	os.WriteFile(filepath.Join(root, "proc/cmdline"), []byte("rdmabench.clock=wall\n"), 0o644)
+	f := Read(root, "")
+	if f.ClockDomain != "" || f.VirtualClock() || !reflect.DeepEqual(f.Notes, []string{`/proc/cmdline: rdmabench.clock="wall" is neither virtual nor real: clock domain unknown`}) {
+		t.Errorf("an unknown value: %+v", f)
+	}
+	if b, _ := json.Marshal(Read("testdata/rxe", "")); !strings.Contains(string(b), `"clock_domain":"virtual (qemu icount)"`) {
+		t.Errorf("rxe: %s", b)
+	}
+	if (Facts{}).VirtualClock() || (Facts{ClockDomain: ClockReal}).VirtualClock() {
+		t.Error("only the virtual clock is virtual")
+	}
+}
+
 func TestRDMACoreVersion(t *testing.T) {
 	for name, want := range map[string]string{
 		"libibverbs.so.1.14.50.0": "50.0", "libibverbs.so.1.1.17.1": "17.1", "libibverbs.so.1.0.0": "",
@@ -163,7 +210,8 @@ func TestDiff(t *testing.T) {
 	// What one side does not know is a difference; what neither knows is not.
 	d := strings.Join(rxe.Diff(cx6), "\n")
 	for _, w := range []string{"pcie_link: unknown vs 8.0 GT/s x16 (Gen3, 126 Gb/s)", "numa_node: unknown vs 1",
-		"cpu_governors: unknown vs powersave", "rdma_core_version: 44.0 vs 50.0", "kernel_release: 6.1.0-18-amd64 vs 6.8.0-45-generic"} {
+		"cpu_governors: unknown vs powersave", "rdma_core_version: 44.0 vs 50.0", "kernel_release: 6.1.0-18-amd64 vs 6.8.0-45-generic",
+		"clock_domain: virtual (qemu icount) vs unknown"} {
 		if !strings.Contains(d, w) {
 			t.Errorf("rxe vs cx6: no %q in\n%s", w, d)
 		}

@@ -69,7 +69,7 @@ func fuzzSeedMsgs() []Msg {
 	withFacts := dev
 	withFacts.HostFacts = &host.Facts{Device: "mlx5_0", Driver: "mlx5_core", PCIAddress: "0000:3b:00.0",
 		PCIeLink: host.NewPCIeLink(8, 16), PCIeMaxLink: host.NewPCIeLink(16, 16), NUMANode: &node, LocalCPUs: "16-31,48-63",
-		CPUGovernors: []string{"powersave"}, KernelRelease: "6.8.0-45-generic", Provider: "mlx5", RDMACoreVersion: "50.0",
+		CPUGovernors: []string{"powersave"}, KernelRelease: "6.8.0-45-generic", ClockDomain: host.ClockVirtual, Provider: "mlx5", RDMACoreVersion: "50.0",
 		Notes: []string{"PCIe current link unknown"}}
 	return []Msg{
 		{Type: THello, Hello: &Hello{Proto: Version, Tool: "v1.0.0", Host: "host-b", Device: dev}},

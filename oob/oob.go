@@ -27,8 +27,9 @@ import (
 // the counters; 4 the plan's bidirectional, mr, sync, landing, peers, baseline and
 // qp_timeout fields, the server's report of its direction and the agent/fleet
 // messages; 5 the host's facts in a hello's device (host_facts: PCIe link, NUMA node,
-// CPU, governors, kernel, firmware, provider, rdma-core).
-const Version = 5
+// CPU, governors, kernel, firmware, provider, rdma-core); 6 the host's clock domain
+// among them (host_facts.clock_domain: the test bed's virtual or real clock).
+const Version = 6
 
 // MaxBody bounds a message body.
 const MaxBody = 1 << 20

@@ -39,6 +39,9 @@ func Check(rs []result.Result, th Thresholds) (fails, notes []string) {
 	if len(rs) == 0 {
 		return []string{"no results to check"}, nil
 	}
+	if VirtualClock(rs) || VirtualClock(th.Baseline) {
+		notes = append(notes, VirtualTime)
+	}
 	for _, r := range rs {
 		if r.Error != "" {
 			fail(r, "the run failed: %s", r.Error) // text: cleaned by fail
@@ -82,7 +85,12 @@ func Check(rs []result.Result, th Thresholds) (fails, notes []string) {
 				fail(r, "p99 latency %s us above the maximum %.2f us", us(*p), float64(th.MaxP99.Nanoseconds())/1e3)
 			}
 		}
-		if b, ok := base[ConfigKey(r.Config)]; ok {
+		b, ok := base[ConfigKey(r.Config)]
+		switch why := ClockMismatch("this result", r.VirtualClock(), "the baseline", b.VirtualClock()); {
+		case ok && why != "":
+			// Neither a regression nor a pass: virtual time counts instructions.
+			fail(r, "%s; check it against a baseline measured on the same clock", why)
+		case ok:
 			if r.Config.Test == result.BW && r.BWGbps < b.BWGbps*(1-th.Tolerance) {
 				fail(r, "bandwidth regressed %s against the baseline (%.3f -> %.3f Gb/s, tolerance %.1f%%)", delta(r.BWGbps, b.BWGbps), b.BWGbps, r.BWGbps, 100*th.Tolerance)
 			}
@@ -96,7 +104,7 @@ func Check(rs []result.Result, th Thresholds) (fails, notes []string) {
 			default:
 				notes = append(notes, ConfigKey(r.Config)+": cannot compare p99 with the baseline: its "+unsupportedP99(b))
 			}
-		} else if len(th.Baseline) > 0 {
+		case len(th.Baseline) > 0:
 			fail(r, "no baseline result with this configuration")
 		}
 	}

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -176,6 +177,11 @@ func index(rs []result.Result) map[string]result.Result {
 // fields of the key (ConfigKey), says so in place of the change: "not comparable:
 // bidirectional differs" (see NotComparableTo). Under the table, a line per host fact
 // in which a run's client or server differs from the first run's (see hostLines).
+//
+// Results measured on a virtual clock (result.Result.VirtualClock) are not compared
+// with results measured on any other: such a change says "not comparable: clock domain
+// differs", a line under the table says which run was measured on which clock
+// (clockLines), and VirtualTime heads the report (plain: ends it).
 func Compare(w io.Writer, names []string, runs [][]result.Result) error {
 	return CompareShow(w, names, runs, FormatTable)
 }
@@ -216,6 +222,11 @@ func CompareShow(w io.Writer, names []string, runs [][]result.Result, f Format) 
 			header = append(header, n+" Gb/s (Δ)", n+" p99 us (Δ)")
 		}
 	}
+	virtual := false
+	for _, rs := range runs {
+		virtual = virtual || VirtualClock(rs)
+	}
+	virtualTimeAbove(w, f, virtual)
 	t := NewTab(w, f, header...)
 	for _, k := range sorted {
 		row := []any{k}
@@ -241,6 +252,11 @@ func CompareShow(w io.Writer, names []string, runs [][]result.Result, f Format) 
 				}
 			case i == 0 || !hasBase:
 				bw, p99 = fmt.Sprintf("%.3f", r.BWGbps), usp(r.Lat.P99)
+			case r.VirtualClock() != base.VirtualClock():
+				bw, bwChange, p99 = fmt.Sprintf("%.3f", r.BWGbps), notComparableClock, usp(r.Lat.P99)
+				if r.Lat.P99 != nil {
+					p99Change = "not comparable"
+				}
 			default:
 				bw, bwChange, p99 = fmt.Sprintf("%.3f", r.BWGbps), delta(r.BWGbps, base.BWGbps), usp(r.Lat.P99)
 				if r.Lat.P99 != nil {
@@ -267,7 +283,35 @@ func CompareShow(w io.Writer, names []string, runs [][]result.Result, f Format) 
 	if err := t.Render(); err != nil {
 		return err
 	}
-	return hostLines(w, names, runs)
+	if err := clockLines(w, names, runs); err != nil {
+		return err
+	}
+	if err := hostLines(w, names, runs); err != nil {
+		return err
+	}
+	virtualTimeUnder(w, f, virtual)
+	return nil
+}
+
+// clockLines writes, under Compare's table, a line for each later run measured on
+// another clock than the first (one run on a virtual clock, the other not): "clock: a
+// vs b: not comparable: a was measured on a virtual clock (qemu icount), b on a real or
+// unknown clock; no change between them is shown". A run is on a virtual clock when
+// one of its results is.
+func clockLines(w io.Writer, names []string, runs [][]result.Result) error {
+	v0 := VirtualClock(runs[0])
+	a := text.Clean(names[0], 64)
+	for i := 1; i < len(runs); i++ {
+		b := text.Clean(names[i], 64)
+		why := ClockMismatch(a, v0, b, VirtualClock(runs[i]))
+		if why == "" {
+			continue
+		}
+		if _, err := fmt.Fprintf(w, "clock: %s vs %s: %s; no change between them is shown\n", a, b, why); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // hostLines writes, under Compare's table, where each later run's hosts differ from the
@@ -333,6 +377,56 @@ func runHost(rs []result.Result, facts func(result.Result) *host.Facts) (first *
 		}
 	}
 	return first, several
+}
+
+// Labels names inputs by their paths for a report's columns: each by its file name,
+// unless another has the same, then by the shortest ending of its path that tells it
+// from the others ("a/sweep.ndjson" and "b/sweep.ndjson"; "x/a/s.json", "y/a/s.json"
+// and "b/s.json"). A path given twice keeps its whole path and is numbered from its
+// second ("s.json", "s.json (2)").
+func Labels(paths []string) []string {
+	parts := make([][]string, len(paths))
+	n := make([]int, len(paths)) // how many trailing parts each label has
+	for i, p := range paths {
+		parts[i] = strings.Split(filepath.ToSlash(filepath.Clean(p)), "/")
+		n[i] = 1
+	}
+	label := func(i int) string {
+		ps := parts[i]
+		return strings.Join(ps[len(ps)-n[i]:], "/")
+	}
+	for {
+		byLabel := map[string][]int{}
+		for i := range paths {
+			byLabel[label(i)] = append(byLabel[label(i)], i)
+		}
+		grew := false
+		for _, same := range byLabel {
+			if len(same) < 2 {
+				continue
+			}
+			for _, i := range same {
+				if n[i] < len(parts[i]) {
+					n[i]++
+					grew = true
+				}
+			}
+		}
+		if !grew {
+			break
+		}
+	}
+	out := make([]string, len(paths))
+	seen := map[string]int{}
+	for i := range paths {
+		l := label(i)
+		seen[l]++
+		if seen[l] > 1 {
+			l += fmt.Sprintf(" (%d)", seen[l])
+		}
+		out[i] = l
+	}
+	return out
 }
 
 // deltaP is delta for percentiles, "n/a" unless both are supported.

@@ -60,15 +60,25 @@ const (
 var Formats = []string{"auto", string(FormatTable), string(FormatPlain), string(FormatPerftest)}
 
 // Show writes rs in format f: Table, Plain or Perftest (gbits: perftest's
-// --report_gbits, bandwidth in Gb/s instead of MiB/s).
+// --report_gbits, bandwidth in Gb/s instead of MiB/s). Where a result was measured on a
+// virtual clock, VirtualTime says so once: above the tables, or under them in plain.
 func Show(w io.Writer, rs []result.Result, f Format, gbits bool) error {
+	virtual := VirtualClock(rs)
+	virtualTimeAbove(w, f, virtual)
+	var err error
 	switch f {
 	case FormatPlain:
-		return Plain(w, rs)
+		err = Plain(w, rs)
 	case FormatPerftest:
-		return Perftest(w, rs, gbits)
+		err = Perftest(w, rs, gbits)
+	default:
+		err = Table(w, rs)
 	}
-	return Table(w, rs)
+	if err != nil {
+		return err
+	}
+	virtualTimeUnder(w, f, virtual)
+	return nil
 }
 
 // Plain writes results for scripts: per kind of test (bandwidth, then latency) one

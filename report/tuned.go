@@ -226,6 +226,7 @@ func TunedTable(w io.Writer, t Tuned) error { return TunedShow(w, t, FormatTable
 // a line per row, then the notes, each line starting with the operation, and a line
 // "tuned:" on the device, the profile and the objective.
 func TunedShow(w io.Writer, t Tuned, f Format) error {
+	virtualTimeAbove(w, f, t.VirtualClock())
 	ops := tunedOps(t)
 	title := fmt.Sprintf("parameters for %s (profile %s), objective %s", text.Clean(t.Client.Model, 80), text.Clean(t.Profile, 32), text.Clean(t.Objective, 32))
 	plain := f == FormatPlain
@@ -315,6 +316,7 @@ func TunedShow(w io.Writer, t Tuned, f Format) error {
 	if plain {
 		// The legend is for people: docs/usage.md says what the verdicts mean.
 		fmt.Fprintln(w, "tuned: "+title)
+		virtualTimeUnder(w, f, t.VirtualClock())
 		return nil
 	}
 	fmt.Fprint(w, "verdict, at the operation's resolution +-R: agrees = ours is in the article's range (and decided), or\n"+

@@ -73,6 +73,7 @@ func TestSchemaDescribesEveryHostFact(t *testing.T) {
 func allFacts() *host.Facts {
 	f := host.Read("../host/testdata/cx6-gen3", "mlx5_0")
 	f.Notes = []string{"PCIe current link unknown: current_link_speed \"Unknown\", current_link_width \"0\""}
+	f.ClockDomain = host.Read("../host/testdata/rxe", "").ClockDomain // a real machine's command line names none
 	v := reflect.ValueOf(f)
 	for i := range v.NumField() {
 		if v.Field(i).IsZero() {
@@ -121,6 +122,33 @@ func TestSchemaAcceptsHostFacts(t *testing.T) {
 		}
 		if err := result.Validate([]byte(bad)); err == nil || !strings.Contains(err.Error(), c.field) {
 			t.Errorf("%s -> %s: want a refusal naming %s, got %v", c.from, c.to, c.field, err)
+		}
+	}
+}
+
+// A result is measured on a virtual clock when any of its hosts keeps virtual time:
+// its client's, its server's, or a fan-out server's.
+func TestVirtualClock(t *testing.T) {
+	virtual, real, machine := host.Read("../host/testdata/rxe", "rxe0"), host.Read("../host/testdata/bed-real", ""), host.Read("../host/testdata/cx6-gen3", "mlx5_0")
+	if virtual.ClockDomain != host.ClockVirtual || real.ClockDomain != host.ClockReal || machine.ClockDomain != "" {
+		t.Fatalf("fixtures: %q %q %q", virtual.ClockDomain, real.ClockDomain, machine.ClockDomain)
+	}
+	dev := func(f *host.Facts) result.Device { return result.Device{Name: "d", HostFacts: f} }
+	for _, c := range []struct {
+		name string
+		r    result.Result
+		want bool
+	}{
+		{"no facts", result.Result{}, false},
+		{"client virtual", result.Result{Client: dev(&virtual), ServerDevice: dev(&real)}, true},
+		{"server virtual", result.Result{Client: dev(&machine), ServerDevice: dev(&virtual)}, true},
+		{"real bed", result.Result{Client: dev(&real), ServerDevice: dev(&real)}, false},
+		{"a real machine", result.Result{Client: dev(&machine), ServerDevice: dev(nil)}, false},
+		{"a fan-out server virtual", result.Result{Client: dev(&machine), Fan: &result.Fan{Peers: []result.Peer{{Device: dev(&machine)}, {Device: dev(&virtual)}}}}, true},
+		{"fan-out servers real", result.Result{Client: dev(&machine), Fan: &result.Fan{Peers: []result.Peer{{Device: dev(&real)}}}}, false},
+	} {
+		if got := c.r.VirtualClock(); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
 		}
 	}
 }

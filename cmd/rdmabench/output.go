@@ -44,9 +44,14 @@ func (o outputs) save(rs []result.Result) error {
 }
 
 // show writes what the terminal gets: --output's one number per result, else the
-// results in --format, and the baselines under them.
+// results in --format, and the baselines under them. Results measured on a virtual
+// clock say so (report.VirtualTime): in the table, or with --output on stderr, so that
+// stdout stays one number a line.
 func (o outputs) show(w io.Writer, rs []result.Result) error {
 	if o.Output != "" {
+		if report.VirtualClock(rs) && o.Stderr != nil {
+			fmt.Fprintln(o.Stderr, report.VirtualTime)
+		}
 		for _, r := range rs {
 			if _, err := fmt.Fprintln(w, outputNumber(o.Output, o.Gbits, r.BWGbps, r.MsgRateMpps, r.Lat.Mean)); err != nil {
 				return err

@@ -7,7 +7,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/rdmabench/rdmabench/fleet/pairs"
@@ -121,9 +120,20 @@ func newCmdReportCompare(runF func(*reportCompareOptions) error) *cobra.Command 
 		Long: `Compare runs or NIC generations side by side, by configuration, with deltas against A.
 
 Under the table, one line per host fact (PCIe link, NUMA node, CPUs, governors, kernel,
-firmware, provider, rdma-core) in which a run's client or server host differs from A's,
-A's value first: "host: server, a.json vs b.json: kernel_release: 6.8.0-45-generic vs
-6.1.0-18-amd64". Nothing is said where neither run recorded its hosts' facts.`,
+clock domain, firmware, provider, rdma-core) in which a run's client or server host
+differs from A's, A's value first: "host: server, a.json vs b.json: kernel_release:
+6.8.0-45-generic vs 6.1.0-18-amd64". Nothing is said where neither run recorded its
+hosts' facts.
+
+Results measured on a virtual clock (the Soft-RoCE test bed's VM_CLOCK=virtual, host
+fact clock_domain) are not compared with results measured on any other: their change
+says "not comparable: clock domain differs", a line under the table says which run was
+measured on which clock, and the report says once that virtual time describes
+Soft-RoCE's CPU path, not a NIC. As for other configurations that cannot be compared,
+the exit status is 0.
+
+Columns are named by the files' names; two files of the same name by the shortest ends
+of their paths that tell them apart (a/sweep.ndjson, b/sweep.ndjson).`,
 		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkFormat(o.Format, report.TableFormats); err != nil {
@@ -142,16 +152,14 @@ A's value first: "host: server, a.json vs b.json: kernel_release: 6.8.0-45-gener
 
 func reportCompareRun(o *reportCompareOptions) error {
 	var runs [][]result.Result
-	var names []string
 	for _, path := range o.Files {
 		rs, err := readResults(path)
 		if err != nil {
 			return err
 		}
 		runs = append(runs, rs)
-		names = append(names, filepath.Base(path))
 	}
-	return report.CompareShow(o.Out, names, runs, formatFor(o.Out, o.Format))
+	return report.CompareShow(o.Out, report.Labels(o.Files), runs, formatFor(o.Out, o.Format))
 }
 
 type reportCheckOptions struct {
@@ -175,7 +183,12 @@ passes, exit 1 with one line per failure (naming the configuration and the reaso
 A p99 is only compared where the sample count supports it (at least 1000 samples; a
 bandwidth test samples its signalled WRs, iterations x QPs / cq-mod): --max-p99 on a
 result without one fails, as does a result that lacks the p99 its --baseline has. A
-baseline without a p99 cannot be regressed from: that is printed as a NOTE.`,
+baseline without a p99 cannot be regressed from: that is printed as a NOTE.
+
+A result measured on a virtual clock (the Soft-RoCE test bed's VM_CLOCK=virtual) checked
+against a baseline that was not, or the other way round, fails as not comparable,
+whatever the numbers; with a virtual clock's results a NOTE says what virtual time
+describes.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			th := o.Thresholds

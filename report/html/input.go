@@ -135,6 +135,15 @@ func Build(files []File, labels []string) ([]*Series, error) {
 	for i, j := range order {
 		out[i] = series[j]
 	}
+	// Two inputs of the same file name (out/a/sweep.ndjson, out/b/sweep.ndjson) are
+	// told apart by their paths (report.Labels).
+	first := make([]string, len(out))
+	for i, s := range out {
+		first[i] = s.Files[0]
+	}
+	for i, l := range report.Labels(first) {
+		out[i].Label = l
+	}
 	if len(labels) > 0 {
 		if len(labels) != len(out) {
 			return nil, fmt.Errorf("%w: %d given for %d series (%s): one per results file, a tuned report joining the results of its device",

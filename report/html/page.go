@@ -19,6 +19,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/rdmabench/rdmabench/report"
 	"github.com/rdmabench/rdmabench/result"
 )
 
@@ -52,6 +53,9 @@ type section struct {
 type page struct {
 	Title       string
 	ToolVersion string
+	// VirtualTime is the banner of a page with results measured on a virtual clock
+	// (report.VirtualTime, and which series, where not all): none without.
+	VirtualTime []string
 	Inputs      table
 	Sections    []section
 	Tuned       []*tunedSection
@@ -81,7 +85,7 @@ func Charts(series []*Series) (int, error) {
 }
 
 func build(series []*Series, o Options) (*page, error) {
-	pg := &page{Title: o.Title, ToolVersion: o.ToolVersion, Inputs: inputsTable(series)}
+	pg := &page{Title: o.Title, ToolVersion: o.ToolVersion, VirtualTime: virtualBanner(series), Inputs: inputsTable(series)}
 	if pg.Title == "" {
 		pg.Title = "rdmabench report"
 	}
@@ -293,6 +297,31 @@ func trimPct(v float64) string {
 	return s
 }
 
+// virtualClock says whether the series was measured on a virtual clock: one of its
+// results, or its tuned report's hosts (result.Result.VirtualClock).
+func (s *Series) virtualClock() bool {
+	return report.VirtualClock(s.Results) || s.Tuned != nil && s.Tuned.VirtualClock()
+}
+
+// virtualBanner is what the page says first where a series was measured on a virtual
+// clock: report.VirtualTime, and where not every series was, which were.
+func virtualBanner(series []*Series) []string {
+	var virtual []string
+	for _, s := range series {
+		if s.virtualClock() {
+			virtual = append(virtual, clean(s.Label, 64))
+		}
+	}
+	switch {
+	case len(virtual) == 0:
+		return nil
+	case len(virtual) == len(series):
+		return []string{report.VirtualTime + "."}
+	}
+	return []string{report.VirtualTime + ".", "Measured on a virtual clock (qemu icount): " + strings.Join(virtual, ", ") +
+		". The other inputs were measured on a real or unknown clock: the two are not comparable."}
+}
+
 func comparisonSection(series []*Series, bw [][]*cell) (section, error) {
 	a := series[0]
 	sec := section{ID: "comparison", Title: "Comparison against " + clean(a.Label, 64),
@@ -308,6 +337,10 @@ func comparisonSection(series []*Series, bw [][]*cell) (section, error) {
 			"Latency tests are compared in the latency chart."}}
 	for i := 1; i < len(series); i++ {
 		b := series[i]
+		if why := report.ClockMismatch(clean(b.Label, 64), b.virtualClock(), clean(a.Label, 64), a.virtualClock()); why != "" {
+			sec.Notes = append(sec.Notes, fmt.Sprintf("%s against %s: %s: no change is shown.", clean(b.Label, 64), clean(a.Label, 64), why))
+			continue
+		}
 		rows := compareCells(bw[0], bw[i])
 		common := 0
 		for _, r := range rows {
