@@ -412,6 +412,7 @@ func (c *Client) measure(ctx context.Context, op Op, s Session, cfg result.Confi
 	}
 	r.SetThroughput(res.Completed, cfg.MsgSizeBytes, res.DurationNS)
 	r.SetRampShare(cfg, r.MaxRdAtom)
+	r.SetSteady(res.SteadyWRs, cfg.MsgSizeBytes, res.SteadyNS)
 	r.LatKind = "completion_under_load"
 	r.CQEvents = res.Events
 	r.MR = mrRun(cfg, res)

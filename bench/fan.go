@@ -420,6 +420,7 @@ func (f *Fan) blame(err error, qpns []uint32) error {
 // and the servers' reports.
 func (f *Fan) fanResult(r *result.Result, op Op, cfg result.Config, s Session, sl slots, lay verbs.Layout, res verbs.BWResult, reports []*oob.Report, merr error) {
 	r.SetThroughput(res.Completed, cfg.MsgSizeBytes, res.DurationNS)
+	r.SetSteady(res.SteadyWRs, cfg.MsgSizeBytes, res.SteadyNS)
 	r.LatKind = "completion_under_load"
 	if cfg.Sync == "rounds" {
 		r.LatKind = "round" // a round's first post to the last server's completion

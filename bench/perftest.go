@@ -369,6 +369,7 @@ func (w *perftestWire) measure(ctx context.Context, dev Device, s Session, c res
 	res, err := s.Bandwidth(p)
 	r.SetThroughput(res.Completed, c.MsgSizeBytes, res.DurationNS)
 	r.SetRampShare(c, r.MaxRdAtom)
+	r.SetSteady(res.SteadyWRs, c.MsgSizeBytes, res.SteadyNS)
 	r.LatKind = "completion_under_load"
 	r.CQEvents = res.Events
 	err = errors.Join(perftestLoopErr(err, c), setLatency(r, res.Lat))

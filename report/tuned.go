@@ -426,7 +426,7 @@ func TunedNotes(op string, o sweep.Outcome) []string {
 	}
 	if m, ok := o.Optima[o.Objective]; ok && m.ContendersCut > 0 {
 		if o.FinalLean {
-			add("%s: lean final rounds: the budget bought under %d rounds of every contender, so they measured the chosen point, its variants with the article's values and the references; %d contenders left out: the choice is not decided", op, sweep.LeanRounds, m.ContendersCut)
+			add("%s: lean final rounds: the budget bought under %d rounds of every contender, so they measured the chosen point, its variants with the article's values and the references; %d contenders left out: the choice is not decided", op, sweep.MinFinalRounds, m.ContendersCut)
 		} else {
 			add("%s: %d more points came within reach of the best than the final rounds measure: not decided", op, m.ContendersCut)
 		}

@@ -177,6 +177,12 @@ type Result struct {
 	// queues' worth measures its ramp, not the link: a sweep lengthens a point until the
 	// share is small against the resolution it decides at.
 	RampShare *float64 `json:"ramp_share,omitempty"`
+	// Steady (bandwidth runs): the link's rate with every queue kept full, without the
+	// fill and drain the whole window has: the messages completed from the first
+	// completion to the last one before posting stopped, over that time (several loop
+	// threads: the sum of their rates). What a sweep compares. Absent where a run had no
+	// such window (it posted its queues once and drained them; rounds; --mr per-io/cache).
+	Steady *Steady `json:"steady,omitempty"`
 
 	// LatKind says what each latency sample is: "one_way" (WRITE ping-pong RTT/2),
 	// "read_completion" (one READ, post to completion) or "completion_under_load"
@@ -303,6 +309,26 @@ func (r *Result) SetRampShare(c Config, rdAtom int) {
 	}
 	sh := float64(max(c.NumQPs, 1)) * float64(wrs) * float64(c.MsgSizeBytes) / float64(r.Bytes)
 	r.RampShare = &sh
+}
+
+// Steady is a bandwidth run's steady window (Result.Steady).
+type Steady struct {
+	Messages    uint64  `json:"messages"`
+	DurationNS  int64   `json:"duration_ns"`
+	BWGbps      float64 `json:"bw_gbit_per_s"`
+	MsgRateMpps float64 `json:"msg_rate_mpps"`
+}
+
+// SetSteady sets Steady from the messages completed in the steady window and its
+// length; none when either is zero.
+func (r *Result) SetSteady(msgs uint64, size int, durNS int64) {
+	r.Steady = nil
+	if msgs == 0 || durNS <= 0 {
+		return
+	}
+	sec := float64(durNS) / 1e9
+	r.Steady = &Steady{Messages: msgs, DurationNS: durNS, BWGbps: float64(msgs) * float64(size) * 8 / 1e9 / sec,
+		MsgRateMpps: float64(msgs) / 1e6 / sec}
 }
 
 // SetThroughput fills bytes, bandwidth and message rate from a count and a duration.

@@ -92,7 +92,7 @@ type calibration struct {
 // article and perftest's defaults as references.
 func calibrationPlan(p profiles.Profile) Plan {
 	pl := plan(p, "descent")
-	pl.Repeat, pl.Budget, pl.Resolution = 3, 20*time.Minute, 0
+	pl.Repeat, pl.Budget, pl.Resolution = 6, 20*time.Minute, 0
 	pl.Others = []Objective{{Name: "rate"}, {Name: "p99"}}
 	pl.Article = p.Reference["write"]
 	pl.References = map[string]profiles.Point{"perftest_defaults": pt(65536, 128, 0, 1, 1),

@@ -36,10 +36,11 @@ func (s *state) summarise() {
 		}
 		if sh, ok := s.share[pt]; ok && ps.Runs > 0 {
 			ps.RampShare = &sh
-			// Queue-bound: above a quarter of the resolution at the longest a point may
-			// run (a point the search left shorter could still have been lengthened).
-			ps.QueueBound = sh > s.tol/4 && (s.p.MaxDurationS <= s.length(pt) || s.p.Base.DurationS <= 0)
 		}
+		// Queue-bound: a run without a steady window of a quarter of its length at the
+		// longest a point may run (a point the search left shorter could still have been
+		// lengthened).
+		ps.QueueBound = ps.Runs > 0 && s.unsteady[pt] && (s.p.MaxDurationS <= s.length(pt) || s.p.Base.DurationS <= 0)
 		if ps.QueueBound {
 			o.QueueBound++
 		}
@@ -180,6 +181,7 @@ func (s *state) verdict(f *final, d string) Verdict {
 	if f.cut > 0 {
 		v.Decided = false // contenders left out: any parameter may be wrong
 	}
+	v.Equal = s.equalValues(f, d)
 	r, ok := s.p.Article[d]
 	if !ok {
 		v.Verdict = NoArticle
@@ -206,6 +208,28 @@ func (s *state) verdict(f *final, d string) Verdict {
 	}
 	v.Verdict = map[Relation]string{Equal: Agrees, Better: Differs, Worse: ArticleBetter, Undecided: CannotTell}[ratio.JudgeAt(s.tol, f.lvl)]
 	return v
+}
+
+// equalValues are the values of d whose point (the chosen one's other parameters) is
+// the leader or was judged equal to it in f's last look, sorted; nil unless the chosen
+// value has company.
+func (s *state) equalValues(f *final, d string) []int {
+	c, dec := f.dec.chosen, f.dec
+	var vals []int
+	for _, m := range f.members {
+		if !m.compete || m.pt.With(d, c.Get(d)) != c {
+			continue // another parameter differs
+		}
+		if m.pt == dec.leader || dec.judged[m.pt] == Equal {
+			vals = append(vals, m.pt.Get(d))
+		}
+	}
+	slices.Sort(vals)
+	vals = slices.Compact(vals)
+	if len(vals) < 2 || !slices.Contains(vals, c.Get(d)) {
+		return nil
+	}
+	return vals
 }
 
 func high(r *Ratio) float64 {
@@ -254,7 +278,8 @@ func (s *state) estimate(pt profiles.Point, o Objective, from int) Estimate {
 		if v, ok := o.Value(r); ok {
 			vals = append(vals, v)
 		}
-		bw, rate = append(bw, r.BWGbps), append(rate, r.MsgRateMpps)
+		b, m := Throughput(r)
+		bw, rate = append(bw, b), append(rate, m)
 		if r.Lat.P99 != nil {
 			p99 = append(p99, float64(*r.Lat.P99))
 		}

@@ -175,32 +175,42 @@ type FinalPlan struct {
 }
 
 // planFinal fixes the resolution of the final rounds (and of everything after them)
-// once their contenders are known: with the noise pooled so far, the points a round
-// measures and the rounds the final share of the budget affords, the resolution that
-// decides every comparison at the last look; asked for one, the rounds it takes. The
-// looks are fixed with it.
+// once their contenders are known, from the noise pooled so far, the points a round
+// measures and the rounds the final share of the budget affords; asked for one, the
+// rounds it takes. The looks are fixed with it.
 //
-// A final share that buys fewer than LeanRounds rounds of every contender goes lean: it
-// measures only the chosen point, the leader, the chosen point's variants with the
-// article's values and the references, for the verdicts and the gains; the rivals and
-// neighbours it leaves out are counted as cut, so the choice itself is not decided.
+// The rounds follow from the noise, not from a fixed count: the plan is the fewest
+// rounds (a look of finalLooks) whose resolution is within a quarter of the finest
+// the affordable rounds buy, or at minResolution; a flat top decided at that
+// resolution ends the rounds (settled), and the rest of the budget is not spent.
+//
+// Where the share buys fewer than minPairs rounds of every contender, the rivals
+// ranked last are left out (counted as cut: the choice is then not decided) until it
+// does; where it still does not, the rounds go lean: only the chosen point, the
+// leader, the chosen point's variants with the article's values and the references,
+// for the verdicts and the gains.
 func (s *state) planFinal(f *final) {
 	most := finalLooks[len(finalLooks)-1]
 	sd, df := s.pairedNoise()
 	rounds := func() (m, n int) {
-		m = max(len(s.active(f)), 2)
+		// The contenders known now, and the neighbours a new chosen point may bring.
+		m = max(len(s.active(f))+planSlack, 2)
 		n = most
 		if runs := s.o.Runs + s.o.Reused; s.p.Budget > 0 && runs > 0 && s.spent > 0 {
 			roundS := float64(m) * s.spent.Seconds() / float64(runs)
-			n = min(most, max(minPairs, int((s.phaseEnd-s.spent).Seconds()/roundS)))
+			n = min(most, max(0, int((s.phaseEnd-s.spent).Seconds()/roundS)))
 		}
 		return m, n
 	}
 	m, n := rounds()
-	if s.p.Budget > 0 && n < LeanRounds {
+	for s.p.Budget > 0 && n < minPairs && s.dropRival(f) {
+		m, n = rounds()
+	}
+	if s.p.Budget > 0 && n < minPairs {
 		s.goLean(f)
 		m, n = rounds()
 	}
+	n = max(n, minPairs)
 	s.o.FinalPlan = &FinalPlan{Points: m, Rounds: n, NoiseDF: df, Noise: math.Expm1(sd / math.Sqrt2)}
 	switch {
 	case s.p.Resolution > 0:
@@ -209,13 +219,46 @@ func (s *state) planFinal(f *final) {
 		}
 		s.tol = s.p.Resolution
 	case df > 0:
+		finest := max(planResolution(sd, n, m), minResolution)
+		for _, l := range finalLooks {
+			if l >= minPairs && l < n && planResolution(sd, l, m) <= max(1.25*finest, minResolution) {
+				n = l
+				break
+			}
+		}
 		s.tol = min(max(planResolution(sd, n, m), minResolution), 1)
 		s.o.ResolutionBasis = "budget"
 	}
 	s.o.FinalPlan.Rounds = n
 	s.looks = looksUpTo(n)
 	s.o.Resolution = s.tol
-	s.notice("final rounds: %d points, up to %d rounds, %.1f%% noise per run (%d degrees of freedom): deciding at %s", m, n, 100*s.o.FinalPlan.Noise, df, FmtResolution(s.tol))
+	s.notice("final rounds: %d points, up to %d rounds, %.2f%% noise per run (%d degrees of freedom): deciding at %s", m, n, 100*s.o.FinalPlan.Noise, df, FmtResolution(s.tol))
+}
+
+// dropRival leaves out of f the rival ranked last (by its mean in the search) that is
+// not the leader, the chosen point, a variant or a reference, counted as cut; false
+// when there is none to drop.
+func (s *state) dropRival(f *final) bool {
+	keep := map[profiles.Point]bool{f.dec.leader: true, f.dec.chosen: true}
+	for _, v := range s.variants(f.dec.chosen) {
+		keep[v] = true
+	}
+	for _, pt := range s.p.References {
+		keep[pt] = true
+	}
+	worst, wv := -1, math.Inf(1)
+	for i, mb := range f.members {
+		if v, ok := s.mean(mb.pt, f.obj); ok && !keep[mb.pt] && v < wv {
+			worst, wv = i, v
+		}
+	}
+	if worst < 0 {
+		return false
+	}
+	f.members = slices.Delete(f.members, worst, worst+1)
+	f.cut++
+	f.dec = s.decide(f)
+	return true
 }
 
 // goLean keeps of f's members only the leader, the chosen point, its variants with the

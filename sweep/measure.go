@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"time"
 
 	"github.com/rdmabench/rdmabench/profiles"
@@ -74,7 +73,7 @@ func stopsSweep(err error) bool {
 
 // once measures pt once more, as part of round, or takes it from the resumed stream.
 // A failed point is never measured again. A run is counted as measured, tainted or
-// not. A timed bandwidth run whose ramp share is above a quarter of the resolution is
+// not. A timed bandwidth run without a steady window long enough (steadyEnough) is
 // measured again, longer (see lengthen), and only the longer run counts.
 func (s *state) once(ctx context.Context, pt profiles.Point, round int, phase string) error {
 	if _, bad := s.failed[pt]; bad {
@@ -107,32 +106,43 @@ func (s *state) length(pt profiles.Point) float64 {
 	return s.p.Base.DurationS
 }
 
+// steadyEnough: a bandwidth run res of a point whose runs last lengthS seconds has a
+// steady window (result.Result.Steady: every queue full, neither fill nor drain) of at
+// least a quarter of that length. The sweep compares steady windows, so the queue's
+// fill and drain bias nothing whatever the depth; a run whose queue takes most of its
+// length to fill (posting a deep queue is slow on some providers) has too little of
+// one to compare, and is measured again, longer.
+func steadyEnough(res result.Result, lengthS float64) bool {
+	if c := res.Config; c.Test != result.BW || c.Sync == "rounds" || c.MR == "per-io" || c.MR == "cache" {
+		return true // no steady window to be had: the whole window is what there is
+	}
+	if res.Steady == nil {
+		return false
+	}
+	return lengthS <= 0 || float64(res.Steady.DurationNS) >= lengthS*1e9/4
+}
+
 // lengthen says whether pt's run res is too short for its queue and is to be measured
-// again: its ramp share (result.Result.RampShare) is above a quarter of the resolution
-// and the run was shorter than the plan's cap. The next run is as long as the share
-// says it needs, at most the cap: a run of D seconds moves the queue's bytes Q and
-// r x D more (r the link's rate), so its share is s = Q / (Q + rD), and a share t needs
-// D' = D (1-t) s / (t (1-s)); each lengthening at least doubles the length, so a point
-// is lengthened a few times at most.
+// again: it has no steady window of a quarter of its length (steadyEnough) and the run
+// was shorter than the plan's cap. The next run is twice as long, at most the cap, so a
+// point is lengthened a few times at most.
 func (s *state) lengthen(pt profiles.Point, res result.Result) bool {
-	if res.Error != "" || res.RampShare == nil {
+	if res.Error != "" {
 		return false
 	}
-	sh := *res.RampShare
-	s.share[pt] = max(s.share[pt], sh)
-	target, cur, most := s.tol/4, s.length(pt), s.p.MaxDurationS
-	if cur <= 0 || most <= cur || sh <= target {
+	if res.RampShare != nil {
+		s.share[pt] = max(s.share[pt], *res.RampShare)
+	}
+	cur, most := s.length(pt), s.p.MaxDurationS
+	s.unsteady[pt] = !steadyEnough(res, cur)
+	if !s.unsteady[pt] || cur <= 0 || most <= cur {
 		return false
 	}
-	need := math.Inf(1)
-	if sh < 1 {
-		need = cur * (1 - target) * sh / (target * (1 - sh))
-	}
-	s.dur[pt] = min(most, max(2*cur, need))
+	s.dur[pt] = min(most, 2*cur)
 	s.share[pt] = 0 // the longer runs' share is what counts
 	s.o.Lengthened++
-	// Runs of pt measured shorter (before a finer resolution asked for more) are no
-	// longer compared with the longer ones: a comparison pairs runs of one length.
+	// Runs of pt measured shorter are no longer compared with the longer ones: a
+	// comparison pairs runs of one length.
 	if rs, seen := s.runs[pt]; seen && len(rs) > 0 {
 		for _, r := range rs {
 			if r.res.Tainted {

@@ -145,18 +145,20 @@ func TestLostSessionStopsTheSweep(t *testing.T) {
 	}
 }
 
-// A timed point whose queues hold much of what a run moves is measured again, longer,
-// up to the cap: a shallow queue never is; one that stays above a quarter of the
-// resolution at the cap is flagged queue-bound, and only its longer runs count.
+// A timed point whose steady window is under a quarter of its length is measured
+// again, longer (doubling), up to the cap: a shallow queue never is; one still without
+// enough of one at the cap is flagged queue-bound, and only its longer runs count. The
+// fake's queue takes 7 ms a WR to fill before its steady window opens.
 func TestPointsLongEnoughForTheirQueue(t *testing.T) {
 	p := rxe(t)
-	const rate = 40e6 // bytes per second, the link
+	const fillPerWR = 0.007 // seconds
 	f := &fake{}
 	m := measurerFunc(func(ctx context.Context, c result.Config) (result.Result, error) {
 		r, err := f.Measure(ctx, c)
-		moved := rate * c.DurationS
-		r.Bytes = uint64(moved)
-		r.SetRampShare(c, 0)
+		r.Steady = nil
+		if steady := c.DurationS - fillPerWR*float64(c.SQDepth); steady > 0 {
+			r.Steady = &result.Steady{Messages: 1000, DurationNS: int64(steady * 1e9), BWGbps: r.BWGbps, MsgRateMpps: r.MsgRateMpps}
+		}
 		return r, err
 	})
 	pl := plan(p, "descent")
@@ -165,19 +167,23 @@ func TestPointsLongEnoughForTheirQueue(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	target := pl.Resolution / 4
+	lengths := []float64{0.4, 0.8, 1.6, 3.2, 4}
 	for _, ps := range o.All {
-		inflight := float64(ps.Point.SQDepth * ps.Point.MsgSizeBytes)
-		need := inflight / target / rate // seconds for a share of the target
+		fill := fillPerWR * float64(ps.Point.SQDepth)
+		need := 0.4 // the first length whose steady window is a quarter of it
+		for _, l := range lengths {
+			if need = l; l-fill >= l/4 {
+				break
+			}
+		}
+		bound := 4-fill < 1
 		switch {
-		case ps.RampShare == nil:
-			t.Errorf("%v: no ramp share", ps.Point)
-		case need <= 0.4 && ps.DurationS != 0.4:
-			t.Errorf("%v: lengthened to %v s, needs %.2f s", ps.Point, ps.DurationS, need)
-		case need > 0.4 && need <= 4 && (ps.DurationS < need*0.999 || ps.QueueBound):
-			t.Errorf("%v: %v s (queue-bound %v), needs %.2f s", ps.Point, ps.DurationS, ps.QueueBound, need)
-		case need > 4 && (ps.DurationS != 4 || !ps.QueueBound):
-			t.Errorf("%v: %v s, queue-bound %v: needs %.2f s, beyond the cap", ps.Point, ps.DurationS, ps.QueueBound, need)
+		case !bound && ps.DurationS != need:
+			t.Errorf("%v: %v s, needs %v s (fill %.3f s)", ps.Point, ps.DurationS, need, fill)
+		case ps.QueueBound != bound:
+			t.Errorf("%v: queue-bound %v at %v s (fill %.3f s)", ps.Point, ps.QueueBound, ps.DurationS, fill)
+		case bound && ps.DurationS != 4:
+			t.Errorf("%v: %v s, queue-bound: want the cap", ps.Point, ps.DurationS)
 		}
 	}
 	for _, c := range f.configs {

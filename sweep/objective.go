@@ -49,9 +49,10 @@ func (o Objective) Score(r result.Result) (float64, bool) {
 		return 0, false
 	}
 	p99 := r.Lat.P99
+	bw, rate := Throughput(r)
 	switch o.Name {
 	case "rate":
-		return r.MsgRateMpps, true
+		return rate, true
 	case "p99":
 		if p99 == nil {
 			return 0, false
@@ -62,7 +63,18 @@ func (o Objective) Score(r result.Result) (float64, bool) {
 			return 0, false
 		}
 	}
-	return r.BWGbps, true
+	return bw, true
+}
+
+// Throughput is what a sweep compares of a run: its steady window's bandwidth and
+// message rate (result.Result.Steady: the link with every queue full, so that deep and
+// shallow queues are compared on the link, not on their fill and drain), else the whole
+// window's (a run without one: rounds, registrations in the loop, a queue posted once).
+func Throughput(r result.Result) (bwGbps, mpps float64) {
+	if r.Steady != nil {
+		return r.Steady.BWGbps, r.Steady.MsgRateMpps
+	}
+	return r.BWGbps, r.MsgRateMpps
 }
 
 func (o Objective) String() string {

@@ -133,6 +133,11 @@ type Verdict struct {
 	Nearest bool   `json:"article_value_nearest,omitempty"`
 	Verdict string `json:"verdict"` // Agrees, Differs, ArticleBetter, CannotTell, NotApplicable, NoArticle
 	Ratio   *Ratio `json:"ratio"`   // chosen over the article's value, where they differ and were measured in the same rounds
+	// Equal: the values of this parameter (the others as chosen) that the final rounds
+	// found equal to the best within the resolution, the chosen one among them, sorted:
+	// a flat top ("SQ depth 32 to 512: equal within +-0.7%; the cheapest is 32"). A
+	// value not in the final rounds is not in it. Null where the choice has no equal.
+	Equal []int `json:"equal_values,omitempty"`
 	// Decided: every measured alternative for this parameter is decided against the
 	// best; otherwise Unresolved is the most threatening open comparison.
 	Decided    bool        `json:"decided"`

@@ -155,9 +155,12 @@ func (p Plan) normalised() (Plan, error) {
 }
 
 const (
-	minPairs  = 3  // a descent move needs at least this many paired rounds
-	maxPairs  = 20 // and re-measures at most this many
-	maxRivals = 6  // contenders of the search's point in the final rounds (more: not decided)
+	minPairs = 3 // a descent move needs at least this many paired rounds, and so do the final rounds
+	// MinFinalRounds: final rounds that buy fewer rounds of every contender than this
+	// leave rivals out, then go lean (planFinal).
+	MinFinalRounds = minPairs
+	maxPairs       = 20 // and re-measures at most this many
+	maxRivals      = 48 // contenders of the search's point in the final rounds (more: not decided); the budget may allow fewer (planFinal)
 )
 
 // The looks: a descent duel is judged at these numbers of pairs, the final rounds
@@ -173,8 +176,8 @@ const (
 	probeRounds     = 4   // the probe's paired rounds (3 degrees of freedom for the noise)
 	planPoints      = 12  // points a final round is planned with: the contenders, the neighbours, the article's values, the references
 	firstResolution = 0.1 // the resolution runs are lengthened for before the final rounds fix one
-	LeanRounds      = 8   // a final share buying fewer rounds of every contender goes lean (planFinal)
 	minResolution   = 0.005
+	planSlack       = 4 // contenders a final round is planned for beyond those known (new neighbours)
 )
 
 // looksUpTo are the final rounds' looks of a plan of n final rounds: finalLooks below
@@ -254,7 +257,7 @@ func FmtResolution(r float64) string {
 
 // guess is the number of measurements to expect, for the progress bar.
 func (s *state) guess() int {
-	final := 3*(1+maxRivals+10)*s.p.Repeat + (1+len(s.p.Others)+len(s.p.References))*s.p.Repeat
+	final := 3*(1+6+10)*s.p.Repeat + (1+len(s.p.Others)+len(s.p.References))*s.p.Repeat
 	if s.p.Search == "grid" {
 		return 2*probeRounds + len(gridPoints(s.p.Grid)) + final
 	}

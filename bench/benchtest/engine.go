@@ -527,6 +527,9 @@ func (s *Session) Bandwidth(p verbs.BWParams) (verbs.BWResult, error) {
 		if p.Events {
 			res.Events = sig
 		}
+		if !verbs.MRInLoop(p.MR) && res.Completed > 0 { // the fake's queues neither fill nor drain
+			res.SteadyWRs, res.SteadyNS = res.Completed, res.DurationNS
+		}
 	}
 	res.MR = mrStats(p, res)
 	{ // the loop threads, as verbs splits them (the rounds loop and --mr run one)

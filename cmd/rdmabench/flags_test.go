@@ -268,7 +268,7 @@ func TestSweepFlags(t *testing.T) {
 		func() sweepOptions {
 			return sweepOptions{clientOptions: clientOptions{Server: "host", TCPPort: oob.DefaultPort, Local: bench.Local{Port: 1, GIDIndex: -1},
 				Timeout: 30 * time.Second, Clock: "auto", Out: outputs{Format: "table"}},
-				Ops: []string{"write", "read"}, Search: "descent", Objective: "bw", Repeat: 3, Budget: 15 * time.Minute, QPs: 1, Threads: 1}
+				Ops: []string{"write", "read"}, Search: "descent", Objective: "bw", Repeat: 6, Budget: 15 * time.Minute, QPs: 1, Threads: 1}
 		},
 		func(o *sweepOptions) { o.Out.Stdout, o.Out.Stderr = nil, nil },
 		[]flagCase[sweepOptions]{

@@ -113,7 +113,7 @@ decisions; a stream that does not match the sweep is an error.`,
 	f.Float64Var(&o.Resolution, "resolution", 0, "decide every comparison at +- this fraction (0.05: 5%) and say what it costs (default: the finest the --budget buys at the noise the probe measures)")
 	f.Float64Var(&o.Resolution, "tolerance", 0, "the old name of --resolution")
 	_ = f.MarkDeprecated("tolerance", "use --resolution")
-	f.IntVar(&o.Repeat, "repeat", 3, "runs of the chosen configuration and of each reference, after the choice")
+	f.IntVar(&o.Repeat, "repeat", 6, "runs of the chosen configuration and of each reference, after the choice (made even; with fewer, the gains' intervals cover the truth less often where runs are sometimes tainted)")
 	f.DurationVar(&o.Budget, "budget", 15*time.Minute, "time per operation; when spent, what is undecided is reported as such (0: no limit)")
 	f.Float64Var(&o.PointDuration, "point-duration", 0, "seconds per point (default: the profile's)")
 	f.Float64Var(&o.MaxDuration, "point-duration-max", 0, "the longest a point is run for its queue (default: four times --point-duration)")
