@@ -178,6 +178,7 @@ const (
 	firstResolution = 0.1 // the resolution runs are lengthened for before the final rounds fix one
 	minResolution   = 0.005
 	planSlack       = 4 // contenders a final round is planned for beyond those known (new neighbours)
+	outlierNoise    = 4 // a pair this many times noisier than the median pair does not set the plan's noise
 )
 
 // looksUpTo are the final rounds' looks of a plan of n final rounds: finalLooks below
@@ -213,9 +214,16 @@ func planRounds(sd, r float64, m, most int) (int, bool) {
 // pairedNoise is the spread of one paired log difference of the search objective
 // (bandwidth's where that has too few), pooled over the probe's pairs and the
 // descent's duels (their variances, weighted by their degrees of freedom), and the
-// degrees of freedom.
+// degrees of freedom. A pair whose spread is over outlierNoise times the median pair's
+// is left out: one bimodal configuration (rxe with post lists runs at half or full
+// speed) would otherwise set the resolution of every comparison; its own comparisons
+// still judge it by its own spread.
 func (s *state) pairedNoise() (sd float64, df int) {
-	var ss float64
+	type pairSD struct {
+		v  float64 // variance
+		df int
+	}
+	var pairs []pairSD
 	seen := map[[2]profiles.Point]bool{}
 	add := func(a, b profiles.Point) {
 		if seen[[2]profiles.Point{a, b}] || seen[[2]profiles.Point{b, a}] {
@@ -225,8 +233,7 @@ func (s *state) pairedNoise() (sd float64, df int) {
 		for _, o := range []Objective{s.objs[0], {Name: "bw"}} {
 			if d := s.diffs(a, b, o, 0); len(d) >= 2 {
 				_, v := meanSD(d)
-				ss += v * v * float64(len(d)-1)
-				df += len(d) - 1
+				pairs = append(pairs, pairSD{v * v, len(d) - 1})
 				return
 			}
 		}
@@ -236,6 +243,21 @@ func (s *state) pairedNoise() (sd float64, df int) {
 	}
 	for _, st := range s.o.Descent {
 		add(st.To, st.From)
+	}
+	if len(pairs) == 0 {
+		return 0, 0
+	}
+	vs := make([]float64, len(pairs))
+	for i, p := range pairs {
+		vs[i] = p.v
+	}
+	cut := median(vs) * outlierNoise * outlierNoise
+	var ss float64
+	for _, p := range pairs {
+		if len(pairs) < 3 || p.v <= cut {
+			ss += p.v * float64(p.df)
+			df += p.df
+		}
 	}
 	if df == 0 {
 		return 0, 0

@@ -315,10 +315,12 @@ static int bw(rb_bw_args *a, uint64_t *posted, uint64_t *target, uint32_t *lcur,
 		target[q] = a->iters;
 		active += a->iters > 0;
 	}
-	// The steady window (rb_bw_args.steady_*): from the first poll that reaped
-	// completions to the last one while every QP still had WRs to post. `feeding`
+	// The steady window (rb_bw_args.steady_*): from the first poll after every queue
+	// turned over once (`turn` WRs complete: the fill, and the completions it held back,
+	// behind it) to the last poll while every QP still had WRs to post. `feeding`
 	// counts the QPs that have; `total` is every QP's done[] added up.
 	int feeding = active;
+	const uint64_t turn = (uint64_t)nqp * depth;
 	uint64_t total = 0, ss_c0 = 0, ss_c1 = 0;
 	int64_t ss_t0 = 0, ss_t1 = 0;
 	int ss_open = 0;
@@ -426,7 +428,7 @@ static int bw(rb_bw_args *a, uint64_t *posted, uint64_t *target, uint32_t *lcur,
 					active--;
 			}
 			*t_end = t;
-			if (!stopping && feeding == nqp) {
+			if (!stopping && feeding == nqp && total >= turn) {
 				if (!ss_open) {
 					ss_open = 1;
 					ss_t0 = ss_t1 = t;

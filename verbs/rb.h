@@ -147,12 +147,14 @@ typedef struct {
 	int64_t *qlast_ns;    // nqp entries: the loop's first post to each QP's last completion
 	uint64_t completed;   // all QPs
 	uint64_t events;      // completion events waited for
-	// The steady window: from the first poll that reaped completions to the last poll
-	// that reaped some while every QP still had WRs to post (before the deadline, the
-	// stop flag or a QP's last WR), the WRs completed in between (all QPs) and its
-	// length. Inside it every queue is kept full, so steady_wrs / steady_ns is the
-	// link's rate without the queues' fill and drain that the whole window includes.
-	// 0, 0 when fewer than two such polls were made.
+	// The steady window: from the first poll that reaped completions once every queue
+	// had turned over (nqp x tx_depth WRs complete) to the last poll that reaped some
+	// while every QP still had WRs to post (before the deadline, the stop flag or a QP's
+	// last WR), the WRs completed in between (all QPs) and its length. Inside it every
+	// queue is kept full and the fill's transient (a first burst of completions held
+	// back, as rxe shows with post lists) is behind it, so steady_wrs / steady_ns is the
+	// link's rate without the fill and drain that the whole window includes. 0, 0 when
+	// fewer than two such polls were made.
 	uint64_t steady_wrs;
 	int64_t steady_ns;
 } rb_bw_args;

@@ -35,6 +35,9 @@ func TestBWSteadyWindow(t *testing.T) {
 		if o.SteadyWRs == 0 || o.SteadyNS <= 0 || o.SteadyNS >= o.DurationNS || o.SteadyWRs >= o.Completed {
 			t.Fatalf("%v: steady window %d WRs in %d ns, run %d WRs in %d ns: want a window inside the run", c, o.SteadyWRs, o.SteadyNS, o.Completed, o.DurationNS)
 		}
+		if o.SteadyWRs > o.Completed-uint64(r.qps*r.depth) {
+			t.Errorf("%v: %d steady WRs of %d: the window opens only once every queue turned over (%d WRs)", c, o.SteadyWRs, o.Completed, r.qps*r.depth)
+		}
 		steady := float64(o.SteadyWRs) / (float64(o.SteadyNS) / 1e3) / float64(r.qps)
 		window := float64(o.Completed) / (float64(o.DurationNS) / 1e3) / float64(r.qps)
 		windowRates = append(windowRates, window)
