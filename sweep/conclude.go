@@ -38,9 +38,9 @@ func (s *state) summarise() {
 			ps.RampShare = &sh
 		}
 		// Queue-bound: a run without a steady window of a quarter of its length at the
-		// longest a point may run (a point the search left shorter could still have been
-		// lengthened).
-		ps.QueueBound = ps.Runs > 0 && s.unsteady[pt] && (s.p.MaxDurationS <= s.length(pt) || s.p.Base.DurationS <= 0)
+		// longest a point may run, or one whose turnover asks for more than that (a
+		// point the search left shorter could still have been lengthened).
+		ps.QueueBound = ps.Runs > 0 && s.unsteady[pt] && (s.p.MaxDurationS <= s.length(pt) || s.p.Base.DurationS <= 0 || s.beyondCap[pt])
 		if ps.QueueBound {
 			o.QueueBound++
 		}

@@ -122,10 +122,22 @@ func steadyEnough(res result.Result, lengthS float64) bool {
 	return lengthS <= 0 || float64(res.Steady.DurationNS) >= lengthS*1e9/4
 }
 
+// turnover is how long a bandwidth run's queues took to turn over once (all QPs' WRs
+// at its whole window's rate), in seconds; 0 where the run does not say.
+func turnover(res result.Result) float64 {
+	c := res.Config
+	if res.Iterations == 0 || res.DurationNS <= 0 || c.SQDepth <= 0 {
+		return 0
+	}
+	wrs := float64(max(c.NumQPs, 1) * c.SQDepth)
+	return wrs / (float64(res.Iterations) / (float64(res.DurationNS) / 1e9))
+}
+
 // lengthen says whether pt's run res is too short for its queue and is to be measured
 // again: it has no steady window of a quarter of its length (steadyEnough) and the run
-// was shorter than the plan's cap. The next run is twice as long, at most the cap, so a
-// point is lengthened a few times at most.
+// was shorter than the plan's cap. The next run is twice as long, or as long as the
+// run's turnover says it needs when that is longer, at most the cap; a point that
+// needs more than the cap is not lengthened at all (queue-bound).
 func (s *state) lengthen(pt profiles.Point, res result.Result) bool {
 	if res.Error != "" {
 		return false
@@ -138,7 +150,18 @@ func (s *state) lengthen(pt profiles.Point, res result.Result) bool {
 	if !s.unsteady[pt] || cur <= 0 || most <= cur {
 		return false
 	}
-	s.dur[pt] = min(most, 2*cur)
+	need := 2 * cur
+	if t := turnover(res); t > 0 {
+		// The window opens after one turnover of the queues and closes a turnover
+		// before the run ends (the queues then hold what drains): a steady quarter
+		// needs about 2.5 turnovers. Beyond the cap, the point stays as it is,
+		// queue-bound, rather than paying for runs that cannot help.
+		if need = max(need, 2.5*t); need > most {
+			s.beyondCap[pt] = true
+			return false
+		}
+	}
+	s.dur[pt] = min(most, need)
 	s.share[pt] = 0 // the longer runs' share is what counts
 	s.o.Lengthened++
 	// Runs of pt measured shorter are no longer compared with the longer ones: a

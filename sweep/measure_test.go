@@ -230,3 +230,54 @@ func TestBudgetHoldsWhateverTheObjective(t *testing.T) {
 		}
 	}
 }
+
+// A run without enough of a steady window says how long its queues take to turn over
+// (WRs in the queues at its whole window's rate): the next run is as long as 2.5
+// turnovers need, in one step; a point that needs more than the cap is not lengthened
+// at all and is queue-bound at the plan's length.
+func TestLengthenByTurnover(t *testing.T) {
+	p := rxe(t)
+	const perWR = 0.004 // seconds a WR, one QP: a queue of depth d turns over in d x perWR
+	f := &fake{}
+	m := measurerFunc(func(ctx context.Context, c result.Config) (result.Result, error) {
+		r, err := f.Measure(ctx, c)
+		turn := perWR * float64(c.SQDepth)
+		r.Iterations, r.DurationNS = uint64(c.DurationS/perWR)+uint64(c.SQDepth), int64((c.DurationS+turn)*1e9)
+		r.Steady = nil
+		if steady := c.DurationS - turn; steady > 0 {
+			r.Steady = &result.Steady{Messages: 1000, DurationNS: int64(steady * 1e9), BWGbps: r.BWGbps, MsgRateMpps: r.MsgRateMpps}
+		}
+		return r, err
+	})
+	pl := plan(p, "descent")
+	pl.Base.DurationS, pl.MaxDurationS, pl.Resolution = 0.4, 1.6, 0.08
+	o, err := NewRunner(m, nil, nil).Run(context.Background(), pl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := 0
+	for _, ps := range o.All {
+		turn := perWR * float64(ps.Point.SQDepth)
+		switch {
+		case 0.4-turn >= 0.1: // steady enough at the plan's length
+			if ps.DurationS != 0.4 || ps.QueueBound {
+				t.Errorf("%v: %v s, queue-bound %v: want 0.4 s", ps.Point, ps.DurationS, ps.QueueBound)
+			}
+		case 2.5*turn > 1.6: // beyond the cap: not lengthened
+			seen++
+			if ps.DurationS != 0.4 || !ps.QueueBound {
+				t.Errorf("%v (turnover %.2f s): %v s, queue-bound %v: want 0.4 s, queue-bound", ps.Point, turn, ps.DurationS, ps.QueueBound)
+			}
+		default:
+			seen++
+			// One run at the turnover's length, each for its own reasons: a turnover
+			// measured over a window longer than the run itself reads longer.
+			if ps.DurationS <= 0.4 || ps.DurationS > 1.6 || ps.QueueBound {
+				t.Errorf("%v (turnover %.2f s): %v s, queue-bound %v: want lengthened within the cap", ps.Point, turn, ps.DurationS, ps.QueueBound)
+			}
+		}
+	}
+	if seen == 0 {
+		t.Fatal("no point needed lengthening")
+	}
+}

@@ -177,8 +177,9 @@ const (
 	planPoints      = 12  // points a final round is planned with: the contenders, the neighbours, the article's values, the references
 	firstResolution = 0.1 // the resolution runs are lengthened for before the final rounds fix one
 	minResolution   = 0.005
-	planSlack       = 4 // contenders a final round is planned for beyond those known (new neighbours)
-	outlierNoise    = 4 // a pair this many times noisier than the median pair does not set the plan's noise
+	planSlack       = 4    // contenders a final round is planned for beyond those known (new neighbours)
+	outlierNoise    = 4    // a pair this many times noisier than the median pair does not set the plan's noise,
+	outlierFloor    = 0.05 // nor one under 5% (where most pairs repeat exactly, 4x the median is no cut)
 )
 
 // looksUpTo are the final rounds' looks of a plan of n final rounds: finalLooks below
@@ -215,9 +216,9 @@ func planRounds(sd, r float64, m, most int) (int, bool) {
 // (bandwidth's where that has too few), pooled over the probe's pairs and the
 // descent's duels (their variances, weighted by their degrees of freedom), and the
 // degrees of freedom. A pair whose spread is over outlierNoise times the median pair's
-// is left out: one bimodal configuration (rxe with post lists runs at half or full
-// speed) would otherwise set the resolution of every comparison; its own comparisons
-// still judge it by its own spread.
+// (and over outlierFloor) is left out: one bimodal configuration (rxe with post lists
+// runs at half or full speed) would otherwise set the resolution of every comparison;
+// its own comparisons still judge it by its own spread.
 func (s *state) pairedNoise() (sd float64, df int) {
 	type pairSD struct {
 		v  float64 // variance
@@ -251,7 +252,7 @@ func (s *state) pairedNoise() (sd float64, df int) {
 	for i, p := range pairs {
 		vs[i] = p.v
 	}
-	cut := median(vs) * outlierNoise * outlierNoise
+	cut := max(median(vs)*outlierNoise*outlierNoise, outlierFloor*outlierFloor)
 	var ss float64
 	for _, p := range pairs {
 		if len(pairs) < 3 || p.v <= cut {

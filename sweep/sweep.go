@@ -131,7 +131,7 @@ func (r *Runner) newState(p Plan) *state {
 		Repeat: p.Repeat, BudgetS: max(p.Budget.Seconds(), 0), GridPoints: len(gridPoints(p.Grid))}
 	s := &state{r: r, p: p, o: o, objs: append([]Objective{p.Objective}, p.Others...),
 		runs: map[profiles.Point][]run{}, failed: map[profiles.Point]string{}, dur: map[profiles.Point]float64{},
-		share: map[profiles.Point]float64{}, unsteady: map[profiles.Point]bool{}, tol: firstResolution}
+		share: map[profiles.Point]float64{}, unsteady: map[profiles.Point]bool{}, beyondCap: map[profiles.Point]bool{}, tol: firstResolution}
 	if p.Resolution > 0 {
 		s.tol = p.Resolution
 	}
@@ -204,9 +204,12 @@ type state struct {
 	dur      map[profiles.Point]float64 // a point's run length, where lengthened for its queue
 	share    map[profiles.Point]float64 // the largest ramp share of a point's runs
 	unsteady map[profiles.Point]bool    // a point's last run had no steady window (steadyEnough)
-	looks    []int                      // the final rounds' looks (planFinal's; finalLooks without one)
-	partner  *profiles.Point            // the probe's partner of the start point
-	cut      bool                       // a phase stopped for the budget
+	// beyondCap: a point whose queues' turnover asks for longer runs than the cap
+	// (lengthen): not lengthened, queue-bound.
+	beyondCap map[profiles.Point]bool
+	looks     []int           // the final rounds' looks (planFinal's; finalLooks without one)
+	partner   *profiles.Point // the probe's partner of the start point
+	cut       bool            // a phase stopped for the budget
 	// The budget's shares: the current phase ends when spent reaches phaseEnd; reserve
 	// is what the gains' rounds are expected to take.
 	phaseEnd, reserve time.Duration

@@ -12,9 +12,10 @@ import (
 // TestClocksAgree: the same test timed with the TSC (forced where the bed's CPU does
 // not vouch for it) and with CLOCK_MONOTONIC_RAW gives numbers within the bed's noise
 // of each other: a tick rate inverted or not applied is off by the TSC's GHz, far more
-// than the bounds here. Three alternating runs per clock, medians compared; the bounds
-// are the bed's noise: a factor of 2 for latency (single runs spread up to about 1.5),
-// 3 for bandwidth (single runs spread up to about 3.7 in one boot).
+// than the bounds here. Three alternating runs per clock, medians compared, within 5%:
+// a quiet NIC's bound (the virtual-clock bed's runs repeat within 0.5%). On the
+// real-clock bed the bounds are its noise: a factor of 2 for latency (single runs spread
+// up to about 1.5), 3 for bandwidth (single runs spread up to about 3.7 in one boot).
 func TestClocksAgree(t *testing.T) {
 	needDevice(t)
 	p := startServer(t)
@@ -30,8 +31,8 @@ func TestClocksAgree(t *testing.T) {
 		what     string
 		bound    float64
 	}{
-		{"write", "lat", []string{"-n", "1000"}, func(r result.Result) float64 { return float64(*r.Lat.P50) }, "p50 ns", 2},
-		{"write", "bw", []string{"-s", "4K", "-n", "2000"}, func(r result.Result) float64 { return r.BWGbps }, "Gb/s", 3},
+		{"write", "lat", []string{"-n", "1000"}, func(r result.Result) float64 { return float64(*r.Lat.P50) }, "p50 ns", bound(1.05, 2)},
+		{"write", "bw", []string{"-s", "4K", "-n", "2000"}, func(r result.Result) float64 { return r.BWGbps }, "Gb/s", bound(1.05, 3)},
 	} {
 		got := map[string][]float64{}
 		for i := 0; i < 3; i++ {

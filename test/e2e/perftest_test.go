@@ -104,8 +104,9 @@ func TestPerftestInterop(t *testing.T) {
 			}
 			if tc.name == "ib_write_lat" {
 				// Both sides timed the same rounds and halve them: perftest's median
-				// (t_typical) and rdmabench's p50 agree within the bed's noise; a
-				// round trip not halved would be twice perftest's.
+				// (t_typical) and rdmabench's p50 agree within 10% (the real-clock
+				// bed: its noise, 0.5-1.6); a round trip not halved would be twice
+				// perftest's.
 				m := regexp.MustCompile(`(?m)^\s*2\s+` + tc.iters + `\s+\S+\s+\S+\s+(\S+)`).FindStringSubmatch(srv.out.String())
 				if m == nil || r.Lat.P50 == nil {
 					t.Fatalf("no t_typical in ib_write_lat's table, or no p50 (%v):\n%s", r.Lat.P50, srv.out)
@@ -114,7 +115,7 @@ func TestPerftestInterop(t *testing.T) {
 				fmt.Sscan(m[1], &typical)
 				ratio := float64(*r.Lat.P50) / 1e3 / typical
 				t.Logf("one-way latency of the same rounds: rdmabench p50 %.2f us, perftest t_typical %.2f us (ratio %.2f)", float64(*r.Lat.P50)/1e3, typical, ratio)
-				if ratio < 0.5 || ratio > 1.6 {
+				if lo, hi := bound(0.9, 0.5), bound(1.1, 1.6); ratio < lo || ratio > hi {
 					t.Errorf("rdmabench's one-way p50 is %.2f times perftest's t_typical for the same rounds", ratio)
 				}
 			}
