@@ -84,6 +84,7 @@ func FuzzShow(f *testing.F) {
 		// Tuned reports (their format is report.Tuned's): what show takes for one.
 		`{"ops":{}}`, `{"schema_version": 3,"ops":{}}`, `{"schema_version":3,"ops":{}}`, `{"schema_version":3,"objective":"bw","ops":{"write":{"op":"write","objective":"bw"},"read":{}}}`,
 		`{"ops":{"write":{"op":"write"}},"reference":{"write":{"msg_size_bytes":[65536]}}}`,
+		`{"schema_version":4,"profile":"rxe","ops":{"write":{"op":"write","verdicts":{"sq_depth":{"chosen":32,"equal_values":[512,32,7,128]}}}}}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -96,6 +97,11 @@ func FuzzShow(f *testing.F) {
 			}
 			if err := TunedTable(io.Discard, tu); err != nil {
 				t.Fatalf("tuned table: %v", err)
+			}
+			for _, f := range []Format{FormatTable, FormatPlain} {
+				if err := TunedSummary(io.Discard, tu, f); err != nil {
+					t.Fatalf("tuned summary (%s): %v", f, err)
+				}
 			}
 			if err := TunedCSV(io.Discard, tu); err != nil {
 				t.Fatalf("tuned CSV: %v", err)

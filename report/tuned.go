@@ -221,7 +221,8 @@ func OptimumState(m sweep.Optimum) string {
 // explanations under them (TunedShow in FormatTable).
 func TunedTable(w io.Writer, t Tuned) error { return TunedShow(w, t, FormatTable) }
 
-// TunedShow writes the report in f: FormatTable as TunedTable; FormatPlain as three
+// TunedShow writes the whole report in f (sweep --verbose, report show; TunedSummary
+// is the sweep's default): FormatTable as TunedTable; FormatPlain as three
 // plain tables (the parameters, the measurements, the optima), each one header line and
 // a line per row, then the notes, each line starting with the operation, and a line
 // "tuned:" on the device, the profile and the objective.
@@ -251,11 +252,7 @@ func TunedShow(w io.Writer, t Tuned, f Format) error {
 				row = append(row, "-", FmtRange(d, t.Reference[op][d]), "-")
 				continue
 			}
-			val := FmtDim(d, v.Chosen)
-			if !v.Decided {
-				val += " ?"
-			}
-			row = append(row, val, FmtRange(d, v.Article), FmtVerdict(d, v, o.Resolution))
+			row = append(row, t.FmtChosen(op, d), FmtRange(d, v.Article), FmtVerdict(d, v, o.Resolution))
 		}
 		tb.Append(row...)
 	}

@@ -306,6 +306,8 @@ func TestSweepFlags(t *testing.T) {
 			{args: []string{"host", "--qp-timeout", "40"}, wantErr: "--qp-timeout 40"},
 			{args: []string{"host", "--format", "auto"}, want: func(o *sweepOptions) { o.Out.Format = "auto" }},
 			{args: []string{"host", "--format", "perftest"}, wantErr: `--format "perftest": want auto, table, plain`},
+			{args: []string{"host", "--verbose"}, want: func(o *sweepOptions) { o.Verbose = true }},
+			{args: []string{"host", "--mr", "pool,per-io", "--verbose"}, wantErr: "--verbose prints a tuning sweep's whole report"},
 		})
 }
 

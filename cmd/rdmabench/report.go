@@ -85,7 +85,7 @@ func reportShowRun(o *reportShowOptions) error {
 			return fmt.Errorf("%s: %w", path, err)
 		}
 		if ok {
-			if err := writeTuned(o.Out, t); err != nil {
+			if err := writeTuned(o.Out, t, true); err != nil { // the whole report: a file read in full
 				return err
 			}
 			continue

@@ -46,6 +46,7 @@ type sweepOptions struct {
 	MR            []string      // --mr A,B: compare two registration modes size by size (C2)
 	Sizes         []int         // --sizes for --mr (default: the profile's)
 	Baseline      string        // --baseline tcp with --mr
+	Verbose       bool          // --verbose: the whole tuned report, not the tuned table and its summary
 }
 
 func newCmdSweep(runF func(*sweepOptions) error) *cobra.Command {
@@ -59,8 +60,12 @@ func newCmdSweep(runF func(*sweepOptions) error) *cobra.Command {
 		Long: `Sweep the parameters that decide RDMA performance against a running 'rdmabench server',
 for WRITE and for READ, and print the tuned-parameter table: the optimum of each
 operation next to the tuning article's hand-made values (docs/claims.md), with a
-verdict per parameter, and the gain over the article's configuration and over
-perftest's defaults, each with its 95% interval.
+verdict per parameter, and the values found equal to the best ("32 (32-512 equal)");
+under it, per operation, the resolution, the noise, the budget used, and the gain over
+perftest's defaults and over the article's configuration (with its 95% interval,
+"equal" or "cannot tell"). --verbose prints the whole report: the measurements with
+their intervals, the optimum per objective, the comparisons left open and the search's
+notes; --json and --html hold all of it.
 
 Every measured point is appended to the results stream (NDJSON, one result per line)
 as soon as it is measured; --resume FILE continues an interrupted sweep without
@@ -131,6 +136,7 @@ decisions; a stream that does not match the sweep is an error.`,
 	f.StringVar(&o.Baseline, "baseline", "", "with --mr: tcp also measures each size over TCP, in the same rounds, and judges B against it")
 	// table by default: the test bed's e2e reads the boxed table ("message size").
 	addTableFormatFlag(cmd, &o.Out.Format, string(report.FormatTable))
+	f.BoolVar(&o.Verbose, "verbose", false, "print the whole tuned report: the measurements with their intervals, the optimum per objective, the comparisons left open, the probe, the search's effort, taint and queue-bound points (by default: the tuned table and a few lines)")
 	return cmd
 }
 
@@ -319,7 +325,7 @@ func (o *sweepOptions) sweep(ctx context.Context, c *bench.Client) error {
 		}
 	}
 	t := report.NewTuned(prof, outcomes, c.Device(), c.ServerDevice(), version)
-	errs = append(errs, writeTuned(o.Out, t))
+	errs = append(errs, writeTuned(o.Out, t, o.Verbose))
 	if o.HTML != "" {
 		errs = append(errs, o.writeHTML(path, t))
 	}
@@ -347,8 +353,15 @@ func (o *sweepOptions) writeHTML(stream string, t report.Tuned) error {
 	return nil
 }
 
-func writeTuned(out outputs, t report.Tuned) error {
-	return out.emit(func(w io.Writer) error { return report.TunedShow(w, t, out.format(w)) },
+// writeTuned writes the tuned report: to the terminal the tuned table and a few lines
+// (report.TunedSummary), or with verbose the whole report (report.TunedShow); --json
+// and --csv whole.
+func writeTuned(out outputs, t report.Tuned, verbose bool) error {
+	show := report.TunedSummary
+	if verbose {
+		show = report.TunedShow
+	}
+	return out.emit(func(w io.Writer) error { return show(w, t, out.format(w)) },
 		func(w io.Writer) error { return report.WriteTunedJSON(w, t) },
 		func(w io.Writer) error { return report.TunedCSV(w, t) })
 }

@@ -32,6 +32,8 @@ func (o *sweepOptions) checkModes(cmd *cobra.Command) error {
 		return flagErrorf("--resume continues a tuning sweep; a --mr comparison is measured afresh")
 	case o.HTML != "":
 		return flagErrorf("--html draws a tuning sweep; a --mr comparison is a table (--json, --csv)")
+	case o.Verbose:
+		return flagErrorf("--verbose prints a tuning sweep's whole report; a --mr comparison prints its table whole")
 	case o.Baseline != "" && o.Baseline != "tcp":
 		return flagErrorf("--baseline %q: want tcp", o.Baseline) // text: local (the command line)
 	}

@@ -13,6 +13,7 @@ import (
 
 	safe "github.com/rdmabench/rdmabench/internal/text"
 	"github.com/rdmabench/rdmabench/result"
+	"github.com/rdmabench/rdmabench/sweep"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/palette"
@@ -377,28 +378,78 @@ func luminance(c color.Color) float64 {
 	return (0.2126*float64(r) + 0.7152*float64(g) + 0.0722*float64(b)) / 0xffff
 }
 
-// heatChart draws one heat map with its colour bar and markers.
-func heatChart(title string, h *heat) (template.HTML, error) {
-	lo, hi := math.Inf(1), math.Inf(-1)
-	for _, col := range h.Z {
-		for _, v := range col {
-			if !math.IsNaN(v) {
-				lo, hi = math.Min(lo, v), math.Max(hi, v)
-			}
-		}
+// cappedGrid is a grid whose values above top are top: the cells equal to the best
+// (heat.equalBand) all get the palette's top colour.
+type cappedGrid struct {
+	plotter.GridXYZ
+	top float64
+}
+
+func (g cappedGrid) Z(c, r int) float64 { return math.Min(g.GridXYZ.Z(c, r), g.top) } // NaN stays NaN
+
+// fmtBand is a resolution as the heat maps' legend says it: "+-21%".
+func fmtBand(r float64) string {
+	if r > 1 {
+		return fmt.Sprintf("+-%.0f%%", 100*r)
 	}
+	return sweep.FmtResolution(r)
+}
+
+// heatScale maps a heat map's cells to colours: lo to top over the palette, everything
+// from top up the palette's top colour; the colour bar spans barLo to barHi.
+type heatScale struct {
+	lo, top      float64
+	barLo, barHi float64
+	banded       bool // top is the equal band's start (heat.equalBand), not the highest cell
+}
+
+// heatScaleOf is h's colour scale. Without a resolution the colours span the cells'
+// range (a range of no width widened by 0.5% each way). With one, every cell within it
+// of the best gets the top colour and the colours span the cells below the band; where
+// every cell is within it, they all get the top colour, and the bar shows the band.
+func heatScaleOf(h *heat) heatScale {
+	lo, hi, measured := h.span()
+	band, _, banded := h.equalBand()
+	top := hi
 	switch {
-	case math.IsInf(lo, 1): // nothing measured on this slice
-		lo, hi = 0, 1
+	case !measured: // nothing measured on this slice
+		lo, hi, top = 0, 1, 1
+	case banded:
+		top = band
 	case hi-lo < 1e-9*math.Max(1, math.Abs(hi)):
 		d := math.Max(math.Abs(hi)*0.005, 1e-6)
 		lo, hi = lo-d, hi+d
+		top = hi
 	}
+	sc := heatScale{lo: lo, top: top, barLo: lo, barHi: hi, banded: banded}
+	if banded && lo >= top {
+		sc.barLo, sc.lo = top, top-math.Max(math.Abs(top)*0.005, 1e-6)
+		if sc.barHi-sc.barLo < 1e-9*math.Max(1, math.Abs(sc.barHi)) {
+			sc.barHi = sc.barLo + math.Max(math.Abs(sc.barLo)*0.005, 1e-6)
+		}
+	}
+	return sc
+}
+
+// color is the colour of a cell of value v (not NaN) in pal, as plotter.HeatMap picks
+// it for cappedGrid.
+func (sc heatScale) color(pal palette.Palette, v float64) color.Color {
+	c := pal.Colors()
+	return c[int((math.Min(v, sc.top)-sc.lo)/(sc.top-sc.lo)*float64(len(c)-1)+0.5)]
+}
+
+// heatChart draws one heat map with its colour bar and markers. Without a resolution
+// the colours span the cells' range; with one (heat.equalBand), every cell within it
+// of the best gets the top colour, the colours span the cells below that band, and the
+// bar shows the band as one colour above a line.
+func heatChart(title string, h *heat) (template.HTML, error) {
+	sc := heatScaleOf(h)
+	lo, top := sc.lo, sc.top
 	pal := heatPalette(255)
 
 	p := newPlot(title, "SQ depth (WRs)", "CQ moderation (signal every N)")
-	hm := plotter.NewHeatMap(heatGrid{h}, pal)
-	hm.Min, hm.Max, hm.NaN = lo, hi, grey
+	hm := plotter.NewHeatMap(cappedGrid{heatGrid{h}, top}, pal)
+	hm.Min, hm.Max, hm.NaN = lo, top, grey
 	p.Add(hm)
 	var depthTicks, modTicks []plot.Tick
 	for i, d := range h.Depths {
@@ -424,7 +475,7 @@ func heatChart(title string, h *heat) (template.HTML, error) {
 			switch {
 			case !math.IsNaN(v):
 				s = fmtNum(v)
-				if luminance(pal.Colors()[int((v-lo)/(hi-lo)*float64(len(pal.Colors())-1)+0.5)]) < 0.45 {
+				if luminance(sc.color(pal, v)) < 0.45 {
 					sty.Color = white
 				}
 			case m > d:
@@ -474,15 +525,32 @@ func heatChart(title string, h *heat) (template.HTML, error) {
 	}
 	swatch.Color, swatch.LineStyle.Width = grey, 0
 	leg.Add("not measured", swatch)
+	if sc.banded {
+		eq, err := plotter.NewPolygon(plotter.XYs{{X: 0, Y: 0}, {X: 1, Y: 0}, {X: 1, Y: 1}})
+		if err != nil {
+			return "", err
+		}
+		eq.Color, eq.LineStyle.Width = pal.Colors()[len(pal.Colors())-1], 0
+		leg.Add("within "+fmtBand(h.Resolution)+" of the best: equal", eq)
+	}
 
 	bar := newPlot("", "", "Gb/s")
-	sg := scaleGrid{lo, hi, 64}
-	bm := plotter.NewHeatMap(sg, pal)
-	bm.Min, bm.Max = lo, hi
+	sg := scaleGrid{sc.barLo, sc.barHi, 64}
+	bm := plotter.NewHeatMap(cappedGrid{sg, top}, pal)
+	bm.Min, bm.Max = lo, top
 	bar.Add(bm)
 	bar.HideX()
 	bar.X.Min, bar.X.Max = -0.5, 0.5
-	bar.Y.Min, bar.Y.Max = lo, hi
+	bar.Y.Min, bar.Y.Max = sc.barLo, sc.barHi
+	if sc.banded && top > sc.barLo && top < sc.barHi {
+		// The line the equal band starts at.
+		l, err := plotter.NewLine(plotter.XYs{{X: -0.5, Y: top}, {X: 0.5, Y: top}})
+		if err != nil {
+			return "", err
+		}
+		l.Color, l.Width = black, vg.Points(1.5)
+		bar.Add(l)
+	}
 
 	return render(7.5*vg.Inch, 4.4*vg.Inch, func(dc draw.Canvas) {
 		left, right := split(dc, 2.5*vg.Inch)

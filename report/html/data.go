@@ -197,6 +197,34 @@ type heat struct {
 	Article      *profiles.Point
 	ArticleFrom  string // where the article's point comes from, or why there is none
 	SizeNote     string // why the map is not at the best point's size
+	// Resolution: the tuned report's for op (sweep.Outcome.Resolution, a fraction), where
+	// its objective is bandwidth or message rate (at one size the one is the other's
+	// multiple); 0 without one. Cells within it of the best are equal (equalBand).
+	Resolution float64
+}
+
+// span is the lowest and the highest cell; ok is false where no cell was measured.
+func (h *heat) span() (lo, hi float64, ok bool) {
+	lo, hi = math.Inf(1), math.Inf(-1)
+	for _, col := range h.Z {
+		for _, v := range col {
+			if !math.IsNaN(v) {
+				lo, hi = math.Min(lo, v), math.Max(hi, v)
+			}
+		}
+	}
+	return lo, hi, !math.IsInf(lo, 1)
+}
+
+// equalBand is the bandwidth from which a cell is equal to the best (the highest cell)
+// at the map's resolution: best/(1+R), as sweep.Ratio.JudgeAt's band. ok is false
+// without a resolution or a measured cell: then the colours span the cells' range.
+func (h *heat) equalBand() (from, best float64, ok bool) {
+	_, best, ok = h.span()
+	if !(h.Resolution > 0) || !ok {
+		return 0, 0, false
+	}
+	return best / (1 + h.Resolution), best, true
 }
 
 // heatOf builds a series' heat map for op from its bandwidth cells (nil: none).
@@ -208,6 +236,9 @@ func (s *Series) heatOf(cells []*cell, op string) *heat {
 	h := &heat{Op: op}
 	if o, ok := s.tunedOp(op); ok {
 		h.Base, h.BaseLabel = o.Chosen.Point, "chosen (tuned report)"
+		if o.Unit == "gbit_per_s" || o.Unit == "mpps" {
+			h.Resolution = o.Resolution
+		}
 		if r, ok := o.References[sweep.RefArticle]; ok {
 			p := r.Point
 			h.Article, h.ArticleFrom = &p, "the tuned report's article reference"

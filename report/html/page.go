@@ -170,7 +170,8 @@ func heatSection(series []*Series, bw, _ [][]*cell) (section, error) {
 			"point (the tuned report's; without one, the best measured point); where several configurations share a SQ depth and " +
 			"CQ moderation (other buffer offsets, post lists or QPs), the cell shows the best (max) of their medians. " +
 			"A grey cell was never measured at that size: it is blank, not zero. \"n/a\": a moderation larger than the SQ depth cannot run. " +
-			"The axes hold every depth and moderation measured in the input for that operation."}}
+			"The axes hold every depth and moderation measured in the input for that operation. " +
+			"With a tuned report, a difference within its resolution is no difference: the cells within it of the best share the top colour."}}
 	for _, op := range ops {
 		for i, s := range series {
 			h := s.heatOf(bw[i], op)
@@ -201,6 +202,15 @@ func heatSection(series []*Series, bw, _ [][]*cell) (section, error) {
 			}
 			capt := []string{fmt.Sprintf("%s, %s: median bandwidth at %s; %d of %d cells measured. Ring: %s (%s).",
 				clean(s.Label, 64), strings.ToUpper(op), result.FormatSize(h.Size), cells, len(h.Depths)*len(h.Mods), h.BaseLabel, pointName(h.Base))}
+			if band, best, ok := h.equalBand(); ok {
+				c := fmt.Sprintf("Within %s of the best (%s Gb/s), the tuned report's resolution for %s: equal. ", fmtBand(h.Resolution), fmtNum(best), strings.ToUpper(op))
+				if lo, _, _ := h.span(); lo >= band {
+					c += "Every cell is within it: one colour."
+				} else {
+					c += fmt.Sprintf("Every cell from %s Gb/s up has the top colour (above the line on the scale); the colours span the cells below that.", fmtNum(band))
+				}
+				capt = append(capt, c)
+			}
 			if h.SizeNote != "" {
 				capt = append(capt, h.SizeNote)
 			}

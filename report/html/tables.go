@@ -135,7 +135,8 @@ func tunedTables(s *Series) *tunedSection {
 	tops := tunedOps(t)
 	sec := &tunedSection{Title: fmt.Sprintf("%s: tuned parameters for %s (profile %s), objective %s", clean(s.Label, 128), clean(t.Client.Model, 96), clean(t.Profile, 64), clean(t.Objective, 32))}
 
-	params := table{Caption: "Chosen configuration per parameter, next to the article's (\"?\": left undecided)", Head: []string{"parameter"}}
+	params := table{Caption: "Chosen configuration per parameter, next to the article's (\"?\": left undecided; \"(32-512 equal)\": the values of " +
+		"that parameter, the others as chosen, found equal to the best within the operation's resolution)", Head: []string{"parameter"}}
 	for _, op := range tops {
 		params.Head = append(params.Head, strings.ToUpper(op), "article", "verdict")
 	}
@@ -148,10 +149,7 @@ func tunedTables(s *Series) *tunedSection {
 				row = append(row, txt("-"), txt(report.FmtRange(d, t.Reference[op][d])), txt("-"))
 				continue
 			}
-			val := report.FmtDim(d, v.Chosen)
-			if !v.Decided {
-				val += " ?"
-			}
+			val := t.FmtChosen(op, d)
 			w := report.FmtVerdict(d, v, o.Resolution)
 			if _, ok := report.VerdictWords[v.Verdict]; !ok {
 				w = clean(v.Verdict, 32)
