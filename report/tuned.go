@@ -403,7 +403,7 @@ func TunedNotes(op string, o sweep.Outcome) []string {
 		}
 	}
 	if o.QueueBound > 0 {
-		add("%s: %d points stayed queue-bound at the longest point duration (their queues hold more than R/4 of what a run moves): not trusted as the link's", op, o.QueueBound)
+		add("%s: %d points stayed queue-bound at the longest point duration (too little of a steady window, every queue full: compared on their whole window, fill and drain included)", op, o.QueueBound)
 	}
 	for _, d := range profiles.Dims {
 		v, ok := o.Verdicts[d]

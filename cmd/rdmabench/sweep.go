@@ -87,8 +87,8 @@ defaults are then measured afresh, --repeat rounds, for the gains (median, 95%
 interval). What even R left undecided is reported as "cannot tell". The budget holds:
 no run starts once it is spent.
 
-A point runs --point-duration seconds; one whose queues hold more than R/4 of the bytes
-a run moves (the run is mostly its own ramp-up and drain) runs longer, up to
+A point runs --point-duration seconds and is compared on its steady window (every queue
+full: no fill, no drain); one with too little of one runs longer, up to
 --point-duration-max, and is flagged queue-bound if even that is not enough. Tainted
 runs (NIC counters moved) count as measured: a point's taint rate is part of it.
 A resumed sweep charges the budget with the recorded runs' time, so it takes the same
