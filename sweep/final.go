@@ -235,20 +235,21 @@ func (s *state) planFinal(f *final) {
 	s.notice("final rounds: %d points, up to %d rounds, %.2f%% noise per run (%d degrees of freedom): deciding at %s", m, n, 100*s.o.FinalPlan.Noise, df, FmtResolution(s.tol))
 }
 
-// dropRival leaves out of f the rival ranked last (by its mean in the search) that is
-// not the leader, the chosen point, a variant or a reference, counted as cut; false
-// when there is none to drop.
+// dropRival leaves out of f the rival ranked last (by its mean in the search) among
+// those the rounds still measure, not the leader, the chosen point, its variants or
+// neighbours, or a reference, counted as cut; false when there is none to drop.
 func (s *state) dropRival(f *final) bool {
 	keep := map[profiles.Point]bool{f.dec.leader: true, f.dec.chosen: true}
-	for _, v := range s.variants(f.dec.chosen) {
-		keep[v] = true
+	for _, v := range append(s.variants(f.dec.chosen), s.neighbours(f.dec.chosen)...) {
+		keep[v] = true // expand would bring them back
 	}
 	for _, pt := range s.p.References {
 		keep[pt] = true
 	}
+	active := s.active(f) // dropping a member the rounds no longer measure buys nothing
 	worst, wv := -1, math.Inf(1)
 	for i, mb := range f.members {
-		if v, ok := s.mean(mb.pt, f.obj); ok && !keep[mb.pt] && v < wv {
+		if v, ok := s.mean(mb.pt, f.obj); ok && !keep[mb.pt] && slices.Contains(active, mb.pt) && v < wv {
 			worst, wv = i, v
 		}
 	}

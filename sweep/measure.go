@@ -136,8 +136,9 @@ func turnover(res result.Result) float64 {
 // lengthen says whether pt's run res is too short for its queue and is to be measured
 // again: it has no steady window of a quarter of its length (steadyEnough) and the run
 // was shorter than the plan's cap. The next run is twice as long, or as long as the
-// run's turnover says it needs when that is longer, at most the cap; a point that
-// needs more than the cap is not lengthened at all (queue-bound).
+// run's turnover says it needs (1.5 turnovers) when that is longer, at most the cap; a
+// point that cannot get a steady quarter even at the cap is not lengthened at all
+// (queue-bound).
 func (s *state) lengthen(pt profiles.Point, res result.Result) bool {
 	if res.Error != "" {
 		return false
@@ -152,14 +153,16 @@ func (s *state) lengthen(pt profiles.Point, res result.Result) bool {
 	}
 	need := 2 * cur
 	if t := turnover(res); t > 0 {
-		// The window opens after one turnover of the queues and closes a turnover
-		// before the run ends (the queues then hold what drains): a steady quarter
-		// needs about 2.5 turnovers. Beyond the cap, the point stays as it is,
-		// queue-bound, rather than paying for runs that cannot help.
-		if need = max(need, 2.5*t); need > most {
+		// The window opens after one turnover of the queues and closes when posting
+		// stops, at the run's length D: it holds about D - t, a quarter of D from
+		// D = 4t/3 on (1.5t, for a margin). Where even the cap cannot give a quarter
+		// (t > 3/4 of it), the point stays as it is, queue-bound, rather than paying for
+		// runs that cannot help.
+		if most-t < most/4 {
 			s.beyondCap[pt] = true
 			return false
 		}
+		need = max(need, 1.5*t)
 	}
 	s.dur[pt] = min(most, need)
 	s.share[pt] = 0 // the longer runs' share is what counts

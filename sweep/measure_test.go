@@ -232,9 +232,10 @@ func TestBudgetHoldsWhateverTheObjective(t *testing.T) {
 }
 
 // A run without enough of a steady window says how long its queues take to turn over
-// (WRs in the queues at its whole window's rate): the next run is as long as 2.5
-// turnovers need, in one step; a point that needs more than the cap is not lengthened
-// at all and is queue-bound at the plan's length.
+// (WRs in the queues at its whole window's rate): the next run is 1.5 turnovers long
+// (at least twice as long), in one step; a point that cannot get a steady quarter even at
+// the cap (a turnover over 3/4 of it) is not lengthened at all and is queue-bound at
+// the plan's length.
 func TestLengthenByTurnover(t *testing.T) {
 	p := rxe(t)
 	const perWR = 0.004 // seconds a WR, one QP: a queue of depth d turns over in d x perWR
@@ -263,16 +264,16 @@ func TestLengthenByTurnover(t *testing.T) {
 			if ps.DurationS != 0.4 || ps.QueueBound {
 				t.Errorf("%v: %v s, queue-bound %v: want 0.4 s", ps.Point, ps.DurationS, ps.QueueBound)
 			}
-		case 2.5*turn > 1.6: // beyond the cap: not lengthened
+		case turn > 0.75*1.6: // beyond the cap: not lengthened
 			seen++
 			if ps.DurationS != 0.4 || !ps.QueueBound {
 				t.Errorf("%v (turnover %.2f s): %v s, queue-bound %v: want 0.4 s, queue-bound", ps.Point, turn, ps.DurationS, ps.QueueBound)
 			}
 		default:
 			seen++
-			// One run at the turnover's length, each for its own reasons: a turnover
-			// measured over a window longer than the run itself reads longer.
-			if ps.DurationS <= 0.4 || ps.DurationS > 1.6 || ps.QueueBound {
+			// Lengthened once, to a steady quarter: a turnover measured over a window
+			// longer than the run itself reads longer, so at least the need.
+			if ps.DurationS < min(1.6, 4*turn/3) || ps.DurationS > 1.6 || ps.QueueBound {
 				t.Errorf("%v (turnover %.2f s): %v s, queue-bound %v: want lengthened within the cap", ps.Point, turn, ps.DurationS, ps.QueueBound)
 			}
 		}
