@@ -219,16 +219,18 @@ func (s *state) planFinal(f *final) {
 		}
 		s.tol = s.p.Resolution
 	case df > 0:
-		finest := max(planResolution(sd, n, m), minResolution)
+		finest := max(planResolutionDF(sd, n, m, df), minResolution)
 		for _, l := range finalLooks {
-			if l >= minPairs && l < n && planResolution(sd, l, m) <= max(1.25*finest, minResolution) {
+			if l >= minPairs && l < n && planResolutionDF(sd, l, m, df) <= 1.25*finest {
 				n = l
 				break
 			}
 		}
-		s.tol = min(max(planResolution(sd, n, m), minResolution), 1)
+		s.tol = min(max(planResolutionDF(sd, n, m, df), minResolution), 1)
 		s.o.ResolutionBasis = "budget"
 	}
+	// From here on, every comparison's spread is moderated by this pool.
+	s.priorSD, s.priorDF = sd, df
 	s.o.FinalPlan.Rounds = n
 	s.looks = looksUpTo(n)
 	s.o.Resolution = s.tol

@@ -136,8 +136,7 @@ func TestLeanFinalRounds(t *testing.T) {
 // A flat top at a quiet NIC's noise (0.2%, the virtual test bed's) is an answer: the
 // sweep decides, each flat parameter's equal values are named with the cheapest chosen
 // among them, and with a budget that buys more than the decision needs, the sweep stops
-// once decided instead of spending the rest. (At this noise the multiplicity of a wide
-// top still leaves one sweep in five undecided: a few contenders stay open at the last look.)
+// once decided instead of spending the rest.
 func TestFlatTopIsADecision(t *testing.T) {
 	p := rxe(t)
 	decided := 0

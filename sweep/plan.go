@@ -199,7 +199,13 @@ func looksUpTo(n int) []int {
 // noise sd of a paired difference: at the level of one of its looks, with Holm's first
 // step over the m-1 comparisons of a round.
 func planResolution(sd float64, n, m int) float64 {
-	return resolutionFor(sd, n, alpha/float64(len(looksUpTo(n)))/float64(max(m-1, 1)))
+	return planResolutionDF(sd, n, m, 0)
+}
+
+// planResolutionDF is planResolution with comparisons moderated by a prior of d0
+// degrees of freedom (moderatedRatio).
+func planResolutionDF(sd float64, n, m, d0 int) float64 {
+	return resolutionForDF(sd, n, alpha/float64(len(looksUpTo(n)))/float64(max(m-1, 1)), d0)
 }
 
 // planRounds is the fewest final rounds of m points (up to most) that decide at r.

@@ -28,7 +28,7 @@ func (s *state) count(pt profiles.Point, o Objective) int {
 
 // pair compares a with b on the rounds where both qualified: a over b.
 func (s *state) pair(a, b profiles.Point, o Objective) Ratio {
-	return pairRatio(s.diffs(a, b, o, 0))
+	return moderatedRatio(s.diffs(a, b, o, 0), s.priorSD, s.priorDF)
 }
 
 // diffs are a's goodness minus b's, per round from round `from` on where both

@@ -32,6 +32,7 @@ type Ratio struct {
 	High   *float64 `json:"ci_high"`
 	mean   float64  // of the log differences
 	se     float64  // its standard error
+	df     int      // the degrees of freedom of se (N-1; moderated: more)
 }
 
 // Relation is what a comparison decided.
@@ -55,7 +56,27 @@ func pairRatio(d []float64) Ratio {
 		return r
 	}
 	m, sd := meanSD(d)
-	r.mean, r.se = m, sd/math.Sqrt(float64(len(d)))
+	r.mean, r.se, r.df = m, sd/math.Sqrt(float64(len(d))), len(d)-1
+	lo, hi := r.bounds(alpha)
+	r.Low, r.High = &lo, &hi
+	return r
+}
+
+// moderatedRatio is pairRatio with the spread of d moderated by a prior spread s0 of a
+// paired difference on d0 degrees of freedom (the noise pooled over the probe and the
+// descent's duels): the variance is theirs pooled, ((n-1) sd^2 + d0 s0^2) / (n-1+d0),
+// on n-1+d0 degrees of freedom (the moderated t of empirical Bayes, as limma's). A pair
+// as quiet as the rest is judged with the pool's degrees of freedom, not its own few; a
+// noisy pair (a bimodal point) keeps most of its own spread. No prior (d0 = 0): pairRatio.
+func moderatedRatio(d []float64, s0 float64, d0 int) Ratio {
+	r := pairRatio(d)
+	if d0 <= 0 || r.N < 2 {
+		return r
+	}
+	_, sd := meanSD(d)
+	n1 := float64(r.N - 1)
+	v := (n1*sd*sd + float64(d0)*s0*s0) / (n1 + float64(d0))
+	r.se, r.df = math.Sqrt(v/float64(r.N)), r.N-1+d0
 	lo, hi := r.bounds(alpha)
 	r.Low, r.High = &lo, &hi
 	return r
@@ -66,7 +87,7 @@ func (r Ratio) bounds(a float64) (lo, hi float64) {
 	if r.N < 2 || a <= 0 {
 		return 0, math.Inf(1)
 	}
-	h := tQuantile(1-a/2, r.N-1) * r.se
+	h := tQuantile(1-a/2, r.df) * r.se
 	return math.Exp(r.mean - h), math.Exp(r.mean + h)
 }
 
@@ -101,7 +122,7 @@ func (r Ratio) p(tol float64) float64 {
 		return 0
 	}
 	m, band := math.Abs(r.mean), math.Log1p(tol)
-	return 2 * (1 - tCDF(max(m, band-m)/r.se, r.N-1))
+	return 2 * (1 - tCDF(max(m, band-m)/r.se, r.df))
 }
 
 // holm judges comparisons together at level a (Holm's step-down): the one with the
@@ -263,8 +284,14 @@ func level(v []float64) (med float64, lo, hi *float64) {
 
 // resolutionFor is the resolution of n paired rounds at level a (Inf below 2 rounds).
 func resolutionFor(sd float64, n int, a float64) float64 {
+	return resolutionForDF(sd, n, a, 0)
+}
+
+// resolutionForDF is resolutionFor with a prior of d0 degrees of freedom moderating the
+// spread (moderatedRatio).
+func resolutionForDF(sd float64, n int, a float64, d0 int) float64 {
 	if n < 2 {
 		return math.Inf(1)
 	}
-	return math.Expm1(2 * tQuantile(1-a/2, n-1) * sd / math.Sqrt(float64(n)))
+	return math.Expm1(2 * tQuantile(1-a/2, n-1+d0) * sd / math.Sqrt(float64(n)))
 }

@@ -204,6 +204,11 @@ type state struct {
 	dur      map[profiles.Point]float64 // a point's run length, where lengthened for its queue
 	share    map[profiles.Point]float64 // the largest ramp share of a point's runs
 	unsteady map[profiles.Point]bool    // a point's last run had no steady window (steadyEnough)
+	// priorSD, priorDF: the spread of a paired difference pooled when the final rounds
+	// were planned (pairedNoise), which moderates every comparison's from then on
+	// (moderatedRatio); 0 before.
+	priorSD float64
+	priorDF int
 	// beyondCap: a point whose queues' turnover asks for longer runs than the cap
 	// (lengthen): not lengthened, queue-bound.
 	beyondCap map[profiles.Point]bool
