@@ -205,7 +205,7 @@ def num(s):
     return v if v > 0 and v == v and v != float("inf") else None
 print(f"{'metric':26} {'perftest':>10} {'rdmabench':>10} {'median of':>10} {'95% interval':>14} {'ratio of':>9}  goal")
 print(f"{'':26} {'median':>10} {'median':>10} {'ratios':>10} {'(bootstrap)':>14} {'medians':>9}")
-for name in ["write_bw_64K_MiBps", "read_bw_64K_MiBps", "write_rate_64B_Mpps", "read_rate_64B_Mpps",
+for name in ["write_bw_64K_MiBps", "read_bw_64K_MiBps", "write_bw_64K_D4_MiBps", "write_rate_64B_Mpps", "read_rate_64B_Mpps",
              "write_lat_2B_p50_us", "read_lat_2B_p50_us", "write_lat_2B_p50_us_tsc", "read_lat_2B_p50_us_tsc"]:
     try:
         ps = open(os.path.join(d, name + ".p")).read().split("\n")
