@@ -215,18 +215,18 @@ func (s *state) planFinal(f *final) {
 	switch {
 	case s.p.Resolution > 0:
 		if s.p.Budget <= 0 && df > 0 { // no noise measured: the looks run to the last
-			n, _ = planRounds(sd, s.p.Resolution, m, most)
+			n, _ = planRounds(sd, s.p.Resolution, m, most, df)
 		}
 		s.tol = s.p.Resolution
 	case df > 0:
-		finest := max(planResolutionDF(sd, n, m, df), minResolution)
+		finest := max(planResolution(sd, n, m, df), minResolution)
 		for _, l := range finalLooks {
-			if l >= minPairs && l < n && planResolutionDF(sd, l, m, df) <= 1.25*finest {
+			if l >= minPairs && l < n && planResolution(sd, l, m, df) <= 1.25*finest {
 				n = l
 				break
 			}
 		}
-		s.tol = min(max(planResolutionDF(sd, n, m, df), minResolution), 1)
+		s.tol = min(max(planResolution(sd, n, m, df), minResolution), 1)
 		s.o.ResolutionBasis = "budget"
 	}
 	// From here on, every comparison's spread is moderated by this pool.

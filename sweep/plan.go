@@ -197,21 +197,16 @@ func looksUpTo(n int) []int {
 
 // planResolution is the resolution of a plan of n final rounds of m points at the
 // noise sd of a paired difference: at the level of one of its looks, with Holm's first
-// step over the m-1 comparisons of a round.
-func planResolution(sd float64, n, m int) float64 {
-	return planResolutionDF(sd, n, m, 0)
-}
-
-// planResolutionDF is planResolution with comparisons moderated by a prior of d0
-// degrees of freedom (moderatedRatio).
-func planResolutionDF(sd float64, n, m, d0 int) float64 {
-	return resolutionForDF(sd, n, alpha/float64(len(looksUpTo(n)))/float64(max(m-1, 1)), d0)
+// step over the m-1 comparisons of a round, the comparisons moderated by a prior of d0
+// degrees of freedom (moderatedRatio; 0: none, as before the final rounds).
+func planResolution(sd float64, n, m, d0 int) float64 {
+	return resolutionFor(sd, n, alpha/float64(len(looksUpTo(n)))/float64(max(m-1, 1)), d0)
 }
 
 // planRounds is the fewest final rounds of m points (up to most) that decide at r.
-func planRounds(sd, r float64, m, most int) (int, bool) {
+func planRounds(sd, r float64, m, most, d0 int) (int, bool) {
 	for n := minPairs; n <= most; n++ {
-		if planResolution(sd, n, m) <= r {
+		if planResolution(sd, n, m, d0) <= r {
 			return n, true
 		}
 	}

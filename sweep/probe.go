@@ -102,9 +102,9 @@ func (s *state) project(pts []profiles.Point) {
 		left := (s.p.Budget - s.spent - s.reserve).Seconds() / 2
 		pr.FinalRounds = min(most, max(minPairs, int(left/roundS)))
 	}
-	pr.Resolution = planResolution(sd, pr.FinalRounds, planPoints)
+	pr.Resolution = planResolution(sd, pr.FinalRounds, planPoints, 0)
 	pr.Finer = min(pr.Resolution/2, 0.5) // beyond +-100% nothing is decided: what +-50% would take
-	if n, reached := planRounds(sd, pr.Finer, planPoints, most); reached {
+	if n, reached := planRounds(sd, pr.Finer, planPoints, most, 0); reached {
 		pr.FinerBudgetS = budgetFor(n)
 	}
 	switch {
@@ -117,7 +117,7 @@ func (s *state) project(pts []profiles.Point) {
 		}
 	case s.p.Resolution > 0:
 		s.o.ResolutionBasis = "asked"
-		n, reached := planRounds(sd, s.p.Resolution, planPoints, most)
+		n, reached := planRounds(sd, s.p.Resolution, planPoints, most, 0)
 		pr.AskedBudgetS, pr.AskedReachedS = budgetFor(n), reached
 	default:
 		s.o.ResolutionBasis = "budget"

@@ -282,14 +282,9 @@ func level(v []float64) (med float64, lo, hi *float64) {
 // difference, is the resolution that n rounds buy: the smallest difference the sweep
 // tells from equality, and the band within which it calls points equal.
 
-// resolutionFor is the resolution of n paired rounds at level a (Inf below 2 rounds).
-func resolutionFor(sd float64, n int, a float64) float64 {
-	return resolutionForDF(sd, n, a, 0)
-}
-
-// resolutionForDF is resolutionFor with a prior of d0 degrees of freedom moderating the
-// spread (moderatedRatio).
-func resolutionForDF(sd float64, n int, a float64, d0 int) float64 {
+// resolutionFor is the resolution of n paired rounds at level a (Inf below 2 rounds),
+// their spread moderated by a prior of d0 degrees of freedom (moderatedRatio; 0: none).
+func resolutionFor(sd float64, n int, a float64, d0 int) float64 {
 	if n < 2 {
 		return math.Inf(1)
 	}
