@@ -161,7 +161,7 @@ func (s *state) verdict(f *final, d string) Verdict {
 	// Open comparisons of points with another value of d: the parameter is undecided.
 	for _, m := range f.members {
 		j, ok := main.judged[m.pt]
-		if ok && m.pt.Get(d) != c.Get(d) && j != Equal && j != Worse {
+		if ok && m.pt.Get(d) != c.Get(d) && !settled(j) {
 			r := main.rel[m.pt]
 			if v.Unresolved == nil || high(&r) > high(v.Unresolved.Ratio) {
 				c := comparison(m.pt, r)
@@ -174,7 +174,7 @@ func (s *state) verdict(f *final, d string) Verdict {
 		v.Decided = false
 	}
 	for _, m := range f.members {
-		if m.compete && len(s.runs[m.pt]) == 0 && s.failed[m.pt] == "" && m.pt.Get(d) != c.Get(d) {
+		if m.compete && len(s.runs[m.pt]) == 0 && s.failed[m.pt] == "" && m.pt.Get(d) != c.Get(d) && !main.covered(m.pt) {
 			v.Decided = false // a contender never measured (the budget)
 		}
 	}

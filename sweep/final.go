@@ -314,8 +314,7 @@ func (s *state) rivals(inc profiles.Point, o Objective) (rivals []profiles.Point
 // is equal or worse, every contender has been measured, and none was left out.
 func (s *state) decide(f *final) decision {
 	o := f.obj
-	var comp []profiles.Point
-	measuredAll := true
+	var comp, unmeasured []profiles.Point
 	for _, m := range f.members {
 		if !m.compete || s.failed[m.pt] != "" {
 			continue
@@ -323,7 +322,7 @@ func (s *state) decide(f *final) decision {
 		if _, ok := s.mean(m.pt, o); ok {
 			comp = append(comp, m.pt)
 		} else if len(s.runs[m.pt]) == 0 {
-			measuredAll = false
+			unmeasured = append(unmeasured, m.pt)
 		}
 	}
 	if len(comp) == 0 {
@@ -353,9 +352,16 @@ func (s *state) decide(f *final) decision {
 			rs = append(rs, s.pair(pt, d.leader, o))
 		}
 	}
-	d.decided = measuredAll && f.cut == 0 && (len(comp) > 1 || s.count(comp[0], o) >= 2)
+	d.decided = f.cut == 0 && (len(comp) > 1 || s.count(comp[0], o) >= 2)
 	for i, rel := range holm(rs, s.tol, f.lvl) {
 		pt := others[i]
+		if rel == Undecided {
+			// Not equal, nor worse, yet no better by more than the tolerance: the rounds
+			// go on for it, but a parameter's verdict is not left open by it (settled).
+			if _, hi := rs[i].bounds(f.lvl / float64(len(rs))); hi <= 1+s.tol {
+				rel = NotBetter
+			}
+		}
 		d.rel[pt], d.judged[pt] = rs[i], rel
 		switch rel {
 		case Equal:
@@ -363,11 +369,42 @@ func (s *state) decide(f *final) decision {
 				d.chosen = pt
 			}
 		case Worse:
-		default:
+		default: // the choice is decided only where every contender is equal or worse
+			d.decided = false
+		}
+	}
+	for _, pt := range unmeasured {
+		if !d.covered(pt) {
 			d.decided = false
 		}
 	}
 	return d
+}
+
+// covered: the contender pt, never measured, is one parameter away from the chosen
+// point, and that parameter's value was measured and judged worse than or equal to the
+// leader at a configuration of the top (the leader, or a point judged equal to it) that
+// has the chosen point's value there. A flat top's cheapest point chosen late brings
+// neighbours of its own that the rounds may not reach; the value they stand for was
+// already compared at an equal of the chosen point (the choice is a local optimum
+// around the top, as any descent's is).
+func (d decision) covered(pt profiles.Point) bool {
+	for _, dim := range profiles.Dims {
+		v := pt.Get(dim)
+		if v == d.chosen.Get(dim) || pt.With(dim, d.chosen.Get(dim)) != d.chosen {
+			continue
+		}
+		for q, j := range d.judged {
+			if q.Get(dim) != v || q == pt || !settled(j) {
+				continue
+			}
+			if top := q.With(dim, d.chosen.Get(dim)); top == d.leader || d.judged[top] == Equal {
+				return true
+			}
+		}
+		return false
+	}
+	return false
 }
 
 // settled: the choice is decided and so is every comparison with the tuning article's values.

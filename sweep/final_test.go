@@ -182,3 +182,35 @@ func TestFlatTopIsADecision(t *testing.T) {
 		t.Errorf("%d of 5 flat-top sweeps decided at 0.2%% noise, want at least 4", decided)
 	}
 }
+
+// A flat top's cheapest point, chosen late, brings neighbours of its own that the
+// rounds may not reach: such a neighbour is covered where its value was compared
+// (worse or equal) at a configuration of the top with the chosen point's value.
+func TestCoveredNeighbours(t *testing.T) {
+	leader := pt(65536, 128, 0, 8, 1)
+	chosen := pt(65536, 8, 0, 8, 1) // equal to the leader, cheaper
+	top := pt(65536, 512, 0, 8, 1)  // equal to the leader too
+	d := decision{leader: leader, chosen: chosen, judged: map[profiles.Point]Relation{
+		chosen:                    Equal,
+		top:                       Equal,
+		pt(16384, 128, 0, 8, 1):   Worse,     // 16K at the leader: worse
+		pt(262144, 512, 0, 8, 1):  Worse,     // 256K at another equal of the top: worse
+		pt(65536, 128, 0, 1, 1):   Undecided, // cq-mod 1 at the leader: open
+		pt(65536, 32, 4096, 8, 1): Worse,     // offset 4096, but at depth 32: not of the top
+	}}
+	for _, c := range []struct {
+		pt   profiles.Point
+		want bool
+	}{
+		{pt(16384, 8, 0, 8, 1), true},
+		{pt(262144, 8, 0, 8, 1), true},
+		{pt(65536, 8, 0, 1, 1), false},    // the comparison at the leader is open
+		{pt(65536, 8, 4096, 8, 1), false}, // compared only off the top
+		{pt(65536, 8, 0, 8, 4), false},    // never compared
+		{pt(16384, 8, 0, 1, 1), false},    // two parameters away
+	} {
+		if got := d.covered(c.pt); got != c.want {
+			t.Errorf("covered(%v) = %v, want %v", c.pt, got, c.want)
+		}
+	}
+}

@@ -43,7 +43,16 @@ const (
 	Better    Relation = "better"    // significantly better (the interval is above 1)
 	Worse     Relation = "worse"     // significantly worse (the interval is below 1)
 	Undecided Relation = "undecided" // the interval straddles 1 and leaves the tolerance
+	// NotBetter: undecided, but the interval's top lies within the tolerance: no better
+	// than the point it is compared with by more than it. Only the final rounds' decide
+	// gives it (non-superiority, Bonferroni over the look's contenders).
+	NotBetter Relation = "not_better"
 )
+
+// settled: a final-round contender judged so is no better than the leader by more than
+// the tolerance, so that a parameter's verdict stands whichever of them is best. The
+// choice itself is decided only where each is equal or worse.
+func settled(j Relation) bool { return j == Equal || j == Worse || j == NotBetter }
 
 // pairRatio summarises paired log differences d (A - B).
 func pairRatio(d []float64) Ratio {

@@ -9,6 +9,9 @@
 # Extra arguments go to `rdmabench sweep` (e.g. --search grid, or --budget 10m: the
 # default here, 240 s of guest time per operation, keeps the demo within 12 minutes of wall time in
 # the virtual-clock test bed, where a guest second of Soft-RoCE work is about 1.4 wall seconds).
+# The demo asks for +-2%: the tuning article's table gives values, not margins, and a
+# cell decided at +-2% answers it; a finer one (what the budget buys, often +-0.5% on
+# the virtual bed) leaves undecided every comparison a rare slow run touched.
 set -euo pipefail
 [ -n "${RXE_VM:-}" ] || cd "$(dirname "$0")/.."  # in the guest, cwd already is the repository
 if [ -n "${RXE_VM:-}" ]; then
@@ -33,6 +36,6 @@ trap 'kill $SPID 2>/dev/null' EXIT
 for i in $(seq 100); do (exec 3<>"/dev/tcp/$RDMABENCH_IP/18690") 2>/dev/null && break; sleep 0.1; done
 start=$(date +%s)
 $B sweep -d "${CLIENT_DEV:-$RDMABENCH_DEV}" -p 18690 "$RDMABENCH_IP" \
-  --results "$OUT/sweep.ndjson" --json "$OUT/tuned.json" --csv "$OUT/tuned.csv" --html "$OUT/report.html" --budget 240s "$@" \
+  --results "$OUT/sweep.ndjson" --json "$OUT/tuned.json" --csv "$OUT/tuned.csv" --html "$OUT/report.html" --budget 240s --resolution 0.02 "$@" \
   2> >(cat >&2) | tee "$OUT/tuned.txt"   # stderr through a pipe: progress as plain lines
 echo "demo: $(( $(date +%s) - start )) s; $(wc -l < "$OUT/sweep.ndjson") measurements in $OUT/sweep.ndjson; report in $OUT/tuned.{txt,json,csv} and $OUT/report.html"
