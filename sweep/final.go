@@ -382,12 +382,13 @@ func (s *state) decide(f *final) decision {
 }
 
 // covered: the contender pt, never measured, is one parameter away from the chosen
-// point, and that parameter's value was measured and judged worse than or equal to the
-// leader at a configuration of the top (the leader, or a point judged equal to it) that
-// has the chosen point's value there. A flat top's cheapest point chosen late brings
-// neighbours of its own that the rounds may not reach; the value they stand for was
-// already compared at an equal of the chosen point (the choice is a local optimum
-// around the top, as any descent's is).
+// point, and that parameter's value was measured and settled (equal, worse or no
+// better than the leader) at a point of the top (the leader, or a point judged equal
+// to it) that has the chosen point's value there. A flat top's cheapest point chosen
+// late brings neighbours of its own that the rounds may not reach; the value they
+// stand for was compared at an equal of the chosen point. That assumes the parameters
+// in which the two differ do not interact with it there (the choice is a local optimum
+// around the top, as any descent's is); docs/sweep-method.md says so.
 func (d decision) covered(pt profiles.Point) bool {
 	for _, dim := range profiles.Dims {
 		v := pt.Get(dim)
@@ -395,10 +396,11 @@ func (d decision) covered(pt profiles.Point) bool {
 			continue
 		}
 		for q, j := range d.judged {
-			if q.Get(dim) != v || q == pt || !settled(j) {
+			if q.Get(dim) != v || !settledRel(j) {
 				continue
 			}
-			if top := q.With(dim, d.chosen.Get(dim)); top == d.leader || d.judged[top] == Equal {
+			top := q.With(dim, d.chosen.Get(dim))
+			if top == d.leader || d.judged[top] == Equal {
 				return true
 			}
 		}

@@ -191,12 +191,15 @@ func TestCoveredNeighbours(t *testing.T) {
 	chosen := pt(65536, 8, 0, 8, 1) // equal to the leader, cheaper
 	top := pt(65536, 512, 0, 8, 1)  // equal to the leader too
 	d := decision{leader: leader, chosen: chosen, judged: map[profiles.Point]Relation{
-		chosen:                    Equal,
-		top:                       Equal,
-		pt(16384, 128, 0, 8, 1):   Worse,     // 16K at the leader: worse
-		pt(262144, 512, 0, 8, 1):  Worse,     // 256K at another equal of the top: worse
-		pt(65536, 128, 0, 1, 1):   Undecided, // cq-mod 1 at the leader: open
-		pt(65536, 32, 4096, 8, 1): Worse,     // offset 4096, but at depth 32: not of the top
+		chosen:                      Equal,
+		top:                         Equal,
+		pt(16384, 128, 0, 8, 1):     Worse,     // 16K at the leader: worse
+		pt(262144, 512, 0, 8, 1):    Worse,     // 256K at another equal of the top: worse
+		pt(65536, 128, 0, 1, 1):     Undecided, // cq-mod 1 at the leader: open
+		pt(65536, 32, 4096, 8, 1):   Worse,     // offset 4096, but at depth 32: not of the top
+		pt(65536, 128, 0, 64, 1):    Equal,     // of the top, but two parameters from the chosen point
+		pt(65536, 128, 2056, 64, 1): Worse,     // offset 2056 there only
+		pt(65536, 512, 0, 8, 4):     NotBetter, // post list 4, no better than the leader
 	}}
 	for _, c := range []struct {
 		pt   profiles.Point
@@ -206,7 +209,9 @@ func TestCoveredNeighbours(t *testing.T) {
 		{pt(262144, 8, 0, 8, 1), true},
 		{pt(65536, 8, 0, 1, 1), false},    // the comparison at the leader is open
 		{pt(65536, 8, 4096, 8, 1), false}, // compared only off the top
-		{pt(65536, 8, 0, 8, 4), false},    // never compared
+		{pt(65536, 8, 0, 8, 4), true},     // no better at an equal of the top
+		{pt(65536, 8, 0, 8, 2), false},    // never compared
+		{pt(65536, 8, 2056, 8, 1), true},  // at an equal of the top two parameters from the chosen point (no interaction assumed)
 		{pt(16384, 8, 0, 1, 1), false},    // two parameters away
 	} {
 		if got := d.covered(c.pt); got != c.want {

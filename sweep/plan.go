@@ -177,9 +177,9 @@ const (
 	planPoints      = 12  // points a final round is planned with: the contenders, the neighbours, the article's values, the references
 	firstResolution = 0.1 // the resolution runs are lengthened for before the final rounds fix one
 	minResolution   = 0.005
-	planSlack       = 4     // contenders a final round is planned for beyond those known (new neighbours)
-	outlierNoise    = 4     // a pair this many times noisier than the median pair does not set the plan's noise,
-	outlierFloor    = 0.005 // nor one under 0.5% (where most pairs repeat exactly, 4x the median is no cut)
+	planSlack       = 4    // contenders a final round is planned for beyond those known (new neighbours)
+	outlierNoise    = 4    // a pair this many times noisier than the median pair does not set the plan's noise,
+	outlierFloor    = 0.05 // nor one under 5% (where most pairs repeat exactly, 4x the median is no cut)
 )
 
 // looksUpTo are the final rounds' looks of a plan of n final rounds: finalLooks below

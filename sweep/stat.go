@@ -49,10 +49,10 @@ const (
 	NotBetter Relation = "not_better"
 )
 
-// settled: a final-round contender judged so is no better than the leader by more than
+// settledRel: a final-round contender judged so is no better than the leader by more than
 // the tolerance, so that a parameter's verdict stands whichever of them is best. The
 // choice itself is decided only where each is equal or worse.
-func settled(j Relation) bool { return j == Equal || j == Worse || j == NotBetter }
+func settledRel(j Relation) bool { return j == Equal || j == Worse || j == NotBetter }
 
 // pairRatio summarises paired log differences d (A - B).
 func pairRatio(d []float64) Ratio {
