@@ -308,6 +308,11 @@ func TestSweepFlags(t *testing.T) {
 			{args: []string{"host", "--mr", "pool,per-io", "--sizes", "64K,4K"}, wantErr: "ascending"},
 			{args: []string{"host", "--mr", "pool,per-io", "--baseline", "udp"}, wantErr: "--baseline"},
 			{args: []string{"host", "-u", "20"}, want: func(o *sweepOptions) { o.QPTimeout = 20 }},
+			{args: []string{"host", "--disable_pcie_relaxed", "-S", "3", "--tclass", "96"}, want: func(o *sweepOptions) {
+				o.Fabric = result.Config{DisablePCIeRelaxed: true, SL: 3, TrafficClass: 96}
+			}},
+			{args: []string{"host", "--sl", "16"}, wantErr: "--sl 16: want a service level from 0 to 15"},
+			{args: []string{"host", "--tclass", "-1"}, wantErr: "--tclass -1: want a traffic class from 0 to 255"},
 			{args: []string{"host", "-u", "0"}, wantErr: "--qp-timeout 0"},
 			{args: []string{"host", "--qp-timeout", "40"}, wantErr: "--qp-timeout 40"},
 			{args: []string{"host", "--format", "auto"}, want: func(o *sweepOptions) { o.Out.Format = "auto" }},

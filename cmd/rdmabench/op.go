@@ -365,6 +365,18 @@ func addFabricFlags(cmd *cobra.Command, c *result.Config) {
 		"the IP header's TOS byte, DSCP << 2 | ECN (DSCP 26: --tclass 104); InfiniBand without a GRH cannot carry it")
 }
 
+// checkFabric is the range check of --sl and --tclass for a command that makes its
+// plans later (sweep): the test commands' plans are checked whole (ops.Validate).
+func checkFabric(c result.Config) error {
+	if c.SL < 0 || c.SL > 15 {
+		return flagErrorf("--sl %d: want a service level from 0 to 15", c.SL)
+	}
+	if c.TrafficClass < 0 || c.TrafficClass > 255 {
+		return flagErrorf("--tclass %d: want a traffic class from 0 to 255", c.TrafficClass)
+	}
+	return nil
+}
+
 func addThreadsFlag(cmd *cobra.Command, p *int) {
 	cmd.Flags().IntVar(p, "threads", 1, "loop threads: the QPs split into this many blocks, each with its own CQ and its own C loop on its own thread, started together; one window over all of them, each thread's share in the result (at most --qps; not with --events or several servers)")
 }
