@@ -58,6 +58,8 @@ func FuzzPlan(f *testing.F) {
 		`{"op":"write","verify":true,"num_qps":1024,"msg_size_bytes":2147483648,"sq_depth":9223372036854775807}`,
 		`{"op":"write","test":"lat","sq_depth":9223372036854775807,"cq_mod":1}`,
 		`{"op":"write","mtu_bytes":-2147483648}`, `{"op":"read","inline_bytes":-1}`,
+		`{"op":"write","sl":15,"traffic_class":255,"disable_pcie_relaxed":true}`, `{"op":"read","test":"lat","sl":16}`,
+		`{"op":"write","test":"lat","pcie_relaxed_ordering":true}`, `{"op":"read","traffic_class":-1,"pcie_relaxed_ordering":false}`,
 		`{"op":"write","warmup_iterations":1000000001}`,
 		`{"op":"write","iterations":10000000010}`, `{"op":"read","duration_s":1,"sq_depth":600000000}`,
 		// Region plans (the Go API's Dial), as the server reads them.
@@ -151,6 +153,12 @@ func checkPlan(t *testing.T, c result.Config) {
 	}
 	if c.Test == result.Lat && c.PostList != 1 {
 		fail("a post list in a latency test")
+	}
+	if c.SL < 0 || c.SL > 15 || c.TrafficClass < 0 || c.TrafficClass > 255 {
+		fail("a service level outside 0..15 or a traffic class outside 0..255")
+	}
+	if c.PCIeRelaxedOrdering && (c.DisablePCIeRelaxed || c.Op == "write" && c.Test == result.Lat) {
+		fail("relaxed ordering disabled, or in the WRITE ping-pong (it polls the last byte)")
 	}
 	if hi, n := bits.Mul64(c.Iterations, uint64(c.NumQPs)); hi != 0 {
 		fail("iterations x qps overflowing 64 bits")

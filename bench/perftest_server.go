@@ -43,6 +43,14 @@ type PerftestServer struct {
 	MaxBuffer int64         // bytes of buffer for all of a client's QPs
 	LatSize   int           // ib_write_lat's -s (default 2)
 	Log       *log.Logger
+	// What perftest's server takes on its command line and never exchanges: its own
+	// MRs' relaxed ordering (on unless DisablePCIeRelaxed, perftest's
+	// --disable_pcie_relaxed), and its QPs' service level (-S) and traffic class
+	// (--tclass) at RTR. ib_write_lat's server turns relaxed ordering off itself; this
+	// one registers before it can tell a write_lat client, so it keeps the setting and
+	// says so in its log.
+	DisablePCIeRelaxed bool
+	SL, TrafficClass   int
 }
 
 // perftestRegion is each QP's buffer: what perftest -a's largest message needs.
@@ -199,7 +207,11 @@ func (ps *PerftestServer) serve(ctx context.Context, nc net.Conn) (what string, 
 			return what, err
 		}
 		if lat {
-			return ps.writeLat(ctx, pc, qps[0])
+			what, err := ps.writeLat(ctx, pc, qps[0])
+			if !ps.DisablePCIeRelaxed {
+				what += "; served with PCIe relaxed ordering on, which ib_write_lat's own server turns off: give this server --perftest-disable-pcie-relaxed to match it"
+			}
+			return what, err
 		}
 		if read {
 			// read_bw's report, or read_lat's closing key message after its run.
@@ -249,7 +261,8 @@ const (
 
 // newQP is one QP's session, connected to the client's key message d.
 func (ps *PerftestServer) newQP(dev Device, me result.Device, w perftestWire, d perftest.Dest, region int) (*ptQP, error) {
-	s, err := dev.NewSession(verbs.Spec{NumQP: 1, SQDepth: 1, BufSize: region, RemoteWrite: true, RemoteRead: true})
+	s, err := dev.NewSession(verbs.Spec{NumQP: 1, SQDepth: 1, BufSize: region, RemoteWrite: true, RemoteRead: true,
+		RelaxedOrdering: !ps.DisablePCIeRelaxed, SL: ps.SL, TrafficClass: ps.TrafficClass})
 	if err != nil {
 		return nil, err
 	}

@@ -28,13 +28,22 @@ func (s *syncBuf) String() string              { s.mu.Lock(); defer s.mu.Unlock(
 // servePerftest runs a PerftestServer on the fake engine over loopback TCP.
 func servePerftest(t *testing.T, fab *benchtest.Fabric) (string, *syncBuf) {
 	t.Helper()
+	return servePerftestWith(t, &benchtest.Engine{Fabric: fab, Name: "srv"}, nil)
+}
+
+// servePerftestWith serves on engine e, with configure's settings.
+func servePerftestWith(t *testing.T, e *benchtest.Engine, configure func(*bench.PerftestServer)) (string, *syncBuf) {
+	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	logs := &syncBuf{}
-	ps := &bench.PerftestServer{Engine: &benchtest.Engine{Fabric: fab, Name: "srv"}, Local: bench.Local{Device: "srv"},
+	ps := &bench.PerftestServer{Engine: e, Local: bench.Local{Device: "srv"},
 		Timeout: 2 * time.Second, MaxTest: 10 * time.Second, MaxBuffer: 1 << 30, LatSize: 2, Log: log.New(logs, "", 0)}
+	if configure != nil {
+		configure(ps)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { ps.Serve(ctx, l); close(done) }()

@@ -49,6 +49,10 @@ type Op struct {
 	// Requests is the responder's counter of this op's requests (rx_write_requests),
 	// which the counters check against the messages completed.
 	Requests string
+	// LatOrdered: this op's latency test polls the last byte of each message that
+	// arrives, so its memory must see the bytes land in order: no PCIe relaxed ordering
+	// (WRITE's ping-pong; perftest's ib_write_lat leaves it off too).
+	LatOrdered bool
 }
 
 // Defaults fills what the user left unset, the way perftest would (perftest's
@@ -64,6 +68,10 @@ type Op struct {
 //     bandwidth messages over 8 KiB without completion events (perftest disables
 //     moderation above MSG_SIZE_CQ_MOD_LIMIT, 8192 B, unless -e); else 100
 //     (DEF_CQ_MOD); never more than the tx depth.
+//
+// PCIe relaxed ordering is on unless --disable-pcie-relaxed, as perftest (since 2020)
+// registers every MR, except for a latency test whose op polls the last byte
+// (LatOrdered: WRITE), as ib_write_lat. --sl and --tclass are 0, as perftest's.
 //
 // --inline defaults to InlineAuto, resolved per device by ResolveInline. --mr, which
 // perftest lacks: per-io signals every WR (cq-mod 1 when not given), cache holds 16
@@ -118,6 +126,7 @@ func (op Op) Defaults(c *result.Config) {
 	if c.NumQPs == 0 {
 		c.NumQPs = 1
 	}
+	c.PCIeRelaxedOrdering = !c.DisablePCIeRelaxed && !(c.Test == result.Lat && op.LatOrdered)
 	if c.MR == verbs.MRModePool { // the default: results of the same plan read the same
 		c.MR = ""
 	}
@@ -360,6 +369,10 @@ func (op Op) Validate(c result.Config) error {
 		return fmt.Errorf("--baseline applies to bandwidth tests, without -b/--bidirectional")
 	case len(c.Counters) > 1024:
 		return fmt.Errorf("--counters: a list of at most 1024 characters")
+	case c.SL < 0 || c.SL > 15:
+		return fmt.Errorf("--sl %d: want a service level from 0 to 15 (on RoCE, the Ethernet priority the NIC sends with; 0 is the default)", c.SL)
+	case c.TrafficClass < 0 || c.TrafficClass > 255:
+		return fmt.Errorf("--tclass %d: want a traffic class from 0 to 255 (on RoCE, the IP header's DSCP << 2 | ECN: DSCP 26 is --tclass 104); 0 is the default", c.TrafficClass)
 	}
 	if err := op.validateFan(c); err != nil {
 		return err
@@ -465,6 +478,7 @@ func Spec(c result.Config, bufSize int, remoteWrite, remoteRead bool, sqDepth in
 		NumQP: c.NumQPs, SQDepth: sqDepth, BufSize: bufSize, Offset: c.BufOffsetBytes,
 		Huge: c.Hugepages, RemoteWrite: remoteWrite, RemoteRead: remoteRead, QPTimeout: c.QPTimeout,
 		PostAPI: c.PostAPI, Threads: c.Threads,
+		RelaxedOrdering: c.PCIeRelaxedOrdering, SL: c.SL, TrafficClass: c.TrafficClass,
 	}
 	if Inline(c) {
 		s.InlineSize = c.InlineBytes

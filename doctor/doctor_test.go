@@ -141,7 +141,7 @@ func dump(checks []Check) string {
 	return b.String()
 }
 
-var localChecks = []string{"device", "link-rate", "pcie-link", "pcie-training", "mtu", "netdev", "roce-v2-gid", "soft-roce", "memlock",
+var localChecks = []string{"device", "link-rate", "pcie-link", "pcie-training", "pcie-relaxed", "mtu", "netdev", "roce-v2-gid", "soft-roce", "memlock",
 	"hugepages", "clock", "cpu-governor"}
 
 func TestHealthyHosts(t *testing.T) {
@@ -150,7 +150,7 @@ func TestHealthyHosts(t *testing.T) {
 		dev  verbs.DeviceInfo
 		skip []string // checks that do not apply
 	}{
-		{"rxe", rxe0(), []string{"pcie-link", "pcie-training", "cpu-governor"}}, // software RDMA, no cpufreq
+		{"rxe", rxe0(), []string{"pcie-link", "pcie-training", "pcie-relaxed", "cpu-governor"}}, // software RDMA, no cpufreq
 		{"mlx5", mlx50(), []string{"soft-roce"}},
 	} {
 		checks := Run(context.Background(), options(tree(t, tc.base, ""), devices(tc.dev)))
@@ -184,6 +184,7 @@ func TestHealthyHosts(t *testing.T) {
 		"pcie-link":     "PCIe 16.0 GT/s x16 (Gen4, 252 Gb/s) each way, enough for the 200 Gb/s of a ConnectX-6 (cx6 profile)",
 		"pcie-training": "PCIe 16.0 GT/s x16 (Gen4, 252 Gb/s), the card's maximum",
 		"cpu-governor":  "every CPU runs the performance governor",
+		"pcie-relaxed":  "mlx5_0's PCIe Device Control register (config offset 0x68) has Enable Relaxed Ordering set: the NIC may reorder its writes to the memory bandwidth tests register with relaxed ordering (their default, as perftest's)",
 	} {
 		if c := find(t, checks, name); c.Found != found {
 			t.Errorf("%s: %+v", name, c)
@@ -288,6 +289,15 @@ func TestBrokenHosts(t *testing.T) {
 				"move the card to a slot that offers 16.0 GT/s x16 (Gen4 x16"},
 			"cpu-governor": {Warn, "the CPUs run the powersave governor, not performance", "cpupower frequency-set -g performance"},
 			"link-rate":    {OK, "200 Gb/s", ""},
+		}},
+		{name: "relaxed ordering disabled", base: "mlx5", overlay: "relaxed-ordering-off", list: devices(mlx50()), want: map[string]want{
+			"pcie-relaxed": {Warn, "has Enable Relaxed Ordering clear: the NIC sends its writes in order whatever the MRs ask", "lspci -vvv -s 0000:3b:00.0"},
+		}},
+		{name: "config space read without root", base: "mlx5", overlay: "config-64", list: devices(mlx50()), want: map[string]want{
+			"pcie-relaxed": {Skip, "unknown: sysfs shows only the first 64 bytes of mlx5_0's PCI config space to a user without CAP_SYS_ADMIN", ""},
+		}},
+		{name: "Soft-RoCE: relaxed ordering does not apply", base: "rxe", list: devices(rxe0()), want: map[string]want{
+			"pcie-relaxed": {Skip, "not applicable: rxe0 (driver rxe) is a software device with no PCIe function", ""},
 		}},
 		{name: "InfiniBand", base: "mlx5", list: devices(ib), want: map[string]want{
 			"device":      {OK, "mlx5_0 (ConnectX-6, driver mlx5_core) port 1: ACTIVE, InfiniBand, 200 Gb/s; GID 0 fe80::248a:703:49:d4f0 (IB)", ""},
@@ -549,5 +559,37 @@ func TestPCIeFixes(t *testing.T) {
 		hostfacts.Facts{Driver: "x", PCIeLink: hostfacts.NewPCIeLink(16, 16)})
 	if c.Verdict != Skip || !strings.Contains(c.Found, "PCIe 16.0 GT/s x16 (Gen4, 252 Gb/s); no built-in NIC profile") {
 		t.Errorf("unknown NIC: %+v", c)
+	}
+}
+
+// The Device Control register is found by walking the capability list, whatever lies
+// before it; a list that loops, points into the header or runs off the end is an
+// answer of "unknown", never a guess.
+func TestRelaxedOrderingEnabled(t *testing.T) {
+	cfg := func(devCtl uint16) []byte {
+		b := make([]byte, 256)
+		b[pciStatus], b[pciCapPtr] = pciStatusCapList, 0x50
+		b[0x50], b[0x51] = 0x05, 0x70 // MSI, then
+		b[0x70], b[0x71] = 0x11, 0xa0 // MSI-X, then
+		b[0xa0], b[0xa1] = pciCapIDExp, 0
+		b[0xa8], b[0xa9] = byte(devCtl), byte(devCtl>>8)
+		return b
+	}
+	if on, at, err := relaxedOrderingEnabled(cfg(0x2810)); !on || at != 0xa8 || err != nil {
+		t.Errorf("bit 4 set: %v %#x %v", on, at, err)
+	}
+	if on, _, err := relaxedOrderingEnabled(cfg(0xffef)); on || err != nil {
+		t.Errorf("every bit but 4: %v %v", on, err)
+	}
+	loop := cfg(0x10)
+	loop[0x71] = 0x50
+	noCaps := cfg(0x10)
+	noCaps[pciStatus] = 0
+	header := cfg(0x10)
+	header[0x51] = 0x20
+	for name, b := range map[string][]byte{"a loop": loop, "no list": noCaps, "into the header": header, "64 bytes": cfg(0x10)[:64], "cut": cfg(0x10)[:0xa4]} {
+		if on, _, err := relaxedOrderingEnabled(b); err == nil || on {
+			t.Errorf("%s: %v %v, want an error", name, on, err)
+		}
 	}
 }

@@ -28,8 +28,11 @@ import (
 // qp_timeout fields, the server's report of its direction and the agent/fleet
 // messages; 5 the host's facts in a hello's device (host_facts: PCIe link, NUMA node,
 // CPU, governors, kernel, firmware, provider, rdma-core); 6 the host's clock domain
-// among them (host_facts.clock_domain: the test bed's virtual or real clock).
-const Version = 6
+// among them (host_facts.clock_domain: the test bed's virtual or real clock); 7 the
+// plan's pcie_relaxed_ordering, disable_pcie_relaxed, sl and traffic_class (both sides
+// register with relaxed ordering, or not, and give their QPs the same service level
+// and traffic class).
+const Version = 7
 
 // MaxBody bounds a message body.
 const MaxBody = 1 << 20

@@ -43,7 +43,7 @@ func TestRefusesBadFrames(t *testing.T) {
 		want  string
 	}{
 		"not rdmabench": {[]byte("GET / HTTP/1.0\r\n"), "not an rdmabench peer"},
-		"version":       {[]byte("RDMB\x00\x07\x00\x00\x00\x02{}"), "protocol version 7"},
+		"version":       {[]byte("RDMB\x00\x06\x00\x00\x00\x02{}"), "protocol version 6"},
 		"oversized":     {hdr("\x7f\xff\xff\xff"), "exceeds the 1048576-byte limit"},
 		"bad json":      {hdr("\x00\x00\x00\x03{x}"), "malformed message"},
 		"unknown field": {hdr("\x00\x00\x00\x0c{\"evil\":123}"), "malformed message"},
@@ -128,5 +128,36 @@ func TestAsLost(t *testing.T) {
 	}
 	if AsLost(nil) != nil {
 		t.Error("nil stays nil")
+	}
+}
+
+// Protocol 7's plan carries relaxed ordering, the service level and the traffic class,
+// so that both sides register and connect alike; a plan field this version does not
+// know (perftest's tos, say) is refused, not ignored.
+func TestPlanCarriesRelaxedOrderingSLAndTrafficClass(t *testing.T) {
+	a, b := net.Pipe()
+	ca, cb := NewConn(a, time.Second), NewConn(b, time.Second)
+	sent := result.Config{Op: "write", Test: result.BW, MsgSizeBytes: 65536, PCIeRelaxedOrdering: true, SL: 3, TrafficClass: 96}
+	go ca.Send(Msg{Type: TPlan, Plan: &sent})
+	m, err := cb.Expect(TPlan)
+	if err != nil || *m.Plan != sent {
+		t.Fatalf("got %+v, %v; sent %+v", m.Plan, err, sent)
+	}
+	for _, field := range []string{`"pcie_relaxed_ordering":true`, `"disable_pcie_relaxed":true`, `"sl":3`, `"traffic_class":96`} {
+		body := `{"type":"plan","plan":{"op":"write",` + field + `}}`
+		c, raw := pair(t)
+		go raw.Write(append(hdr(string([]byte{0, 0, 0, byte(len(body))})), body...))
+		if m, err := c.Expect(TPlan); err != nil {
+			t.Errorf("%s: %v", field, err)
+		} else if *m.Plan == (result.Config{Op: "write"}) {
+			t.Errorf("%s: the plan came without it", field)
+		}
+	}
+	body := `{"type":"plan","plan":{"op":"write","tos":96}}`
+	c, raw := pair(t)
+	go raw.Write(append(hdr(string([]byte{0, 0, 0, byte(len(body))})), body...))
+	var pe *ProtocolError
+	if _, err := c.Expect(TPlan); !errors.As(err, &pe) || !strings.Contains(err.Error(), `unknown field "tos"`) {
+		t.Errorf("a plan with an unknown field: %v", err)
 	}
 }

@@ -61,7 +61,7 @@ type keyPart struct{ name, text string }
 // keyParts are the fields of ConfigKey beyond MainKey, in the key's order, every one of
 // them (the text empty where not written).
 func keyParts(c result.Config) []keyPart {
-	var timeout, events, moderation, mr, mrCache, peers, sync, landing, mtu, huge, verify, bidi, threads string
+	var timeout, events, moderation, mr, mrCache, peers, sync, landing, mtu, huge, verify, bidi, threads, relaxed, sl, tclass string
 	if c.QPTimeout != 0 {
 		timeout = fmt.Sprintf(" qp-timeout=%d", c.QPTimeout)
 	}
@@ -95,9 +95,20 @@ func keyParts(c result.Config) []keyPart {
 	if c.Threads > 1 {
 		threads = fmt.Sprintf(" threads=%d", c.Threads)
 	}
+	// Relaxed ordering is written when on: off is what every result had before the
+	// field, so those keep their keys.
+	if c.PCIeRelaxedOrdering {
+		relaxed = " pcie-relaxed"
+	}
+	if c.SL != 0 {
+		sl = fmt.Sprintf(" sl=%d", c.SL)
+	}
+	if c.TrafficClass != 0 {
+		tclass = fmt.Sprintf(" tclass=%d", c.TrafficClass)
+	}
 	return []keyPart{{"qp-timeout", timeout}, {"events", events}, {"moderation", moderation}, {"mr", mr}, {"mr cache", mrCache},
 		{"peers", peers}, {"sync", sync}, {"landing", landing}, {"mtu", mtu}, {"hugepages", huge}, {"verify", verify}, {"bidirectional", bidi},
-		{"threads", threads}}
+		{"threads", threads}, {"pcie relaxed ordering", relaxed}, {"sl", sl}, {"traffic class", tclass}}
 }
 
 // KeyDiffers names the fields of ConfigKey beyond MainKey in which a and b differ, in

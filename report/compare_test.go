@@ -51,6 +51,17 @@ func TestConfigKeyKeepsTheKeysOfOldResults(t *testing.T) {
 	if k, want := ConfigKey(c), key64K+" qp-timeout=20 events moderation=16/8us mr=cache/64 peers=3 sync=stream landing=shared mtu=1024 hugepages verify bidirectional"; k != want {
 		t.Errorf("key %q, want %q", k, want)
 	}
+	// Relaxed ordering is written when on (off is what older results had), the SL and
+	// traffic class when not 0; --disable-pcie-relaxed itself is not: a run with it off
+	// by the switch and one with it off by default are the same configuration.
+	c.DisablePCIeRelaxed = true
+	if k, want := ConfigKey(c), key64K+" qp-timeout=20 events moderation=16/8us mr=cache/64 peers=3 sync=stream landing=shared mtu=1024 hugepages verify bidirectional"; k != want {
+		t.Errorf("key %q, want %q", k, want)
+	}
+	c.DisablePCIeRelaxed, c.PCIeRelaxedOrdering, c.SL, c.TrafficClass = false, true, 3, 96
+	if k, want := ConfigKey(c), key64K+" qp-timeout=20 events moderation=16/8us mr=cache/64 peers=3 sync=stream landing=shared mtu=1024 hugepages verify bidirectional pcie-relaxed sl=3 tclass=96"; k != want {
+		t.Errorf("key %q, want %q", k, want)
+	}
 }
 
 // A reviewer's find: a 10 Gb/s unidirectional run and a 6 Gb/s bidirectional one were

@@ -97,6 +97,9 @@ var csvColumns = []csvColumn{
 	partColumn(threadsPart, stringColumn("thread_fairness", func(r *Result) *string { return &r.Threads.Fairness })),
 	partColumn(qpsPart, optFloatColumn("qp_jain_fairness", func(r *Result) **float64 { return &r.QPs.JainFairness })),
 	partColumn(qpsPart, stringColumn("qp_fairness", func(r *Result) *string { return &r.QPs.Fairness })),
+	boolColumn("pcie_relaxed_ordering", func(r *Result) *bool { return &r.Config.PCIeRelaxedOrdering }),
+	countColumn("sl", func(r *Result) *int { return &r.Config.SL }),
+	countColumn("traffic_class", func(r *Result) *int { return &r.Config.TrafficClass }),
 }
 
 // csvBaseColumns is how many columns CSV had before the fan, registration, baseline

@@ -97,6 +97,23 @@ type Config struct {
 	// were pinned to, as given; the result's Threads says where each one ran.
 	Threads int    `json:"threads,omitempty"`
 	CPUList string `json:"cpu_list,omitempty"`
+	// PCIeRelaxedOrdering: both sides registered the test's memory with
+	// IBV_ACCESS_RELAXED_ORDERING, which lets the NIC's PCIe writes pass each other,
+	// as perftest does by default since 2020. bench's Defaults sets it from
+	// DisablePCIeRelaxed and the test: on, except for the WRITE latency test, whose
+	// last-byte polling needs its bytes to land in order (perftest's ib_write_lat
+	// leaves it off too). Absent: off, as in every result of rdmabench before the field.
+	// A device that does not support it registers without it.
+	PCIeRelaxedOrdering bool `json:"pcie_relaxed_ordering,omitempty"`
+	// DisablePCIeRelaxed is --disable-pcie-relaxed (perftest's
+	// --disable_pcie_relaxed): the user turned relaxed ordering off.
+	DisablePCIeRelaxed bool `json:"disable_pcie_relaxed,omitempty"`
+	// SL (--sl, perftest's -S) is the service level both sides' QPs were given at RTR
+	// (ah_attr.sl: on RoCE, mlx5 maps it to the Ethernet priority, PCP); TrafficClass
+	// (--tclass) is their GRH's traffic class (RoCE: the IP header's DSCP and ECN bits,
+	// DSCP = tclass >> 2). Absent: 0, perftest's default.
+	SL           int `json:"sl,omitempty"`
+	TrafficClass int `json:"traffic_class,omitempty"`
 }
 
 // Device identifies one side's NIC and port.

@@ -43,6 +43,7 @@ type ModesOptions struct {
 	PointDurationS float64
 	Counters       string
 	QPTimeout      int
+	Fabric         result.Config // --disable-pcie-relaxed, --sl and --tclass, for every run
 	// Defaults fills in what a config of its operation leaves unset the way perftest
 	// does (the bench's Defaults: package sweep imports no bench package); nil: the
 	// config is left as it is.
@@ -54,7 +55,8 @@ type ModesOptions struct {
 // them, and the pool is measured the same way so that registration is the only
 // difference).
 func (o ModesOptions) Config(op, mode string) result.Config {
-	c := result.Config{Op: op, Test: result.BW, MsgSizeBytes: 4096, PostList: 1, CQMod: 1, NumQPs: 1, Counters: o.Counters, QPTimeout: o.QPTimeout}
+	c := result.Config{Op: op, Test: result.BW, MsgSizeBytes: 4096, PostList: 1, CQMod: 1, NumQPs: 1, Counters: o.Counters, QPTimeout: o.QPTimeout,
+		DisablePCIeRelaxed: o.Fabric.DisablePCIeRelaxed, SL: o.Fabric.SL, TrafficClass: o.Fabric.TrafficClass}
 	c.MR = modeMR(mode)
 	if o.Defaults != nil {
 		o.Defaults(&c)

@@ -185,4 +185,8 @@ func TestModesOptions(t *testing.T) {
 	if c := o.Config("read", "per-io"); c.MR != "per-io" || c.Op != "read" || c.Iterations != 5000 {
 		t.Fatalf("per-io config %+v", c)
 	}
+	o.Fabric = result.Config{DisablePCIeRelaxed: true, SL: 5, TrafficClass: 104}
+	if c := o.Config("write", "pool"); !c.DisablePCIeRelaxed || c.SL != 5 || c.TrafficClass != 104 {
+		t.Fatalf("--disable-pcie-relaxed --sl 5 --tclass 104: config %+v", c)
+	}
 }

@@ -59,6 +59,9 @@ type Options struct {
 	QPTimeout                    int    // fixes every point's QP timeout, the references' too (-u); 0: swept where the profile's grid has it
 	Counters                     string
 	Events                       result.Config // completion events and CQ moderation, for every point
+	// Fabric is --disable-pcie-relaxed, --sl and --tclass (DisablePCIeRelaxed, SL,
+	// TrafficClass), for every point and reference.
+	Fabric result.Config
 	// Defaults fills in what a config of its operation leaves unset the way perftest
 	// does (the bench's Defaults: package sweep imports no bench package), for the
 	// perftest reference; nil: no such reference.
@@ -91,7 +94,8 @@ func (o Options) Plan(op string) Plan {
 	dur, maxDur := o.Durations()
 	base := result.Config{Op: op, Test: result.BW, DurationS: dur, WarmupIterations: o.Profile.WarmupIterations, NumQPs: o.QPs,
 		CompletionEvents: o.Events.CompletionEvents, CQModerationCount: o.Events.CQModerationCount, CQModerationUS: o.Events.CQModerationUS,
-		Counters: o.Counters, QPTimeout: o.QPTimeout, CPUList: o.CPUList}
+		Counters: o.Counters, QPTimeout: o.QPTimeout, CPUList: o.CPUList,
+		DisablePCIeRelaxed: o.Fabric.DisablePCIeRelaxed, SL: o.Fabric.SL, TrafficClass: o.Fabric.TrafficClass}
 	if o.Threads > 1 {
 		base.Threads = o.Threads
 	}

@@ -65,10 +65,11 @@ func TestOptionsPlan(t *testing.T) {
 	}
 	o := Options{Profile: p, Search: "grid", Objective: Objective{Name: "rate"}, MaxP99: 500 * time.Microsecond,
 		Resolution: 0.05, Repeat: 3, Budget: time.Minute, QPs: 2, Counters: "all",
-		Events: result.Config{CompletionEvents: true, CQModerationCount: 8, CQModerationUS: 5}, Defaults: defaults}
+		Events: result.Config{CompletionEvents: true, CQModerationCount: 8, CQModerationUS: 5}, Defaults: defaults,
+		Fabric: result.Config{DisablePCIeRelaxed: true, SL: 3, TrafficClass: 96}}
 	pl := o.Plan("read")
 	base := result.Config{Op: "read", Test: result.BW, DurationS: 0.4, WarmupIterations: 16, NumQPs: 2, CompletionEvents: true,
-		CQModerationCount: 8, CQModerationUS: 5, Counters: "all"}
+		CQModerationCount: 8, CQModerationUS: 5, Counters: "all", DisablePCIeRelaxed: true, SL: 3, TrafficClass: 96}
 	if pl.Op != "read" || pl.Base != base || pl.MaxDurationS != 1.6 || pl.Search != "grid" || pl.Repeat != 3 ||
 		pl.Resolution != 0.05 || pl.Budget != time.Minute || pl.Objective != o.Objective {
 		t.Fatalf("plan %+v", pl)

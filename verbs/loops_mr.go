@@ -25,6 +25,7 @@ func (s *Session) bandwidthMR(p BWParams, laddr uintptr, raddr uint64, rkey uint
 	a.x.raddr, a.x.rkey = C.uint64_t(raddr), C.uint32_t(rkey)
 	a.qp, a.pd, a.opcode = s.qps[0], s.dev.pd, opcode
 	a.mode = C.RB_MRMODE_PER_IO
+	a.access = C.int(s.spec.LoopAccess())
 	if p.MR == MRModeCache {
 		a.mode, a.cache_size = C.RB_MRMODE_CACHE, C.uint32_t(p.MRCache)
 	}

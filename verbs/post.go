@@ -80,14 +80,8 @@ func (d *Device) RegisterMR(size int, remoteWrite, remoteRead bool) (_ *MR, err 
 		return nil, fmt.Errorf("mmap of %d bytes: %v", m.mapLen, errnoOr(cerr))
 	}
 	m.base = p
-	access := C.int(C.IBV_ACCESS_LOCAL_WRITE)
-	if remoteWrite {
-		access |= C.IBV_ACCESS_REMOTE_WRITE
-	}
-	if remoteRead {
-		access |= C.IBV_ACCESS_REMOTE_READ
-	}
-	mr, cerr := C.ibv_reg_mr(d.pd, p, C.size_t(size), access)
+	access := C.int(Spec{RemoteWrite: remoteWrite, RemoteRead: remoteRead}.Access())
+	mr, cerr := C.rb_reg_mr(d.pd, p, C.size_t(size), access)
 	if mr == nil {
 		C.rb_munmap(p, C.size_t(m.mapLen))
 		return nil, &VerbError{Verb: "ibv_reg_mr", Phase: fmt.Sprintf("%d bytes", size), Err: errnoOr(cerr)}

@@ -907,7 +907,7 @@ static int mr_reg(mr_loop *l, uint64_t addr, struct ibv_mr **mrp) {
 	rb_xfer *x = &l->a->x;
 	int64_t t0 = ticks();
 	errno = 0;
-	struct ibv_mr *mr = ibv_reg_mr(l->a->pd, (void *)(uintptr_t)addr, x->size, IBV_ACCESS_LOCAL_WRITE);
+	struct ibv_mr *mr = ibv_reg_mr(l->a->pd, (void *)(uintptr_t)addr, x->size, l->a->access);
 	int err = errno;
 	int64_t t1 = ticks();
 	if (t1 > t0)

@@ -36,6 +36,23 @@ int rb_clock_is_tsc(void);
 // they are touched; *bound says whether the kernel took the policy.
 void *rb_mmap(size_t len, int huge, int node, int *bound);
 int rb_munmap(void *p, size_t len);
+
+// IBV_ACCESS_RELAXED_ORDERING came with libibverbs' optional access flags (rdma-core
+// 28, 2020); it is an enum, so the guard is the optional range's macro. Against older
+// headers RB_ACCESS_RELAXED_ORDERING is 0: relaxed ordering cannot be asked for, and
+// the Go side refuses a plan that asks (verbs.RelaxedOrderingBuilt).
+#ifdef IBV_ACCESS_OPTIONAL_FIRST
+#define RB_ACCESS_RELAXED_ORDERING IBV_ACCESS_RELAXED_ORDERING
+#else
+#define RB_ACCESS_RELAXED_ORDERING 0
+#endif
+
+// rb_reg_mr is ibv_reg_mr as C sees it: libibverbs' macro, which hands access flags in
+// the optional range to ibv_reg_mr_iova2, where the flags the kernel does not support
+// are dropped instead of failing the registration (cgo cannot call the macro itself).
+static inline struct ibv_mr *rb_reg_mr(struct ibv_pd *pd, void *addr, size_t len, int access) {
+	return ibv_reg_mr(pd, addr, len, access);
+}
 void rb_fill(uint8_t *p, size_t len, uint32_t seed);
 int64_t rb_check(const uint8_t *p, size_t len, uint32_t seed); // -1 ok, else first bad offset
 int rb_query_port(struct ibv_context *ctx, uint8_t port, struct ibv_port_attr *attr);
@@ -223,8 +240,9 @@ int rb_read_lat(rb_rl_args *a);
 // WR per ibv_post_send, WR i moving local slot i % lslots (at x.laddr, slots `stride`
 // bytes apart) to or from remote slot i % rslots (at x.raddr, key x.rkey). x.lkey is
 // not used: every WR's SGE carries the lkey of an MR this loop registered on pd, with
-// IBV_ACCESS_LOCAL_WRITE (what a READ needs to land its data; a WRITE's source would
-// need none, and takes the same so that the two ops' registrations cost the same),
+// `access`: IBV_ACCESS_LOCAL_WRITE (what a READ needs to land its data; a WRITE's
+// source would need none, and takes the same so that the two ops' registrations cost
+// the same), with IBV_ACCESS_RELAXED_ORDERING when the test registers its memory so,
 // covering exactly the WR's slot (its address, size bytes):
 //
 //   RB_MRMODE_PER_IO  each WR registers its slot before it is posted and deregisters
@@ -253,6 +271,7 @@ typedef struct {
 	struct ibv_pd *pd;    // the QP's PD: where the loop registers
 	int opcode;           // IBV_WR_RDMA_WRITE or IBV_WR_RDMA_READ
 	int mode;             // RB_MRMODE_*
+	int access;           // every registration's access flags (verbs.Spec.LoopAccess)
 	uint32_t cache_size;  // RB_MRMODE_CACHE: at most this many registrations, >= tx_depth
 	uint32_t lslots, rslots, stride;
 	uint64_t iters;       // WRs (with deadline_ns: an upper bound, UINT64_MAX for none)

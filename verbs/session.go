@@ -26,6 +26,19 @@ import (
 	"github.com/rdmabench/rdmabench/verbs/qp"
 )
 
+// The access flags of access.go are libibverbs' (an index out of range fails the
+// build). Relaxed ordering is checked where the headers have it.
+var _ = [1]struct{}{}[AccessLocalWrite-C.IBV_ACCESS_LOCAL_WRITE+AccessRemoteWrite-C.IBV_ACCESS_REMOTE_WRITE+
+	AccessRemoteRead-C.IBV_ACCESS_REMOTE_READ]
+var _ = [1]struct{}{}[(AccessRelaxedOrdering-C.RB_ACCESS_RELAXED_ORDERING)*C.RB_ACCESS_RELAXED_ORDERING]
+
+// RelaxedOrderingBuilt says whether the libibverbs headers this rdmabench was built
+// against have IBV_ACCESS_RELAXED_ORDERING (rdma-core 28 and later): without it a plan
+// that asks for relaxed ordering is refused, not run without it.
+const RelaxedOrderingBuilt = C.RB_ACCESS_RELAXED_ORDERING != 0
+
+var errNoRelaxedOrdering = errors.New("this rdmabench was built against libibverbs headers without IBV_ACCESS_RELAXED_ORDERING (rdma-core older than 28): rebuild it against rdma-core 28 or later, or run with --disable-pcie-relaxed on both sides")
+
 // Device is an opened device with its protection domain, bound to one port and GID.
 type Device struct {
 	Info DeviceInfo
@@ -202,16 +215,13 @@ func (d *Device) NewSession(spec Spec) (_ *Session, err error) {
 	}
 	s.base = p
 	s.buf = unsafe.Add(p, spec.Offset)
-	access := C.int(C.IBV_ACCESS_LOCAL_WRITE)
-	if spec.RemoteWrite {
-		access |= C.IBV_ACCESS_REMOTE_WRITE
+	if spec.RelaxedOrdering && !RelaxedOrderingBuilt {
+		return nil, errNoRelaxedOrdering
 	}
-	if spec.RemoteRead {
-		access |= C.IBV_ACCESS_REMOTE_READ
-	}
-	mr, cerr := C.ibv_reg_mr(d.pd, s.buf, C.size_t(spec.BufSize), access)
+	access := C.int(spec.Access())
+	mr, cerr := C.rb_reg_mr(d.pd, s.buf, C.size_t(spec.BufSize), access)
 	if mr == nil {
-		return nil, &VerbError{Verb: "ibv_reg_mr", Phase: fmt.Sprintf("%d bytes", spec.BufSize), Err: errnoOr(cerr)}
+		return nil, &VerbError{Verb: "ibv_reg_mr", Phase: fmt.Sprintf("%d bytes, access %s", spec.BufSize, AccessString(spec.Access())), Err: errnoOr(cerr)}
 	}
 	s.mr = mr
 	// A CQ cut to the device's limit could overflow, which fails the QPs mid-run.
@@ -275,7 +285,7 @@ func (d *Device) NewSession(spec Spec) (_ *Session, err error) {
 			a.qp_state = C.IBV_QPS_INIT
 			a.pkey_index = 0
 			a.port_num = C.uint8_t(d.Port.Port)
-			a.qp_access_flags = C.uint(access &^ C.IBV_ACCESS_LOCAL_WRITE)
+			a.qp_access_flags = C.uint(access & (C.IBV_ACCESS_REMOTE_WRITE | C.IBV_ACCESS_REMOTE_READ))
 			return C.IBV_QP_STATE | C.IBV_QP_PKEY_INDEX | C.IBV_QP_PORT | C.IBV_QP_ACCESS_FLAGS
 		}); err != nil {
 			return nil, err
@@ -446,7 +456,10 @@ func (s *Session) ConnectPeers(rs []qp.Endpoint, mtu int) error {
 	for _, r := range paths {
 		s.remotes = append(s.remotes, remote{addr: r.Addr, key: r.RKey, len: r.Len})
 	}
-	global := s.dev.Port.LinkLayer == "Ethernet"
+	av, err := s.spec.RTRAddress(s.dev.Port.LinkLayer)
+	if err != nil {
+		return err
+	}
 	for i, qp := range s.qps {
 		r := paths[i]
 		rgid := r.gid
@@ -459,11 +472,13 @@ func (s *Session) ConnectPeers(rs []qp.Endpoint, mtu int) error {
 			a.min_rnr_timer = 12
 			a.ah_attr.dlid = C.uint16_t(r.LID)
 			a.ah_attr.port_num = C.uint8_t(s.dev.Port.Port)
-			if global {
+			a.ah_attr.sl = C.uint8_t(av.SL)
+			if av.Global {
 				a.ah_attr.is_global = 1
 				copy((*[16]byte)(unsafe.Pointer(&a.ah_attr.grh.dgid))[:], rgid)
 				a.ah_attr.grh.sgid_index = C.uint8_t(s.dev.GID.Index)
-				a.ah_attr.grh.hop_limit = 64
+				a.ah_attr.grh.hop_limit = C.uint8_t(av.HopLimit)
+				a.ah_attr.grh.traffic_class = C.uint8_t(av.TrafficClass)
 			}
 			return C.IBV_QP_STATE | C.IBV_QP_AV | C.IBV_QP_PATH_MTU | C.IBV_QP_DEST_QPN |
 				C.IBV_QP_RQ_PSN | C.IBV_QP_MAX_DEST_RD_ATOMIC | C.IBV_QP_MIN_RNR_TIMER

@@ -181,6 +181,14 @@ type Spec struct {
 	// MemNode, when set, is the NUMA node the buffer's pages are bound to
 	// (preferred: see rb_mmap); Session.MemNode says whether the kernel took it.
 	MemNode *int
+	// RelaxedOrdering registers the buffer (and, with --mr per-io or cache, every
+	// registration the loop makes) with IBV_ACCESS_RELAXED_ORDERING: the NIC may let its
+	// PCIe writes to that memory pass each other. See Access.
+	RelaxedOrdering bool
+	// SL (0-15) and TrafficClass (0-255) go into every QP's address vector at RTR:
+	// ah_attr.sl, and ah_attr.grh.traffic_class where the connection uses a GRH. See
+	// RTRAddress.
+	SL, TrafficClass int
 }
 
 // ReadDepths are the READ limits of a QP of this device towards a peer whose

@@ -188,6 +188,7 @@ type Session struct {
 
 	mu     sync.Mutex
 	peers  []*Session // one for all QPs, or one per QP
+	rtr    []verbs.RTRAddress
 	closed bool
 	stop   atomic.Bool
 	rounds atomic.Uint64 // ping-pong rounds this side has completed
@@ -223,6 +224,12 @@ func (s *Session) ConnectPeers(rs []qp.Endpoint, mtu int) error {
 	case len(rs) > 1 && len(rs) != len(s.qpns):
 		return rtr("%d peers for %d QPs", len(rs), len(s.qpns))
 	}
+	// The address vector verbs would give every QP at RTR (Spec.RTRAddress), on the
+	// fake's link, Ethernet: what tests read back with RTR.
+	av, err := s.Spec.RTRAddress("Ethernet")
+	if err != nil {
+		return &verbs.VerbError{Verb: "ibv_modify_qp", Phase: "RTR", Err: err}
+	}
 	f := s.e.Fabric
 	var peers []*Session
 	for _, r := range rs {
@@ -239,8 +246,19 @@ func (s *Session) ConnectPeers(rs []qp.Endpoint, mtu int) error {
 	}
 	s.mu.Lock()
 	s.peers = peers
+	s.rtr = nil
+	for range s.qpns {
+		s.rtr = append(s.rtr, av)
+	}
 	s.mu.Unlock()
 	return nil
+}
+
+// RTR is the address vector each QP got when ConnectPeers took it to RTR (nil before).
+func (s *Session) RTR() []verbs.RTRAddress {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]verbs.RTRAddress(nil), s.rtr...)
 }
 
 // Connected says whether ConnectPeers connected the session's QPs.

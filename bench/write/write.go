@@ -25,6 +25,8 @@ var Op = bench.Op{
 	BWIterations: 5000,
 	LatInline:    true,
 	Requests:     "rx_write_requests",
+	// The ping-pong spins on the last byte of each message.
+	LatOrdered: true,
 }
 
 // Bandwidth: the server's buffer is only written to. Latency: both sides hold a receive

@@ -84,6 +84,19 @@ func TestPerftestAliases(t *testing.T) {
 	if o, err := parseTest(t, "read", "bw", "host", "--duration", "3", "--run_infinitely"); err != nil || !o.Infinite {
 		t.Errorf("--run_infinitely: %v", err)
 	}
+	// perftest's -S and --tclass, and its --disable_pcie_relaxed, are rdmabench's.
+	for _, args := range [][]string{{"-S", "3", "--tclass", "96", "--disable_pcie_relaxed"}, {"--sl=3", "--tclass=96", "--disable-pcie-relaxed"}} {
+		o, err := parseTest(t, "read", "bw", append([]string{"host"}, args...)...)
+		if err != nil || o.Config.SL != 3 || o.Config.TrafficClass != 96 || !o.Config.DisablePCIeRelaxed || o.Config.PCIeRelaxedOrdering {
+			t.Errorf("read bw %v: %+v %v", args, o.Config, err)
+		}
+	}
+	if o, err := parseTest(t, "write", "bw", "host"); err != nil || !o.Config.PCIeRelaxedOrdering || o.Config.SL != 0 || o.Config.TrafficClass != 0 {
+		t.Errorf("write bw: relaxed ordering %v, SL %d, traffic class %d: %v", o.Config.PCIeRelaxedOrdering, o.Config.SL, o.Config.TrafficClass, err)
+	}
+	if o, err := parseTest(t, "write", "lat", "host"); err != nil || o.Config.PCIeRelaxedOrdering {
+		t.Errorf("write lat: relaxed ordering %v: %v", o.Config.PCIeRelaxedOrdering, err)
+	}
 	for _, args := range [][]string{{"-o", "4"}, {"--outs_num", "4"}, {"--outs=4"}} {
 		if o, err := parseTest(t, "read", "bw", append([]string{"host"}, args...)...); err != nil || o.Config.OutsNum != 4 {
 			t.Errorf("read bw %v: %v", args, err)
@@ -104,7 +117,11 @@ func TestPerftestFlagsRefused(t *testing.T) {
 		{[]string{"--rdma_cm"}, "-R/--rdma-cm"},
 		{[]string{"-z"}, "-z/--comm-rdma-cm"},
 		{[]string{"--use_cuda=0"}, "--use-cuda 0: perftest's flag, not implemented by rdmabench: GPU memory"},
-		{[]string{"--tclass", "3"}, "--tclass 3"},
+		{[]string{"-T", "3"}, "-T/--tos 3: perftest's flag, not implemented by rdmabench: -T sets the type of service of rdma_cm's QPs"},
+		{[]string{"--tos=96"}, "give the traffic class with --tclass"},
+		{[]string{"--tclass", "256"}, "--tclass 256: want a traffic class from 0 to 255"},
+		{[]string{"-S", "16"}, "--sl 16: want a service level from 0 to 15"},
+		{[]string{"--sl=-1"}, "--sl -1: want a service level from 0 to 15"},
 		{[]string{"-o", "300"}, "--outs 300: want 1 to 255"},
 		{[]string{"--outs_num", "4", "-b"}, "--outs with -b"},
 		{[]string{"-H"}, "-H/--report-histogrm"},

@@ -187,6 +187,12 @@ func TestServerFlags(t *testing.T) {
 			{args: []string{"--concurrent", "3"}, want: func(o *serverOptions) { o.Concurrent = 3 }},
 			{args: []string{"--concurrent", "0"}, wantErr: "--concurrent 0"},
 			{args: []string{"--token", "a", "--token-file", tokenFile}, wantErr: "--token and --token-file: give one"},
+			{args: []string{"--perftest-port", "18515", "--perftest-disable-pcie-relaxed", "--perftest-sl", "3", "--perftest-tclass", "96"}, want: func(o *serverOptions) {
+				o.PerftestPort, o.PerftestNoRelaxed, o.PerftestSL, o.PerftestTClass = 18515, true, 3, 96
+			}},
+			{args: []string{"--perftest-port", "18515", "--perftest-sl", "16"}, wantErr: "--perftest-sl 16: want a service level from 0 to 15"},
+			{args: []string{"--perftest-port", "18515", "--perftest-tclass", "300"}, wantErr: "--perftest-tclass 300: want a traffic class from 0 to 255"},
+			{args: []string{"--perftest-sl", "3"}, wantErr: "apply to perftest clients: add --perftest-port"},
 		})
 }
 
@@ -302,6 +308,11 @@ func TestSweepFlags(t *testing.T) {
 			{args: []string{"host", "--mr", "pool,per-io", "--sizes", "64K,4K"}, wantErr: "ascending"},
 			{args: []string{"host", "--mr", "pool,per-io", "--baseline", "udp"}, wantErr: "--baseline"},
 			{args: []string{"host", "-u", "20"}, want: func(o *sweepOptions) { o.QPTimeout = 20 }},
+			{args: []string{"host", "--disable_pcie_relaxed", "-S", "3", "--tclass", "96"}, want: func(o *sweepOptions) {
+				o.Fabric = result.Config{DisablePCIeRelaxed: true, SL: 3, TrafficClass: 96}
+			}},
+			{args: []string{"host", "--sl", "16"}, wantErr: "--sl 16: want a service level from 0 to 15"},
+			{args: []string{"host", "--tclass", "-1"}, wantErr: "--tclass -1: want a traffic class from 0 to 255"},
 			{args: []string{"host", "-u", "0"}, wantErr: "--qp-timeout 0"},
 			{args: []string{"host", "--qp-timeout", "40"}, wantErr: "--qp-timeout 40"},
 			{args: []string{"host", "--format", "auto"}, want: func(o *sweepOptions) { o.Out.Format = "auto" }},

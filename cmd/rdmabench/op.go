@@ -341,12 +341,40 @@ func addConfigFlags(cmd *cobra.Command, c *result.Config, test string) {
 	f.VarP(inlineValue{&c.InlineBytes}, "inline", "I", "WRITE: send messages up to this size inline; auto: perftest's default for the device (220 for WRITE latency on ConnectX and the NICs perftest knows, its own size on a few, 0 for bandwidth tests and for devices it does not know, such as rxe)")
 	f.IntVarP(&c.MTUBytes, "mtu", "m", 0, "path MTU (default: the smaller active MTU of both ports)")
 	addQPTimeoutFlag(cmd, &c.QPTimeout)
+	addFabricFlags(cmd, c)
 	f.IntVarP(&c.OutsNum, "outs", "o", 0, "READ: the most READs each QP keeps outstanding, as perftest's -o/--outs_num "+
 		"(default: what both devices allow, max_qp_rd_atom; the result's max_rd_atom says what was used); WRITE ignores it, as perftest")
 	f.StringVar(&c.PostAPI, "post-api", verbs.PostAuto, "how the loops post WRs: wr (the extended QP API, ibv_wr_start .. ibv_wr_complete, one doorbell per post list), legacy (ibv_post_send) or auto (perftest's choice: wr on mlx5, EFA and HNS, legacy elsewhere); the result's post_api says which ran")
 	f.Bool("use-old-post-send", false, "perftest's --use_old_post_send: --post-api legacy")
 	_ = f.MarkHidden("use-old-post-send")
 	addCountersFlag(cmd, &c.Counters)
+}
+
+// addFabricFlags are what a test asks of the PCIe bus and the fabric: relaxed ordering
+// (perftest's --disable_pcie_relaxed), the service level (perftest's -S/--sl) and the
+// traffic class (--tclass); the plan takes them to the server, and both sides apply
+// them (docs/usage.md, "On a real fabric").
+func addFabricFlags(cmd *cobra.Command, c *result.Config) {
+	f := cmd.Flags()
+	f.BoolVar(&c.DisablePCIeRelaxed, "disable-pcie-relaxed", false, "register both sides' memory without PCIe relaxed ordering "+
+		"(IBV_ACCESS_RELAXED_ORDERING), as perftest's --disable_pcie_relaxed; by default it is on, as perftest's, except for "+
+		"'write lat', whose ping-pong polls the last byte of each message; a device without it ignores it")
+	f.IntVarP(&c.SL, "sl", "S", 0, "service level of both sides' QPs, 0 to 15 (ah_attr.sl, as perftest's -S): on InfiniBand the "+
+		"subnet's SL-to-VL mapping, on RoCE the Ethernet priority (PCP) mlx5 sends with")
+	f.IntVar(&c.TrafficClass, "tclass", 0, "traffic class of both sides' QPs, 0 to 255 (the GRH's, as perftest's --tclass): on RoCE "+
+		"the IP header's TOS byte, DSCP << 2 | ECN (DSCP 26: --tclass 104); InfiniBand without a GRH cannot carry it")
+}
+
+// checkFabric is the range check of --sl and --tclass for a command that makes its
+// plans later (sweep): the test commands' plans are checked whole (ops.Validate).
+func checkFabric(c result.Config) error {
+	if c.SL < 0 || c.SL > 15 {
+		return flagErrorf("--sl %d: want a service level from 0 to 15", c.SL)
+	}
+	if c.TrafficClass < 0 || c.TrafficClass > 255 {
+		return flagErrorf("--tclass %d: want a traffic class from 0 to 255", c.TrafficClass)
+	}
+	return nil
 }
 
 func addThreadsFlag(cmd *cobra.Command, p *int) {

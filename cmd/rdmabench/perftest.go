@@ -101,11 +101,23 @@ func addPerftestServerFlags(cmd *cobra.Command, o *serverOptions) {
 		"they cannot prove a token, so not with --token", perftest.DefaultPort))
 	f.Var(sizeValue{&o.PerftestSize}, "perftest-size", "the message size of ib_write_lat clients (their -s), whose server "+
 		"sends first (default 2, perftest's)")
+	// A perftest server is told these on its command line, as its client is: nothing in
+	// perftest's exchange carries them. rdmabench clients' plans say their own.
+	f.BoolVar(&o.PerftestNoRelaxed, "perftest-disable-pcie-relaxed", false, "for perftest clients: register without PCIe "+
+		"relaxed ordering, as a perftest server started with --disable_pcie_relaxed (and ib_write_lat's, which turns it off itself)")
+	f.IntVar(&o.PerftestSL, "perftest-sl", 0, "for perftest clients: the service level of this side's QPs, as a perftest server's -S (0 to 15)")
+	f.IntVar(&o.PerftestTClass, "perftest-tclass", 0, "for perftest clients: the traffic class of this side's QPs, as a perftest server's --tclass (0 to 255)")
 }
 
 // checkPerftestServer refuses --perftest-port values before any device is opened.
 func checkPerftestServer(o *serverOptions) error {
 	switch {
+	case o.PerftestSL < 0 || o.PerftestSL > 15:
+		return flagErrorf("--perftest-sl %d: want a service level from 0 to 15", o.PerftestSL)
+	case o.PerftestTClass < 0 || o.PerftestTClass > 255:
+		return flagErrorf("--perftest-tclass %d: want a traffic class from 0 to 255", o.PerftestTClass)
+	case o.PerftestPort == 0 && (o.PerftestNoRelaxed || o.PerftestSL != 0 || o.PerftestTClass != 0):
+		return flagErrorf("--perftest-disable-pcie-relaxed, --perftest-sl and --perftest-tclass apply to perftest clients: add --perftest-port (an rdmabench client's plan carries its own --disable-pcie-relaxed, --sl and --tclass)")
 	case o.PerftestPort == 0:
 		return nil
 	case o.PerftestPort < 1 || o.PerftestPort > 65535:
@@ -131,8 +143,10 @@ func servePerftest(ctx context.Context, o *serverOptions, lg *log.Logger) error 
 	ps := &bench.PerftestServer{
 		Engine: bench.Verbs, Local: o.Local, Timeout: o.Timeout, MaxTest: o.MaxTest, MaxBuffer: int64(o.MaxBuffer),
 		LatSize: max(o.PerftestSize, 2), Log: lg,
+		DisablePCIeRelaxed: o.PerftestNoRelaxed, SL: o.PerftestSL, TrafficClass: o.PerftestTClass,
 	}
-	lg.Printf("serving perftest clients on %s (perftest %s's exchange; ib_write_lat clients with -s %d)", l.Addr(), perftest.Version, ps.LatSize)
+	lg.Printf("serving perftest clients on %s (perftest %s's exchange; ib_write_lat clients with -s %d; PCIe relaxed ordering %s, SL %d, traffic class %d)",
+		l.Addr(), perftest.Version, ps.LatSize, map[bool]string{true: "off", false: "on"}[ps.DisablePCIeRelaxed], ps.SL, ps.TrafficClass)
 	go func() {
 		if err := ps.Serve(ctx, l); err != nil {
 			lg.Printf("perftest port: %v", err)

@@ -42,11 +42,11 @@ func TestDoctorPlain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows := plaintest.Rows(t, out, "verdict check found fix", 12)
+	rows := plaintest.Rows(t, out, "verdict check found fix", 13)
 	if r := rows[0]; r[0] != "ok" || r[1] != "device" || r[3] != "-" {
 		t.Errorf("device row %q", r)
 	}
-	if !strings.HasSuffix(out, "\nsummary: 9 ok, 0 warnings, 0 failed, 3 skipped\n") {
+	if !strings.HasSuffix(out, "\nsummary: 9 ok, 0 warnings, 0 failed, 4 skipped\n") {
 		t.Errorf("summary:\n%s", out)
 	}
 	// auto, on no terminal, is plain: awk '$1 == "FAIL" {print $2}' names the failure.
@@ -55,7 +55,7 @@ func TestDoctorPlain(t *testing.T) {
 		o.Devices = func() ([]verbs.DeviceInfo, error) { return nil, verbs.ErrNoDevice }
 		return doctorRun(o)
 	}))
-	if r := plaintest.Rows(t, out, "verdict check found fix", 12); r[0][0] != "FAIL" || r[0][1] != "device" {
+	if r := plaintest.Rows(t, out, "verdict check found fix", 13); r[0][0] != "FAIL" || r[0][1] != "device" {
 		t.Errorf("auto:\n%s", out)
 	}
 }

@@ -35,6 +35,11 @@ type serverOptions struct {
 	// perftest clients (perftest.go)
 	PerftestPort int
 	PerftestSize int
+	// what a perftest server takes on its command line (perftest clients only; an
+	// rdmabench client's plan says these for its own tests)
+	PerftestNoRelaxed bool
+	PerftestSL        int
+	PerftestTClass    int
 }
 
 func newCmdServer(runF func(*serverOptions) error) *cobra.Command {
@@ -98,6 +103,9 @@ func (opts *serverOptions) check(cmd *cobra.Command) error {
 	}
 	if opts.Timeout <= 0 {
 		return flagErrorf("--timeout %v: want a positive duration (it bounds every wait on a client)", opts.Timeout)
+	}
+	if err := checkPerftestServer(opts); err != nil {
+		return err
 	}
 	opts.Log = cmd.ErrOrStderr()
 	return nil

@@ -42,6 +42,7 @@ type sweepOptions struct {
 	QPTimeout     int
 	Counters      string
 	Events        result.Config // completion events and CQ moderation for every point
+	Fabric        result.Config // --disable-pcie-relaxed, --sl and --tclass for every point
 	HTML          string        // --html FILE: the HTML report of the stream and the tuned report
 	MR            []string      // --mr A,B: compare two registration modes size by size (C2)
 	Sizes         []int         // --sizes for --mr (default: the profile's)
@@ -130,6 +131,7 @@ decisions; a stream that does not match the sweep is an error.`,
 	addQPTimeoutFlag(cmd, &o.QPTimeout)
 	addCountersFlag(cmd, &o.Counters)
 	addEventFlags(cmd, &o.Events)
+	addFabricFlags(cmd, &o.Fabric)
 	f.StringVar(&o.HTML, "html", "", "also write the HTML report (curves, heat maps, latency, the tuned table) to FILE, as 'report html' draws it")
 	f.StringSliceVar(&o.MR, "mr", nil, "instead of tuning, compare two registration modes size by size (the article's C2): pool,per-io or pool,cache; the table gives B over A per size with its 95% interval and the break-even size")
 	f.Var(sizeListValue{&o.Sizes}, "sizes", "with --mr: message sizes (default: the profile's)")
@@ -196,6 +198,9 @@ func (o *sweepOptions) check(cmd *cobra.Command) error {
 	}
 	if o.QPTimeout < 0 || o.QPTimeout > 31 {
 		return flagErrorf("--qp-timeout %d: want 1 to 31", o.QPTimeout)
+	}
+	if err := checkFabric(o.Fabric); err != nil {
+		return err
 	}
 	if err := o.checkModes(cmd); err != nil {
 		return err
@@ -441,5 +446,5 @@ func (o *sweepOptions) planOptions(prof profiles.Profile, obj sweep.Objective) s
 	return sweep.Options{Profile: prof, Search: o.Search, Objective: obj, MaxP99: o.MaxP99, Resolution: o.Resolution,
 		Repeat: o.Repeat, Budget: o.Budget, PointDurationS: o.PointDuration, MaxDurationS: o.MaxDuration,
 		QPs: o.QPs, Threads: o.Threads, CPUList: o.CPUList, QPTimeout: o.QPTimeout, Counters: o.Counters, Events: o.Events,
-		Defaults: ops.Defaults} // perftest's defaults come from one place, as the tests use them
+		Fabric: o.Fabric, Defaults: ops.Defaults} // perftest's defaults come from one place, as the tests use them
 }

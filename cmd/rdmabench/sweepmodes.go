@@ -51,7 +51,7 @@ func (o *sweepOptions) checkModes(cmd *cobra.Command) error {
 func (o *sweepOptions) modesOptions(prof profiles.Profile) sweep.ModesOptions {
 	return sweep.ModesOptions{Profile: prof, A: o.MR[0], B: o.MR[1], Sizes: o.Sizes, TCP: o.Baseline == "tcp",
 		Repeat: o.Repeat, Resolution: o.Resolution, Budget: o.Budget, PointDurationS: o.PointDuration,
-		Counters: o.Counters, QPTimeout: o.QPTimeout, Defaults: ops.Defaults}
+		Counters: o.Counters, QPTimeout: o.QPTimeout, Fabric: o.Fabric, Defaults: ops.Defaults}
 }
 
 // compareModes runs sweep --mr A,B: per operation, every size measured in both modes

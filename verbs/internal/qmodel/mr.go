@@ -113,6 +113,9 @@ type MRCase struct {
 	// model time.
 	RegFailAt, DeregFailAt uint64
 	RegNS, DeregNS         int64
+	// Access is what the loop is told to register with (rb_bw_mr_args.access); 0
+	// means IBV_ACCESS_LOCAL_WRITE.
+	Access int
 }
 
 // MROutcome is what rb_bw_mr returned and the model recorded.
@@ -130,6 +133,7 @@ type MROutcome struct {
 	RegCalls, DeregCalls                uint64   // the model's count of calls (failed ones too)
 	ModelRegs, ModelDeregs, Live, MaxMR uint64   // the model's successful ones, left registered, most at once
 	RegAddrs                            []uint64 // every successful registration's offset into the local buffer, in order
+	RegAccess                           []int    // and its access flags, as ibv_reg_mr was given them
 	RStride                             uint64
 	Record
 }
@@ -143,6 +147,9 @@ func (c MRCase) Normal() MRCase {
 		c.Stride = c.Size
 	}
 	c.LSlots, c.RSlots = max(c.LSlots, 1), max(c.RSlots, 1)
+	if c.Access == 0 {
+		c.Access = C.IBV_ACCESS_LOCAL_WRITE
+	}
 	return c
 }
 
@@ -170,6 +177,7 @@ func RunBWMR(c MRCase) MROutcome {
 	a.pd = &md.m.pd
 	a.opcode = opcode(c.Read)
 	a.mode = C.int(c.Mode)
+	a.access = C.int(c.Access)
 	a.cache_size = C.uint32_t(c.CacheSize)
 	a.lslots, a.rslots, a.stride = C.uint32_t(c.LSlots), C.uint32_t(c.RSlots), C.uint32_t(c.Stride)
 	a.iters = C.uint64_t(c.Iters)
@@ -194,6 +202,7 @@ func RunBWMR(c MRCase) MROutcome {
 	}
 	for _, r := range unsafe.Slice(md.m.regs, int(md.m.nreg)) {
 		o.RegAddrs = append(o.RegAddrs, uint64(uintptr(r.mr.addr)-uintptr(md.lbuf)))
+		o.RegAccess = append(o.RegAccess, int(r.access))
 	}
 	return o
 }

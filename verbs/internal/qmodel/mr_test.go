@@ -91,6 +91,12 @@ func checkMRBooks(c MRCase, o MROutcome, leakOK bool) []string {
 	if o.DeregsAfter > o.Deregs {
 		f("deregs %d, of which after the window %d", o.Deregs, o.DeregsAfter)
 	}
+	for i, a := range o.RegAccess {
+		if a != c.Normal().Access {
+			f("registration %d with access %#x, the loop was given %#x", i, a, c.Normal().Access)
+			break
+		}
+	}
 	switch c.Mode {
 	case PerIO:
 		if o.Regs != posted {
@@ -256,6 +262,9 @@ func TestBWMRGrid(t *testing.T) {
 				}
 				if rng.IntN(3) == 0 {
 					c.RegNS, c.DeregNS = int64(rng.IntN(3000)), int64(rng.IntN(1000))
+				}
+				if rng.IntN(2) == 0 { // as a test with relaxed ordering registers (verbs.Spec.LoopAccess)
+					c.Access = 1 | 1<<20 // IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_RELAXED_ORDERING
 				}
 				c.TimeoutNS = healthyTimeout
 				switch {
