@@ -42,11 +42,11 @@ func TestDoctorPlain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows := plaintest.Rows(t, out, "verdict check found fix", 12)
+	rows := plaintest.Rows(t, out, "verdict check found fix", 13)
 	if r := rows[0]; r[0] != "ok" || r[1] != "device" || r[3] != "-" {
 		t.Errorf("device row %q", r)
 	}
-	if !strings.HasSuffix(out, "\nsummary: 9 ok, 0 warnings, 0 failed, 3 skipped\n") {
+	if !strings.HasSuffix(out, "\nsummary: 10 ok, 0 warnings, 0 failed, 3 skipped\n") {
 		t.Errorf("summary:\n%s", out)
 	}
 	// auto, on no terminal, is plain: awk '$1 == "FAIL" {print $2}' names the failure.
