@@ -17,9 +17,14 @@ import (
 // measured phase starts (the client says "start" after the warm-up, once the counters'
 // cache has expired, and waits until the server has read its own) and after it ends
 // (once the cache has expired again); the server sends its deltas in its report. The
-// client classifies both sides' deltas with the NIC profiles' classes, runs the sanity
-// checks the NICs allow, and marks the result tainted when an error or congestion
-// counter moved or a check failed.
+// client classifies both sides' deltas with the NIC profiles' classes (the ethtool
+// statistics by their names), runs the sanity checks the NICs allow, and marks the
+// result tainted when an error counter moved, a check failed, or the side that sends
+// the data received pause frames (taints). Congestion counters (CNPs, ECN marks,
+// transmit waits) are reported with their rate per million packets and do not taint:
+// DCQCN sends CNPs by design, and an InfiniBand port at line rate waits routinely.
+// Pause frames anywhere mark the run paused. Every counter is port-wide: other traffic
+// on either port moves them too, and a note in the result says so.
 
 // CountersOn says whether a plan reads the NIC's counters.
 func CountersOn(c result.Config) bool { return c.Counters != "off" }
@@ -115,7 +120,8 @@ func judge(r *result.Result, requestsCounter string, local, remote *counters.Del
 	keep(remote, cfg.Counters)
 	r.Counters = &result.Counters{Local: local, Remote: remote, Notes: notes}
 	var flags []counters.Flag
-	if sameDevice(r, local, remote) {
+	oneDevice := sameDevice(r, local, remote)
+	if oneDevice {
 		remote = nil // one device's counters, seen twice: flag them once
 	}
 	for _, side := range []struct {
@@ -131,8 +137,34 @@ func judge(r *result.Result, requestsCounter string, local, remote *counters.Del
 			flags = append(flags, f)
 		}
 	}
+	r.Paused = false
+	for i := range flags {
+		f := &flags[i]
+		switch f.Class {
+		case counters.Error:
+			f.Taints = true
+		case counters.Pause:
+			r.Paused = true
+			f.Taints = counters.PauseReceived(f.Counter) && sendsData(r.Config, f.Side, oneDevice)
+		}
+	}
 	sf, sn := sanity(r, requestsCounter, local, remote)
+	for i := range sf {
+		sf[i].Taints = true
+	}
 	r.Counters.Notes = append(r.Counters.Notes, sn...)
+	if local != nil || remote != nil {
+		r.Counters.Notes = append(r.Counters.Notes, PortWideNote)
+	}
+	for _, side := range []struct {
+		name string
+		d    *counters.Deltas
+		dev  result.Device
+	}{{"client", local, r.Client}, {"server", remote, r.ServerDevice}} {
+		if side.d != nil && side.dev.LinkLayer == "Ethernet" && side.dev.Driver != "rxe" && !hasScope(side.d, counters.Ethtool) {
+			r.Counters.Notes = append(r.Counters.Notes, fmt.Sprintf("%s: no pause or discard counters read (its netdev's driver shows none through ethtool): pause frames would go unseen", side.name))
+		}
+	}
 	for _, side := range []*counters.Deltas{local, remote} {
 		if side == nil {
 			continue
@@ -144,7 +176,32 @@ func judge(r *result.Result, requestsCounter string, local, remote *counters.Del
 		}
 	}
 	r.CountersFlags = append(flags, sf...)
-	r.Tainted = len(r.CountersFlags) > 0
+	r.Tainted = slices.ContainsFunc(r.CountersFlags, func(f counters.Flag) bool { return f.Taints })
+}
+
+// PortWideNote is the note every result with counters carries.
+const PortWideNote = "counters are port-wide: other traffic on either port moves them too"
+
+// sendsData says whether the side ("local": the client, "remote": the server) sends
+// the data of a run of c, the side whose transmitter pause frames hold off the
+// measurement itself: WRITE's client, READ's server (the responses), both in a
+// bidirectional run and in latency tests (every sample waits for both directions);
+// both when one device is both sides.
+func sendsData(c result.Config, side string, oneDevice bool) bool {
+	if oneDevice || c.Test != result.BW || c.Bidirectional {
+		return true
+	}
+	switch c.Op {
+	case "write":
+		return side == "local"
+	case "read":
+		return side == "remote"
+	}
+	return true
+}
+
+func hasScope(d *counters.Deltas, s counters.Scope) bool {
+	return slices.ContainsFunc(d.Counters, func(c counters.Change) bool { return c.Scope == s })
 }
 
 // sameDevice says whether both sides measured on one device (RDMA loopback): its node

@@ -1,8 +1,12 @@
 // Package counters reads an RDMA port's counters from sysfs (no cgo, no verbs): the
 // port counters (PMA), the driver's hw_counters for the port and the device, the link
-// state and rate, and the counters of the netdev under a RoCE port. Take reads a
-// Snapshot; Delta compares two; Classify flags the error and congestion counters that
-// moved, by the classes a NIC profile gives them.
+// state and rate, the counters of the netdev under a RoCE port, and that netdev's
+// pause, discard and error statistics from its driver (ethtool, ethtool.go). Take reads
+// a Snapshot; Delta compares two; Classify flags the error, congestion and pause
+// counters that moved, by the classes a NIC profile gives them (the ethtool ones by
+// their names' patterns, EthtoolClass).
+//
+// Every counter is the port's, not the run's: other traffic on the port moves them too.
 //
 // Every reader takes a file system root ("/" normally; tests pass a fixture tree).
 //
@@ -49,8 +53,8 @@ const (
 	Netdev Scope = "netdev"
 )
 
-// scopeOrder sorts counters: port, hw_port, hw_device, netdev.
-var scopeOrder = map[Scope]int{Port: 0, HWPort: 1, HWDevice: 2, Netdev: 3}
+// scopeOrder sorts counters: port, hw_port, hw_device, netdev, ethtool.
+var scopeOrder = map[Scope]int{Port: 0, HWPort: 1, HWDevice: 2, Netdev: 3, Ethtool: 4}
 
 // Unit is what a counter's value counts.
 type Unit string
@@ -256,6 +260,7 @@ func Take(root, dev string, port int) (Snapshot, error) {
 		for _, n := range NetdevCounters {
 			s.Counters = append(s.Counters, readCounter(filepath.Join(nd, "statistics", n), n, Netdev))
 		}
+		s.readEthtool(root, s.Netdev)
 	} else if s.LinkLayer == "Ethernet" {
 		s.note("no netdev found for port %d (gid_attrs/ndevs, device/net)", port)
 	}

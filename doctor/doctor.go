@@ -1,7 +1,9 @@
 // Package doctor checks a host for what rdmabench needs: the RDMA device and its port,
 // the link rate, the NIC's PCIe link (against its port rate and against the card's
-// maximum) and whether it may use relaxed ordering, the MTUs, the RoCE v2 GID, the locked-memory limit, hugepages, Soft-RoCE,
-// the clock, the CPU frequency governor and, given a server, the control connection,
+// maximum) and whether it may use relaxed ordering, the MTUs, the RoCE v2 GID, the
+// locked-memory limit, hugepages, Soft-RoCE, the clock, the kernel's clocksource (does a
+// timestamp cost a system call), the CPU frequency governor and, given a server, the
+// control connection,
 // the token and a short WRITE and READ bandwidth run. Each check has a verdict, what it
 // found and, when something is wrong, a fix the user can apply.
 //
@@ -82,6 +84,7 @@ func Run(ctx context.Context, o Options) []Check {
 		memlockCheck(o.Root),
 		hugepagesCheck(o.Root),
 		clockCheck(o),
+		clocksourceCheck(o.Root),
 		h.governorCheck(),
 	}
 	if o.Server != nil {

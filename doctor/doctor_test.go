@@ -142,7 +142,7 @@ func dump(checks []Check) string {
 }
 
 var localChecks = []string{"device", "link-rate", "pcie-link", "pcie-training", "pcie-relaxed", "mtu", "netdev", "roce-v2-gid", "soft-roce", "memlock",
-	"hugepages", "clock", "cpu-governor"}
+	"hugepages", "clock", "clocksource", "cpu-governor"}
 
 func TestHealthyHosts(t *testing.T) {
 	for _, tc := range []struct {
@@ -591,5 +591,47 @@ func TestRelaxedOrderingEnabled(t *testing.T) {
 		if on, _, err := relaxedOrderingEnabled(b); err == nil || on {
 			t.Errorf("%s: %v %v, want an error", name, on, err)
 		}
+	}
+}
+
+// The kernel's clocksource: read in user space (tsc, kvm-clock) is fine; a TSC the
+// kernel demoted on bare metal, or hpet chosen, costs a system call per timestamp, and
+// the check says so with a fix; in a VM it says what it found.
+func TestClocksource(t *testing.T) {
+	cs := "sys/devices/system/clocksource/clocksource0/"
+	for _, tc := range []struct {
+		name, base, overlay string
+		edit                map[string]string // file -> content, after the overlay
+		verdict             Verdict
+		found, fix          string
+	}{
+		{"VM on tsc", "rxe", "", nil, OK, "a VM (the CPU has the hypervisor flag); the kernel times itself on tsc; the TSC is among the kernel's clocksources; tsc is read in user space (vDSO)", ""},
+		{"VM on kvm-clock without a TSC offered", "rxe", "no-tsc", nil, OK,
+			"a VM (the CPU has the hypervisor flag); the kernel times itself on kvm-clock; the TSC is not among the kernel's clocksources (kvm-clock hpet acpi_pm), though the CPU has one", ""},
+		{"bare metal, TSC demoted", "mlx5", "tsc-demoted", nil, Warn,
+			"bare metal (no hypervisor flag); the kernel times itself on hpet; the TSC is not among the kernel's clocksources (hpet acpi_pm), though the CPU has one: the kernel demoted it (found it unstable) or never trusted it; hpet has no user-space read: every clock_gettime is a system call",
+			"'Marking TSC unstable'"},
+		{"bare metal, hpet chosen", "mlx5", "tsc-demoted", map[string]string{cs + "available_clocksource": "tsc hpet acpi_pm"}, Warn,
+			"bare metal (no hypervisor flag); the kernel times itself on hpet; the TSC is among the kernel's clocksources; hpet has no user-space read", "echo tsc > /sys/devices/system/clocksource/clocksource0/current_clocksource"},
+		{"VM on hpet", "rxe", "", map[string]string{cs + "current_clocksource": "hpet"}, Warn, "a VM (the CPU has the hypervisor flag); the kernel times itself on hpet", "+invtsc"},
+		{"bare metal on tsc", "mlx5", "tsc-demoted", map[string]string{cs + "available_clocksource": "tsc hpet acpi_pm", cs + "current_clocksource": "tsc"}, OK,
+			"bare metal (no hypervisor flag); the kernel times itself on tsc; the TSC is among the kernel's clocksources; tsc is read in user space (vDSO): a timestamp costs no system call", ""},
+		{"no clocksource", "rxe", "", map[string]string{cs + "current_clocksource": "\x00"}, Skip, "", ""},
+	} {
+		root := tree(t, tc.base, tc.overlay)
+		for f, v := range tc.edit {
+			if v == "\x00" {
+				os.Remove(filepath.Join(root, f))
+				continue
+			}
+			os.WriteFile(filepath.Join(root, f), []byte(v+"\n"), 0o644)
+		}
+		c := clocksourceCheckArch(root, "amd64")
+		if c.Name != "clocksource" || c.Verdict != tc.verdict || !strings.Contains(c.Found, tc.found) || !strings.Contains(c.Fix, tc.fix) || (tc.fix == "") != (c.Fix == "") {
+			t.Errorf("%s: want %s, found %q, fix %q; got\n%+v", tc.name, tc.verdict, tc.found, tc.fix, c)
+		}
+	}
+	if c := clocksourceCheckArch(tree(t, "rxe", ""), "arm64"); c.Verdict != Skip || c.Found != "no TSC on arm64" {
+		t.Errorf("arm64: %+v", c)
 	}
 }

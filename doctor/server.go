@@ -13,6 +13,7 @@ import (
 	"github.com/rdmabench/rdmabench/bench/ops"
 	"github.com/rdmabench/rdmabench/internal/text"
 	"github.com/rdmabench/rdmabench/oob"
+	"github.com/rdmabench/rdmabench/report"
 	"github.com/rdmabench/rdmabench/result"
 )
 
@@ -172,15 +173,23 @@ func runCheck(ctx context.Context, c *bench.Client, op bench.Op) Check {
 		if r.Counters == nil {
 			chk.Found += "; NIC counters not read"
 		}
-		// The run read both sides' NIC counters: one that moved taints it.
+		// The run read both sides' NIC counters: an error, a failed sanity check or
+		// pause frames to the data's sender taint it; pauses elsewhere and congestion
+		// are said, not warned of.
+		var taint, other []string
+		for _, f := range report.TaintFlags(r) {
+			taint = append(taint, f.String())
+		}
+		for _, f := range report.ReportedFlags(r) {
+			other = append(other, f.String())
+		}
+		if len(other) > 0 {
+			chk.Found += "; congestion: " + strings.Join(other, ", ")
+		}
 		if r.Tainted {
-			var flags []string
-			for _, f := range r.CountersFlags {
-				flags = append(flags, f.String())
-			}
 			chk.Verdict = Warn
-			chk.Found += "; tainted: " + strings.Join(flags, ", ")
-			chk.Fix = "the NIC retransmitted, dropped or miscounted during the run: watch 'rdmabench counters --watch 1s' on both hosts while it runs; check cables, switch ports, and PFC/ECN on a lossy Ethernet fabric"
+			chk.Found += "; tainted: " + strings.Join(taint, ", ")
+			chk.Fix = "the NIC retransmitted, dropped or miscounted, or the fabric paused the sender, during the run: watch 'rdmabench counters --watch 1s' on both hosts while it runs; check cables, switch ports, and PFC/ECN on the Ethernet fabric (docs/usage.md, On a real fabric)"
 		}
 		return chk
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rdmabench/rdmabench/counters"
 	"github.com/rdmabench/rdmabench/internal/text"
 	"github.com/rdmabench/rdmabench/result"
 )
@@ -54,7 +55,7 @@ func Check(rs []result.Result, th Thresholds) (fails, notes []string) {
 			continue
 		}
 		if th.NoTaint && r.Tainted {
-			fail(r, "tainted: %s", flagList(r))
+			fail(r, "tainted: %s", flagList(TaintFlags(r)))
 		}
 		if v := r.Verify; v != nil && !v.OK {
 			if v.FirstBadOffset >= 0 {
@@ -111,10 +112,10 @@ func Check(rs []result.Result, th Thresholds) (fails, notes []string) {
 	return fails, notes
 }
 
-// flagList is a tainted result's flags on one line.
-func flagList(r result.Result) string {
+// flagList is flags on one line.
+func flagList(flags []counters.Flag) string {
 	var s []string
-	for _, f := range r.CountersFlags {
+	for _, f := range flags {
 		s = append(s, text.Clean(f.String(), 200)) // a result file is input
 	}
 	return strings.Join(s, ", ")

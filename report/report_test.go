@@ -228,3 +228,45 @@ func TestTaintedResults(t *testing.T) {
 		t.Errorf("without --no-taint a tainted result passes: %q", fails)
 	}
 }
+
+// Congestion is shown, not tainting; pause frames make a run "paused", never clean;
+// only the flags that taint are counted and listed as tainted; a note says the
+// counters are port-wide.
+func TestCongestionAndPauseResults(t *testing.T) {
+	n := func(v uint64) *uint64 { return &v }
+	rate := 600.0
+	cnp := counters.Flag{Counter: "np_cnp_sent", Scope: counters.HWPort, Side: "local", Class: counters.Congestion, Unit: counters.Count, Status: counters.OK, Delta: n(1200), PerMillionPkts: &rate}
+	txPause := counters.Flag{Counter: "tx_prio3_pause", Scope: counters.Ethtool, Side: "remote", Class: counters.Pause, Unit: counters.Count, Status: counters.OK, Delta: n(7)}
+	rxPause := counters.Flag{Counter: "rx_prio3_pause", Scope: counters.Ethtool, Side: "local", Class: counters.Pause, Unit: counters.Count, Status: counters.OK, Delta: n(9), Taints: true}
+	mk := func(size int, paused, tainted bool, flags ...counters.Flag) result.Result {
+		r := noP99("write", size, 90)
+		r.Counters = &result.Counters{Local: &counters.Deltas{Device: "mlx5_0", Port: 1}}
+		r.CountersFlags, r.Paused, r.Tainted = flags, paused, tainted
+		return r
+	}
+	rs := []result.Result{mk(4096, false, false, cnp), mk(8192, true, false, cnp, txPause), mk(16384, true, true, cnp, txPause, rxPause)}
+	var out bytes.Buffer
+	if err := Table(&out, rs); err != nil {
+		t.Fatal(err)
+	}
+	s := out.String()
+	for size, want := range map[string]string{"4096 ": "", "8192 ": "paused", "16384": "TAINTED (1)"} {
+		if c := cells(row(t, s, "│ write │ "+size)); c[9] != want {
+			t.Errorf("%s: note %q, want %q", size, c[9], want)
+		}
+	}
+	for _, want := range []string{
+		"congestion: write bw 4K qps=1 depth=128 post=1 cqmod=100 off=0 inline=0: local congestion counter np_cnp_sent (hw_port) +1200 (600 per million packets)\n",
+		"congestion: write bw 8K qps=1 depth=128 post=1 cqmod=100 off=0 inline=0: local congestion counter np_cnp_sent (hw_port) +1200 (600 per million packets), remote pause counter tx_prio3_pause (ethtool) +7\n",
+		"tainted: write bw 16K qps=1 depth=128 post=1 cqmod=100 off=0 inline=0: local pause counter rx_prio3_pause (ethtool) +9\n",
+		"note: NIC counters are port-wide: other traffic on either port moves them too\n",
+	} {
+		if !strings.Contains(s, want) {
+			t.Errorf("want %q under the table:\n%s", want, s)
+		}
+	}
+	fails, _ := Check(rs, Thresholds{NoTaint: true})
+	if len(fails) != 1 || !strings.Contains(fails[0], "tainted: local pause counter rx_prio3_pause (ethtool) +9") || strings.Contains(fails[0], "np_cnp_sent") {
+		t.Errorf("--no-taint: %q", fails)
+	}
+}

@@ -5,6 +5,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/olekukonko/tablewriter"
@@ -64,7 +65,7 @@ func Table(w io.Writer, rs []result.Result) error {
 		for _, r := range bw {
 			c, ok := r.Config, r.Iterations > 0
 			n := note(r)
-			if r.Tainted {
+			if r.Tainted || r.Paused {
 				n = strings.TrimSpace(nic(r) + " " + n)
 			}
 			t.Append(text.Clean(c.Op, 16), c.MsgSizeBytes, fmt.Sprintf("%d/%d/%d/%d/%d", c.NumQPs, c.SQDepth, c.PostList, c.CQMod, c.BufOffsetBytes), r.Iterations,
@@ -108,23 +109,75 @@ func errorLines(w io.Writer, rs []result.Result) {
 	}
 }
 
-// nic is the NIC column: what the counters said about the run ("-": not read).
+// nic is the NIC column: what the counters said about the run ("-": not read):
+// TAINTED with the number of flags that taint, "paused" for a run pause frames
+// throttled without tainting it, else "clean" (congestion is on a line under the
+// table).
 func nic(r result.Result) string {
 	switch {
 	case r.Tainted:
-		return fmt.Sprintf("TAINTED (%d)", len(r.CountersFlags))
+		return fmt.Sprintf("TAINTED (%d)", len(TaintFlags(r)))
+	case r.Paused:
+		return "paused"
 	case r.Counters == nil || (r.Counters.Local == nil && r.Counters.Remote == nil):
 		return "-"
 	}
 	return "clean"
 }
 
-// counterLines writes each tainted result's flags under its table, and with
-// --counters all (or a list), every counter that moved on each side.
+// oldTaint says r is a tainted result from before flags said whether they taint
+// (none has Taints): every flag of it tainted.
+func oldTaint(r result.Result) bool {
+	return r.Tainted && !slices.ContainsFunc(r.CountersFlags, func(f counters.Flag) bool { return f.Taints })
+}
+
+// TaintFlags are the flags that taint r.
+func TaintFlags(r result.Result) []counters.Flag {
+	if oldTaint(r) {
+		return r.CountersFlags
+	}
+	var out []counters.Flag
+	for _, f := range r.CountersFlags {
+		if f.Taints {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// ReportedFlags are r's congestion and pause flags that do not taint it.
+func ReportedFlags(r result.Result) []counters.Flag {
+	if oldTaint(r) {
+		return nil
+	}
+	var out []counters.Flag
+	for _, f := range r.CountersFlags {
+		if !f.Taints && (f.Class == counters.Congestion || f.Class == counters.Pause) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// counterLines writes each tainted result's tainting flags under its table, the
+// congestion and pause counters that moved without tainting, a note that the counters
+// are port-wide when it wrote either, and with --counters all (or a list), every
+// counter that moved on each side.
 func counterLines(w io.Writer, rs []result.Result) {
+	flagged := false
+	defer func() {
+		if flagged {
+			fmt.Fprintln(w, "note: NIC counters are port-wide: other traffic on either port moves them too")
+		}
+	}()
 	for _, r := range rs {
 		if r.Tainted {
-			fmt.Fprintf(w, "tainted: %s: %s\n", ConfigKey(r.Config), flagList(r))
+			fmt.Fprintf(w, "tainted: %s: %s\n", ConfigKey(r.Config), flagList(TaintFlags(r)))
+			flagged = true
+		}
+		if f := ReportedFlags(r); len(f) > 0 {
+			fmt.Fprintf(w, "congestion: %s: %s\n", ConfigKey(r.Config), flagList(f))
+			flagged = true
 		}
 		if r.Counters == nil || r.Config.Counters == "" || r.Config.Counters == "auto" {
 			continue

@@ -218,13 +218,20 @@ type Result struct {
 	Interrupted bool    `json:"interrupted"`
 	Error       string  `json:"error,omitempty"`
 
-	// Counters are the NIC's counters over the measured phase on both sides; Flags the
-	// error and congestion counters that moved, and the sanity checks that failed. A
-	// tainted result was measured while the NIC retransmitted, dropped or miscounted:
-	// it is not the same number as a clean one.
+	// Counters are the NIC's counters over the measured phase on both sides (port-wide:
+	// other traffic on either port moves them too); Flags the error, congestion and
+	// pause counters that moved, and the sanity checks that failed, each saying whether
+	// it taints. A tainted result was measured while the NIC retransmitted, dropped or
+	// miscounted, or while the side sending the data was held off by pause frames: it
+	// is not the same number as a clean one. Congestion (CNPs, ECN marks, transmit
+	// waits) is reported per million packets and does not taint: DCQCN at work is part
+	// of what a run on a real fabric measures.
 	Counters      *Counters       `json:"counters,omitempty"`
 	CountersFlags []counters.Flag `json:"counters_flags,omitempty"`
 	Tainted       bool            `json:"tainted"`
+	// Paused: pause frames (PFC or 802.3x) moved on either side's port during the
+	// measured phase; the flags of class pause have the counts.
+	Paused bool `json:"paused,omitempty"`
 
 	// Intervals (--interval) sums up the per-interval lines: a run that sagged half-way
 	// shows it in a minimum far below the mean.

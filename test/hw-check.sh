@@ -147,7 +147,11 @@ elif kind == "counters":  # FILE RC: a bandwidth run's result, its counters on b
     missing = [s for s in ("local", "remote") if not c.get(s)]
     moved = [s for s in ("local", "remote") if c.get(s) and any(x.get("delta") for x in c[s].get("counters") or [])]
     sanity = [f for f in flags if f["class"] == "sanity"]
-    errs = [f for f in flags if f["class"] != "sanity"]
+    # What taints: errors, and pause frames the data's sender received (taints: true);
+    # congestion (CNPs, ECN marks) and other pauses are reported, not tainting.
+    errs = [f for f in flags if f["class"] != "sanity" and f.get("taints")]
+    pauses = [f for f in flags if f["class"] == "pause" and not f.get("taints")]
+    congestion = [f for f in flags if f["class"] == "congestion"]
     def name(f):
         side = {"local": "client ", "remote": "server "}.get(f.get("side"), "")
         return f"{side}{f['counter']} +{f['delta']}" if f.get("delta") is not None else f"{side}{f['counter']} {f['status']}"
@@ -159,12 +163,15 @@ elif kind == "counters":  # FILE RC: a bandwidth run's result, its counters on b
         out("WARN", f"{bw}; no counters read on the {' and '.join('client' if s == 'local' else 'server' for s in missing)} side: {why}"[:240])
     elif errs:
         out("WARN", f"{bw}; TAINTED: " + ", ".join(name(f) for f in errs[:6]) + ("" if len(errs) <= 6 else f" and {len(errs) - 6} more"))
+    elif pauses:
+        out("WARN", f"{bw}; paused (flow-controlled, not tainting): " + ", ".join(name(f) for f in pauses[:6]))
     elif len(moved) < 2:
         out("WARN", f"{bw}; no counter moved on the {'client' if 'local' not in moved else 'server'} side")
     elif not compared:
         out("WARN", f"{bw}; clean, but no counter this NIC's profile knows was compared with the traffic")
     else:
-        out("PASS", f"{bw}; clean; " + "; ".join(compared))
+        cong = "; congestion: " + ", ".join(name(f) for f in congestion[:4]) if congestion else ""
+        out("PASS", f"{bw}; clean; " + "; ".join(compared) + cong)
 elif kind == "calibrate":  # WALL_S FILE...: seconds a 2000 x 64 KiB run takes here, setup included
     est = []
     wall = float(args[0]) / max(len(args) - 1, 1)

@@ -47,17 +47,19 @@ func newCmdCounters(runF func(*countersOptions) error) *cobra.Command {
 		Example: "  rdmabench counters -d mlx5_0\n  rdmabench counters -d mlx5_0 --watch 1s --count 10 --all",
 		Short:   "Show a port's counters (PMA, driver hw_counters, netdev drops), or watch them move",
 		Long: `Show a port's counters from sysfs: the PMA port counters, the driver's hw_counters
-(port and device), the drop and error counters of the port's netdev, and the link state
+(port and device), the drop and error counters of the port's netdev, the pause, discard
+and error statistics its driver shows through ethtool (ethtool -S; those whose names say
+so: pause = flow control, e.g. rx_pause_ctrl_phy, rx_prio3_pause), and the link state
 and rate. It needs no cgo and opens no device. Without -d: the first device whose port
-is ACTIVE.
+is ACTIVE. The counters are the port's: other traffic on it moves them too.
 
 With --watch INTERVAL, print what moved every interval (like watch(1), but only the
 counters that changed; --all shows every one), --count times or until Ctrl-C. Each
-counter has a class from the NIC profile (--profile, default: detected from sysfs):
-error, congestion, sanity (should move with the traffic) or info; error and congestion
-counters that move are marked "!". A value sysfs says is not available ("N/A (no PMA)")
-is shown as such, never as 0. port_xmit_data and port_rcv_data count 4-byte words;
-their deltas are in bytes.
+counter has a class from the NIC profile (--profile, default: detected from sysfs; the
+ethtool ones by their names): error, congestion, pause, sanity (should move with the
+traffic) or info; error, congestion and pause counters that move are marked "!". A
+value sysfs says is not available ("N/A (no PMA)") is shown as such, never as 0.
+port_xmit_data and port_rcv_data count 4-byte words; their deltas are in bytes.
 
 With --json, print NDJSON: one "snapshot" line, then with --watch one "delta" line per
 interval (with its flags).`,
@@ -165,7 +167,7 @@ func countersRun(o *countersOptions) error {
 	if o.JSON {
 		line := snapshotLine{SchemaVersion: docsSchemaVersion, Kind: "snapshot", Profile: prof.Name, Snapshot: s, Classes: map[string]counters.Class{}}
 		for _, c := range s.Counters {
-			if k := classes.Of(c.Name); k != counters.Info {
+			if k := classes.OfScope(c.Name, c.Scope); k != counters.Info {
 				line.Classes[c.Name] = k
 			}
 		}
@@ -282,7 +284,7 @@ func snapshotTable(w io.Writer, s counters.Snapshot, classes counters.Classifica
 			v = string(c.Status)
 			bad = append(bad, c.Text)
 		}
-		t.Append(c.Name, c.Scope, v, unitName(c.Unit), classes.Of(c.Name))
+		t.Append(c.Name, c.Scope, v, unitName(c.Unit), classes.OfScope(c.Name, c.Scope))
 	}
 	if err := t.Render(); err != nil {
 		return err
@@ -338,7 +340,7 @@ func deltaTable(w io.Writer, d counters.Deltas, classes counters.Classification,
 		case c.Text != "":
 			bad = append(bad, c.Name+": "+c.Text)
 		}
-		row := []any{mark, c.Name, c.Scope, delta, unitName(c.Unit), rate, classes.Of(c.Name)}
+		row := []any{mark, c.Name, c.Scope, delta, unitName(c.Unit), rate, classes.OfChange(c)}
 		if plain {
 			row = append([]any{when, strconv.FormatFloat(d.Interval.Seconds(), 'f', 3, 64)}, row...)
 		}

@@ -59,6 +59,8 @@ func newCmdDoctor(runF func(*doctorOptions) error) *cobra.Command {
                registers
   hugepages    hugepages reserved for --hugepages
   clock        whether the timed loops tick on the TSC
+  clocksource  the kernel's clocksource, on bare metal or in a VM: whether it demoted
+               the TSC, and whether each timestamp costs a system call (hpet, acpi_pm)
 
 With SERVER, also:
 

@@ -98,7 +98,7 @@ func TestDoctorExitCodes(t *testing.T) {
 		code    int
 		out     string
 	}{
-		{"healthy", rxeDevices, nil, 0, "9 ok, 0 warnings, 0 failed, 4 skipped"},
+		{"healthy", rxeDevices, nil, 0, "10 ok, 0 warnings, 0 failed, 4 skipped"},
 		{"warnings", slow, nil, 0, "warn  link-rate      rxe0 port 1 runs at 2.5 Gb/s"},
 		{"failure", none, nil, 1, "FAIL  device         libibverbs found no RDMA device"},
 		{"usage", rxeDevices, []string{"--json", "a", "b"}, 2, ""},
@@ -107,7 +107,7 @@ func TestDoctorExitCodes(t *testing.T) {
 		if got := exitCode(err); got != tc.code || !strings.Contains(out, tc.out) {
 			t.Errorf("%s: exit %d (%v), want %d with %q in\n%s", tc.name, got, err, tc.code, tc.out, out)
 		}
-		if tc.code == 1 && !strings.Contains(err.Error(), "doctor: 1 of 13 checks failed") {
+		if tc.code == 1 && !strings.Contains(err.Error(), "doctor: 1 of 14 checks failed") {
 			t.Errorf("%s: the error counts the failures: %v", tc.name, err)
 		}
 	}
@@ -133,7 +133,7 @@ func TestDoctorJSON(t *testing.T) {
 	if err := dec.Decode(&r); err != nil || dec.More() {
 		t.Fatalf("stdout must be one JSON object: %v\n%s", err, out)
 	}
-	if r.OK || r.Summary["fail"] != 1 || len(r.Checks) != 13 || r.Checks[0].Name != "device" || r.Checks[0].Verdict != "fail" || r.Checks[0].Fix == "" {
+	if r.OK || r.Summary["fail"] != 1 || len(r.Checks) != 14 || r.Checks[0].Name != "device" || r.Checks[0].Verdict != "fail" || r.Checks[0].Fix == "" {
 		t.Errorf("JSON: %+v", r)
 	}
 }
@@ -161,7 +161,7 @@ func TestDoctorServer(t *testing.T) {
 	if err != nil || len(dialed) != 1 || dialed[0] != "server-host:9000" {
 		t.Fatalf("want exit 0 after dialing server-host:9000 (%v): %v\n%s", dialed, err, out)
 	}
-	for _, want := range []string{"ok    server-token", "ok    write-bw          100 WRITEs of 4 KiB: ", "ok    read-bw ", "14 ok, 0 warnings, 0 failed"} {
+	for _, want := range []string{"ok    server-token", "ok    write-bw          100 WRITEs of 4 KiB: ", "ok    read-bw ", "15 ok, 0 warnings, 0 failed"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("want %q in\n%s", want, out)
 		}

@@ -17,7 +17,7 @@ import (
 
 func TestCountersPlain(t *testing.T) {
 	out, _ := runCounters(t, &countersOptions{Root: rxeTree, Format: "plain"})
-	rows := plaintest.Rows(t, out, "counter scope value unit class", strings.Count(out, "\n")-3) // a note and the link under it
+	rows := plaintest.Rows(t, out, "counter scope value unit class", strings.Count(out, "\n")-4) // two notes and the link under it
 	if len(rows) == 0 || !strings.Contains(out, "\nnote: no PMA port counters") || !strings.HasSuffix(out, "\nlink: rxe0 port 1: ACTIVE (LinkUp), Ethernet, 10 Gb/sec (1X QDR); netdev vethA up, MTU 1500; profile rxe; hw_counters cached 10ms\n") {
 		t.Errorf("notes and link under the table:\n%s", out)
 	}
@@ -46,7 +46,7 @@ func TestDoctorPlain(t *testing.T) {
 	if r := rows[0]; r[0] != "ok" || r[1] != "device" || r[3] != "-" {
 		t.Errorf("device row %q", r)
 	}
-	if !strings.HasSuffix(out, "\nsummary: 9 ok, 0 warnings, 0 failed, 4 skipped\n") {
+	if !strings.HasSuffix(out, "\nsummary: 10 ok, 0 warnings, 0 failed, 4 skipped\n") {
 		t.Errorf("summary:\n%s", out)
 	}
 	// auto, on no terminal, is plain: awk '$1 == "FAIL" {print $2}' names the failure.

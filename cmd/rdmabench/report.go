@@ -217,7 +217,7 @@ describes.`,
 	f.DurationVar(&o.Thresholds.MaxP99, "max-p99", 0, "maximum p99 latency (e.g. 50us); a result with too few samples for a p99 fails")
 	f.StringVar(&o.Baseline, "baseline", "", "results file to compare against, by configuration")
 	f.Float64Var(&o.Thresholds.Tolerance, "tolerance", 0.05, "allowed regression against --baseline, as a fraction")
-	f.BoolVar(&o.Thresholds.NoTaint, "no-taint", false, "fail results measured while the NIC's error or congestion counters moved (tainted)")
+	f.BoolVar(&o.Thresholds.NoTaint, "no-taint", false, "fail tainted results: an error counter moved, a sanity check failed or the data's sender received pause frames (congestion alone does not taint)")
 	f.BoolVar(&o.NoBadPair, "no-bad-pair", false, "fleet results: fail every pair judged bad against the fleet after its retests (as 'report matrix' judges)")
 	addOutlierFlags(cmd, &o.Outliers)
 	return cmd

@@ -407,7 +407,7 @@ func (p *progress) event(e sweep.Event) {
 		line += fmt.Sprintf(": %.3f Gb/s, %.4f Mpps, p99 %.1f us", r.BWGbps, r.MsgRateMpps, float64(*r.Lat.P99)/1e3)
 	}
 	if r.Tainted {
-		line += fmt.Sprintf(", tainted (%d NIC counters moved)", len(r.CountersFlags))
+		line += fmt.Sprintf(", tainted (%d NIC counters moved)", len(report.TaintFlags(r)))
 	}
 	if p.bar != nil {
 		if p.bar.GetMax() != e.Expected && e.Expected > e.Measured {

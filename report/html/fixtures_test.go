@@ -218,7 +218,7 @@ func synthGen(gen int) []result.Result {
 		if tainted {
 			d := u64(3 + uint64(len(out)%4))
 			local.Counters = append(local.Counters, counters.Change{Name: "out_of_sequence", Scope: counters.HWPort, Unit: counters.Count, Status: counters.OK, Delta: d})
-			r.CountersFlags = []counters.Flag{{Counter: "out_of_sequence", Scope: counters.HWPort, Side: "local", Class: counters.Error, Unit: counters.Count, Status: counters.OK, Delta: d}}
+			r.CountersFlags = []counters.Flag{{Counter: "out_of_sequence", Scope: counters.HWPort, Side: "local", Class: counters.Error, Unit: counters.Count, Status: counters.OK, Delta: d, Taints: true}}
 			r.Tainted = true
 		}
 		out = append(out, r)

@@ -238,7 +238,7 @@ func countersTable(s *Series, cells []*cell) *countersSection {
 	}
 	sec := &countersSection{Title: clean(s.Label, 128) + ": NIC counters"}
 	runs, counted, tainted, pts, taintedPts := 0, 0, 0, 0, 0
-	t := &table{Caption: "Runs per configuration measured while the NIC's error or congestion counters moved (tainted), and the counters flagged",
+	t := &table{Caption: "Runs per configuration measured while the NIC's error counters moved, a sanity check failed or the data's sender was paused (tainted), and the counters flagged",
 		Head: []string{"op", "configuration", "runs", "counters read", "tainted runs", "flagged counters (runs)"}}
 	sorted := append([]*cell(nil), cells...)
 	sort.SliceStable(sorted, func(i, j int) bool { return cellLess(sorted[i], sorted[j]) })
@@ -268,7 +268,8 @@ func countersTable(s *Series, cells []*cell) *countersSection {
 	}
 	sec.Table = t
 	sec.Notes = append(sec.Notes, fmt.Sprintf("%d of %d runs tainted, at %d of %d configurations whose counters were read; counters read on %d runs. "+
-		"The charts use tainted runs as measured: a tainted run was measured while the NIC retransmitted, dropped or miscounted.", tainted, runs, taintedPts, pts, counted))
+		"The charts use tainted runs as measured: a tainted run was measured while the NIC retransmitted, dropped or miscounted, or while pause frames held off the side sending the data. "+
+		"The flagged counters include congestion (CNPs, ECN marks) and pauses that did not taint; the counters are port-wide: other traffic on either port moves them too.", tainted, runs, taintedPts, pts, counted))
 	return sec
 }
 

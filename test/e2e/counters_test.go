@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -67,9 +68,15 @@ func TestCountersAroundARun(t *testing.T) {
 			t.Errorf("want sent_pkts >= %d and rcvd_pkts within 1%% of it", 2000*64)
 		}
 		for _, f := range r.CountersFlags {
-			if !retrans[f.Counter] {
+			if f.Taints && !retrans[f.Counter] {
 				t.Errorf("without loss, only retransmissions may taint the run: %v", f)
 			}
+		}
+		if r.Tainted != slices.ContainsFunc(r.CountersFlags, func(f counters.Flag) bool { return f.Taints }) || r.Paused {
+			t.Errorf("tainted %v, paused %v: tainted must be whether a flag taints, and Soft-RoCE has no pause frames", r.Tainted, r.Paused)
+		}
+		if !slices.Contains(r.Counters.Notes, "counters are port-wide: other traffic on either port moves them too") {
+			t.Errorf("the notes must say the counters are port-wide: %q", r.Counters.Notes)
 		}
 	}
 	t0 := time.Now()
