@@ -28,8 +28,11 @@ import (
 // qp_timeout fields, the server's report of its direction and the agent/fleet
 // messages; 5 the host's facts in a hello's device (host_facts: PCIe link, NUMA node,
 // CPU, governors, kernel, firmware, provider, rdma-core); 6 the host's clock domain
-// among them (host_facts.clock_domain: the test bed's virtual or real clock).
-const Version = 6
+// among them (host_facts.clock_domain: the test bed's virtual or real clock); 7 the
+// GID's address and why it is not the control connection's (gid, gid_note) in a
+// hello's device, and its netdev in an endpoint (gid_netdev), since each connection
+// runs on the GID of its own local address.
+const Version = 7
 
 // MaxBody bounds a message body.
 const MaxBody = 1 << 20

@@ -31,8 +31,10 @@ type Device struct {
 	Info DeviceInfo
 	Port PortInfo
 	GID  GIDEntry
-	ctx  *C.struct_ibv_context
-	pd   *C.struct_ibv_pd
+	// pinned: the GID was chosen with -x, which every connection then uses (GIDFor).
+	pinned bool
+	ctx    *C.struct_ibv_context
+	pd     *C.struct_ibv_pd
 }
 
 // Open opens the named device (or, with name "", the first one with an ACTIVE port),
@@ -87,12 +89,23 @@ func openOne(dev *C.struct_ibv_device, port, gidIndex int) (_ *Device, err error
 	if d.GID, err = pickGID(d.Port, gidIndex); err != nil {
 		return nil, fmt.Errorf("%s port %d: %w", name, port, err)
 	}
+	d.pinned = gidIndex >= 0
 	pd, cerr := C.ibv_alloc_pd(ctx)
 	if pd == nil {
 		return nil, &VerbError{Verb: "ibv_alloc_pd", Phase: name, Err: errnoOr(cerr)}
 	}
 	d.pd = pd
 	return d, nil
+}
+
+// GIDFor is the GID entry a connection whose control connection has local as this
+// side's address uses (GIDForAddr), and why it is not local's when it is not; with -x,
+// always that entry.
+func (d *Device) GIDFor(local net.IP) (GIDEntry, string) {
+	if d.pinned {
+		return d.GID, ""
+	}
+	return GIDForAddr(d.Info.Name, d.Port, local, d.GID)
 }
 
 // Close releases the PD and the device context; it is nil-safe and idempotent.
@@ -120,6 +133,7 @@ func (d *Device) Close() error {
 type Session struct {
 	dev     *Device
 	spec    Spec
+	gids    []GIDEntry         // the source GID of each QP (Spec.GIDs, else the device's)
 	cq      *C.struct_ibv_cq   // the first thread's: cqs[0]
 	cqs     []*C.struct_ibv_cq // one per loop thread (blocks)
 	blocks  []qp.Block         // the QPs of each loop thread
@@ -170,7 +184,11 @@ func (d *Device) NewSession(spec Spec) (_ *Session, err error) {
 	if threads > 1 && spec.Events {
 		return nil, fmt.Errorf("completion events (--events) with %d loop threads: the threads would share one completion channel; use one thread", threads)
 	}
-	s := &Session{dev: d, spec: spec, postAPI: api, blocks: blocks}
+	gids, err := d.sessionGIDs(spec)
+	if err != nil {
+		return nil, err
+	}
+	s := &Session{dev: d, spec: spec, postAPI: api, blocks: blocks, gids: gids}
 	defer func() {
 		if err != nil {
 			s.Close()
@@ -284,6 +302,28 @@ func (d *Device) NewSession(spec Spec) (_ *Session, err error) {
 	return s, nil
 }
 
+// sessionGIDs is the source GID of each of the spec's QPs: Spec.GIDs (one for all, or
+// one per QP), each an entry of the device's port, else the device's GID.
+func (d *Device) sessionGIDs(spec Spec) ([]GIDEntry, error) {
+	in := spec.GIDs
+	switch len(in) {
+	case 0:
+		in = []GIDEntry{d.GID}
+	case 1, spec.NumQP:
+	default:
+		return nil, fmt.Errorf("invalid session spec: %d GIDs for %d QPs", len(in), spec.NumQP)
+	}
+	out := make([]GIDEntry, spec.NumQP)
+	for i := range out {
+		g := in[min(i, len(in)-1)]
+		if _, err := pickGID(d.Port, g.Index); err != nil {
+			return nil, fmt.Errorf("%s port %d: %w", d.Info.Name, d.Port.Port, err)
+		}
+		out[i] = g
+	}
+	return out, nil
+}
+
 // thread is the loop thread that drives QP q.
 func (s *Session) thread(q int) int {
 	for t, b := range s.blocks {
@@ -369,8 +409,8 @@ func (s *Session) modify(qp *C.struct_ibv_qp, phase string, set func(*C.struct_i
 // Local is what the peer needs to connect to this side.
 func (s *Session) Local() qp.Endpoint {
 	e := qp.Endpoint{
-		PSNs: s.psns, LID: s.dev.Port.LID, GID: s.dev.GID.GID, GIDIndex: s.dev.GID.Index,
-		GIDType: s.dev.GID.Type, LinkLayer: s.dev.Port.LinkLayer, MTU: s.dev.Port.ActiveMTU,
+		PSNs: s.psns, LID: s.dev.Port.LID, GID: s.gids[0].GID, GIDIndex: s.gids[0].Index,
+		GIDType: s.gids[0].Type, GIDNetdev: s.gids[0].Netdev, LinkLayer: s.dev.Port.LinkLayer, MTU: s.dev.Port.ActiveMTU,
 		RdAtom: s.respDepth(), Addr: uint64(uintptr(s.buf)), RKey: uint32(s.mr.rkey),
 		Len: uint64(s.spec.BufSize),
 	}
@@ -431,8 +471,8 @@ func (s *Session) ConnectPeers(rs []qp.Endpoint, mtu int) error {
 		if r.LinkLayer != s.dev.Port.LinkLayer {
 			return fmt.Errorf("link layer mismatch: this side is %s, the peer is %q", s.dev.Port.LinkLayer, r.LinkLayer)
 		}
-		if s.dev.Port.LinkLayer == "Ethernet" && r.GIDType != s.dev.GID.Type {
-			return fmt.Errorf("GID type mismatch: this side uses %s (GID index %d), the peer %q (GID index %d): pick matching GIDs with -x on both sides", s.dev.GID.Type, s.dev.GID.Index, r.GIDType, r.GIDIndex)
+		if g := s.gids[i]; s.dev.Port.LinkLayer == "Ethernet" && r.GIDType != g.Type {
+			return fmt.Errorf("GID type mismatch: this side uses %s (GID index %d), the peer %q (GID index %d): pick matching GIDs with -x on both sides", g.Type, g.Index, r.GIDType, r.GIDIndex)
 		}
 		if r.gid = net.ParseIP(r.GID).To16(); r.gid == nil {
 			return fmt.Errorf("peer sent an invalid GID %q", r.GID)
@@ -449,7 +489,7 @@ func (s *Session) ConnectPeers(rs []qp.Endpoint, mtu int) error {
 	global := s.dev.Port.LinkLayer == "Ethernet"
 	for i, qp := range s.qps {
 		r := paths[i]
-		rgid := r.gid
+		rgid, sgid := r.gid, s.gids[i]
 		if err := s.modify(qp, "RTR", func(a *C.struct_ibv_qp_attr) C.int {
 			a.qp_state = C.IBV_QPS_RTR
 			a.path_mtu = mtuEnum(r.mtu)
@@ -462,13 +502,13 @@ func (s *Session) ConnectPeers(rs []qp.Endpoint, mtu int) error {
 			if global {
 				a.ah_attr.is_global = 1
 				copy((*[16]byte)(unsafe.Pointer(&a.ah_attr.grh.dgid))[:], rgid)
-				a.ah_attr.grh.sgid_index = C.uint8_t(s.dev.GID.Index)
+				a.ah_attr.grh.sgid_index = C.uint8_t(sgid.Index)
 				a.ah_attr.grh.hop_limit = 64
 			}
 			return C.IBV_QP_STATE | C.IBV_QP_AV | C.IBV_QP_PATH_MTU | C.IBV_QP_DEST_QPN |
 				C.IBV_QP_RQ_PSN | C.IBV_QP_MAX_DEST_RD_ATOMIC | C.IBV_QP_MIN_RNR_TIMER
 		}); err != nil {
-			return err
+			return fmt.Errorf("%w: %s", err, RTRHint(s.dev.Port.LinkLayer, sgid, s.dev.Port.LID, r.Endpoint))
 		}
 		if err := s.modify(qp, "RTS", func(a *C.struct_ibv_qp_attr) C.int {
 			a.qp_state = C.IBV_QPS_RTS

@@ -181,6 +181,9 @@ type Spec struct {
 	// MemNode, when set, is the NUMA node the buffer's pages are bound to
 	// (preferred: see rb_mmap); Session.MemNode says whether the kernel took it.
 	MemNode *int
+	// GIDs are the QPs' source GIDs (Device.GIDFor: a connection's local address):
+	// one for every QP, or one per QP; none, the device's GID.
+	GIDs []GIDEntry
 }
 
 // ReadDepths are the READ limits of a QP of this device towards a peer whose
