@@ -70,7 +70,11 @@ func Choose(devs []DeviceInfo, name string, port, gidIndex int) (Choice, error) 
 		if name != "" && d.Name != name {
 			continue
 		}
-		_, g, err := portAndGID(d, port, gidIndex)
+		err := Usable(d)
+		var g GIDEntry
+		if err == nil {
+			_, g, err = portAndGID(d, port, gidIndex)
+		}
 		if err != nil && name == "" {
 			continue // not usable; try the next one
 		}
@@ -144,4 +148,18 @@ func RTRHint(linkLayer string, local GIDEntry, lid uint16, remote qp.Endpoint) s
 	}
 	return fmt.Sprintf("this side's GID %d is %s (%s, netdev %s), the peer's GID %d is %s (%s%s): check that both addresses are on the same subnet and VLAN and reach each other, or pick GIDs that do with -x on both sides ('rdmabench devices' lists them)",
 		local.Index, local.GID, local.Type, mine, remote.GIDIndex, remote.GID, remote.GIDType, peerNetdev)
+}
+
+// grh says whether a port's QPs send a GRH and with which hop limit: on RoCE always (the
+// GID is the IP address; 64, the IP TTL rdmabench has always sent); on InfiniBand only
+// with -x (pinned), as perftest, which then sets a GRH with hop limit 255 (a packet may
+// cross IB routers, and carries the same 40 bytes more as perftest's with -x).
+func grh(linkLayer string, pinned bool) (global bool, hopLimit uint8) {
+	switch {
+	case linkLayer == "Ethernet":
+		return true, 64
+	case pinned:
+		return true, 0xff
+	}
+	return false, 0
 }

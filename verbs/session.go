@@ -79,6 +79,9 @@ func openOne(dev *C.struct_ibv_device, port, gidIndex int) (_ *Device, err error
 	if d.Info, err = queryDevice(ctx); err != nil {
 		return nil, err
 	}
+	if err := Usable(d.Info); err != nil {
+		return nil, err
+	}
 	if port < 1 || port > len(d.Info.Ports) {
 		return nil, fmt.Errorf("%s has no port %d (it has %d)", name, port, len(d.Info.Ports))
 	}
@@ -89,7 +92,7 @@ func openOne(dev *C.struct_ibv_device, port, gidIndex int) (_ *Device, err error
 	if d.GID, err = pickGID(d.Port, gidIndex); err != nil {
 		return nil, fmt.Errorf("%s port %d: %w", name, port, err)
 	}
-	d.pinned = gidIndex >= 0
+	d.pinned = gidIndex >= 0 // on InfiniBand too: its QPs then send a GRH, as perftest's -x
 	pd, cerr := C.ibv_alloc_pd(ctx)
 	if pd == nil {
 		return nil, &VerbError{Verb: "ibv_alloc_pd", Phase: name, Err: errnoOr(cerr)}
@@ -172,6 +175,9 @@ func (d *Device) NewSession(spec Spec) (_ *Session, err error) {
 	if spec.SQDepth > d.Info.MaxQPWR {
 		return nil, fmt.Errorf("SQ depth %d exceeds %s's max_qp_wr %d", spec.SQDepth, d.Info.Name, d.Info.MaxQPWR)
 	}
+	if err := CheckMsgSize(d.Info, d.Port, spec.MsgSize); err != nil {
+		return nil, err
+	}
 	api, err := ResolvePostAPI(spec.PostAPI, d.Info.Driver)
 	if err != nil {
 		return nil, err
@@ -229,7 +235,7 @@ func (d *Device) NewSession(spec Spec) (_ *Session, err error) {
 	}
 	mr, cerr := C.ibv_reg_mr(d.pd, s.buf, C.size_t(spec.BufSize), access)
 	if mr == nil {
-		return nil, &VerbError{Verb: "ibv_reg_mr", Phase: fmt.Sprintf("%d bytes", spec.BufSize), Err: errnoOr(cerr)}
+		return nil, &VerbError{Verb: "ibv_reg_mr", Phase: fmt.Sprintf("%d bytes", spec.BufSize), Err: regMRError(errnoOr(cerr), uint64(s.mapLen))}
 	}
 	s.mr = mr
 	// A CQ cut to the device's limit could overflow, which fails the QPs mid-run.
@@ -486,7 +492,8 @@ func (s *Session) ConnectPeers(rs []qp.Endpoint, mtu int) error {
 	for _, r := range paths {
 		s.remotes = append(s.remotes, remote{addr: r.Addr, key: r.RKey, len: r.Len})
 	}
-	global := s.dev.Port.LinkLayer == "Ethernet"
+	global, hopLimit := grh(s.dev.Port.LinkLayer, s.dev.pinned)
+	hops := C.uint8_t(hopLimit)
 	for i, qp := range s.qps {
 		r := paths[i]
 		rgid, sgid := r.gid, s.gids[i]
@@ -503,7 +510,7 @@ func (s *Session) ConnectPeers(rs []qp.Endpoint, mtu int) error {
 				a.ah_attr.is_global = 1
 				copy((*[16]byte)(unsafe.Pointer(&a.ah_attr.grh.dgid))[:], rgid)
 				a.ah_attr.grh.sgid_index = C.uint8_t(sgid.Index)
-				a.ah_attr.grh.hop_limit = 64
+				a.ah_attr.grh.hop_limit = hops
 			}
 			return C.IBV_QP_STATE | C.IBV_QP_AV | C.IBV_QP_PATH_MTU | C.IBV_QP_DEST_QPN |
 				C.IBV_QP_RQ_PSN | C.IBV_QP_MAX_DEST_RD_ATOMIC | C.IBV_QP_MIN_RNR_TIMER
