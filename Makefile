@@ -125,11 +125,13 @@ interop: build
 # default out/hw-check-DATE). The server host is reached through SSH (default 'ssh
 # SERVER'; local: this host). test/hw-check.sh --help; docs/testing.md.
 #   make hw-check SERVER=host-a SERVER_DEV=mlx5_0 CLIENT_DEV=mlx5_0 [SSH='ssh me@host-a'] [OUT=dir]
+#     [SERVER_IB_PORT=1 CLIENT_IB_PORT=1] [PARITY_S=2 PARITY_GOAL=0.97]
 # hw-check-bed: the same in one test-bed boot, rxe0 and rxe1 standing in for the two hosts
 # (ROUNDS=3 unless given, a 40 s sweep per operation, out/hw-check-bed; about 10 minutes).
 hw-check: build
 	SERVER='$(SERVER)' SERVER_DEV='$(SERVER_DEV)' CLIENT_DEV='$(CLIENT_DEV)' SSH='$(SSH)' OUT='$(OUT)' ROUNDS='$(ROUNDS)' \
-		POST_API='$(POST_API)' test/hw-check.sh
+		POST_API='$(POST_API)' SERVER_IB_PORT='$(SERVER_IB_PORT)' CLIENT_IB_PORT='$(CLIENT_IB_PORT)' \
+		PARITY_S='$(PARITY_S)' PARITY_GOAL='$(PARITY_GOAL)' test/hw-check.sh
 
 hw-check-bed: build
 	test/hw-check.sh --bed

@@ -171,7 +171,8 @@ func (sv *Server) handshake(ctx context.Context, c *oob.Conn, from net.Addr, p *
 		return nil, err
 	}
 	p.spokeNow()
-	me := &oob.Hello{Proto: oob.Version, Tool: result.Version, Host: sv.me.Host, Device: sv.me}
+	dev := identityOn(bindGID(sv.dev, c.LocalAddr()), sv.me) // this connection's GID
+	me := &oob.Hello{Proto: oob.Version, Tool: result.Version, Host: sv.me.Host, Device: dev}
 	if sv.Token != "" {
 		if me.Proof, err = sv.authenticate(ctx, c, sourceOf(from)); err != nil {
 			return nil, err

@@ -72,6 +72,7 @@ func dialTCP(ctx context.Context, addr string, timeout time.Duration) (net.Conn,
 // NewClient runs the handshake on a connection to the server at addr and returns a
 // client that measures with dev. It owns nc and dev from then on, also on error.
 func NewClient(nc net.Conn, dev Device, addr, token string, timeout time.Duration) (*Client, error) {
+	dev = bindGID(dev, nc.LocalAddr())
 	me := dev.Identity()
 	p, err := oob.Open(nc, addr, me, token, timeout)
 	if err != nil {

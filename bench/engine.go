@@ -1,6 +1,8 @@
 package bench
 
 import (
+	"net"
+
 	"github.com/rdmabench/rdmabench/counters"
 	"github.com/rdmabench/rdmabench/result"
 	"github.com/rdmabench/rdmabench/verbs"
@@ -88,3 +90,6 @@ func (v verbsDevice) NewSession(s verbs.Spec) (Session, error) {
 }
 
 func (v verbsDevice) Close() error { return v.d.Close() }
+
+// GIDFor is the GID of a control connection's local address (GIDChooser).
+func (v verbsDevice) GIDFor(local net.IP) (verbs.GIDEntry, string) { return v.d.GIDFor(local) }

@@ -28,6 +28,9 @@ type Fan struct {
 	peers []*oob.Peer
 	dev   Device
 	me    result.Device
+	// gids: the GID of each server's connection (its local address), its QP's source
+	// GID; nil where the device picks no GID per connection.
+	gids []verbs.GIDEntry
 }
 
 // MaxPeers bounds the servers of one fan-out / fan-in run.
@@ -59,8 +62,17 @@ func DialFan(ctx context.Context, addrs []string, local Local, token string, tim
 // dev from then on, also on error.
 func NewFan(ncs []net.Conn, dev Device, addrs []string, token string, timeout time.Duration) (*Fan, error) {
 	f := &Fan{dev: dev, me: dev.Identity()}
+	var notes []string
 	for i, nc := range ncs {
-		p, err := oob.Open(nc, addrs[i], f.me, token, timeout)
+		me := f.me
+		if b, ok := bindGID(dev, nc.LocalAddr()).(boundDevice); ok {
+			me = b.mark(me)
+			f.gids = append(f.gids, b.gid)
+			if b.note != "" {
+				notes = append(notes, fmt.Sprintf("server %s: %s", addrs[i], b.note))
+			}
+		}
+		p, err := oob.Open(nc, addrs[i], me, token, timeout)
 		if err != nil {
 			for _, nc := range ncs {
 				nc.Close()
@@ -69,6 +81,10 @@ func NewFan(ncs []net.Conn, dev Device, addrs []string, token string, timeout ti
 			return nil, err
 		}
 		f.peers = append(f.peers, p)
+	}
+	if len(f.gids) > 0 { // the result's device: the first server's GID, every note
+		f.me.GIDIndex, f.me.GIDType, f.me.GID = f.gids[0].Index, f.gids[0].Type, f.gids[0].GID
+		f.me.GIDNote = strings.Join(notes, "; ")
 	}
 	return f, nil
 }
@@ -237,6 +253,7 @@ func (f *Fan) connect(cfg result.Config, lay verbs.Layout, eps []qp.Endpoint, r 
 	lbytes := lay.LocalRegions(cfg.Peers) * lay.LSlots * lay.Stride
 	spec := Spec(local, lbytes, false, false, cfg.SQDepth)
 	spec.Events, spec.ModCount, spec.ModPeriodUS = cfg.CompletionEvents, cfg.CQModerationCount, cfg.CQModerationUS
+	spec.GIDs = f.gids // QP i on the GID of server i's connection
 	s, err := f.dev.NewSession(spec)
 	if err != nil {
 		return nil, qp.Endpoint{}, err
@@ -251,6 +268,10 @@ func (f *Fan) connect(cfg result.Config, lay verbs.Layout, eps []qp.Endpoint, r 
 	for i, p := range f.peers {
 		e := ep
 		e.QPNs, e.PSNs = []uint32{ep.QPNs[i]}, []uint32{ep.PSNs[i]}
+		if i < len(f.gids) {
+			g := f.gids[i]
+			e.GID, e.GIDIndex, e.GIDType, e.GIDNetdev = g.GID, g.Index, g.Type, g.Netdev
+		}
 		if err := p.Tell(e); err != nil {
 			return fail(fmt.Errorf("server %s: %w", p.Addr, err))
 		}

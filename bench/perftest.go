@@ -66,13 +66,14 @@ func (p PerftestClient) Run(ctx context.Context, op Op, cfg result.Config, sizes
 		return nil, err
 	}
 	defer dev.Close()
-	me := dev.Identity()
-	op.ResolveInline(&cfg, me)
-	ResolvePostAPI(&cfg, me)
 	nc, err := dialTCP(ctx, p.Addr, p.Timeout)
 	if err != nil {
 		return nil, fmt.Errorf("perftest server %s: %w", p.Addr, err)
 	}
+	dev = bindGID(dev, nc.LocalAddr()) // the GID of this side's address
+	me := dev.Identity()
+	op.ResolveInline(&cfg, me)
+	ResolvePostAPI(&cfg, me)
 	pc := &perftest.Conn{NC: nc, Client: true, Timeout: p.Timeout, Ctx: ctx}
 	defer nc.Close()
 	stop := context.AfterFunc(ctx, func() { nc.SetDeadline(time.Now()) })

@@ -100,6 +100,7 @@ func (ps *PerftestServer) serve(ctx context.Context, nc net.Conn) (what string, 
 		return what, err
 	}
 	defer dev.Close()
+	dev = bindGID(dev, nc.LocalAddr()) // the GID of the address the client reached
 	me := dev.Identity()
 	gid := me.LinkLayer == "Ethernet" || ps.Local.GIDIndex >= 0
 	w := perftestWire{pc: pc, gid: gid}

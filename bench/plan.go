@@ -477,7 +477,7 @@ func Spec(c result.Config, bufSize int, remoteWrite, remoteRead bool, sqDepth in
 	s := verbs.Spec{
 		NumQP: c.NumQPs, SQDepth: sqDepth, BufSize: bufSize, Offset: c.BufOffsetBytes,
 		Huge: c.Hugepages, RemoteWrite: remoteWrite, RemoteRead: remoteRead, QPTimeout: c.QPTimeout,
-		PostAPI: c.PostAPI, Threads: c.Threads,
+		PostAPI: c.PostAPI, Threads: c.Threads, MsgSize: c.MsgSizeBytes,
 		RelaxedOrdering: c.PCIeRelaxedOrdering, SL: c.SL, TrafficClass: c.TrafficClass,
 	}
 	if Inline(c) {

@@ -267,7 +267,7 @@ func (sv *Server) test(ctx context.Context, c *oob.Conn, cfg result.Config) erro
 	if pl, err := Place("", sv.me, allowedCPUs()); err == nil {
 		pl.apply(&spec)
 	}
-	s, err := sv.dev.NewSession(spec)
+	s, err := bindGID(sv.dev, c.LocalAddr()).NewSession(spec) // on the GID of the address the client reached
 	if err != nil {
 		c.SendError(err)
 		return err

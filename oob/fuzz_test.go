@@ -59,14 +59,15 @@ func rawFrame(body string) []byte {
 func fuzzSeedMsgs() []Msg {
 	dev := result.Device{Name: "mlx5_0", Driver: "mlx5", Model: "ConnectX-5", VendorID: 0x2c9, VendorPartID: 4119,
 		FirmwareVer: "16.35.2000", NodeGUID: "b859:9f03:00a1:2b3c", Port: 1, LinkLayer: "Ethernet", RateGbps: 100,
-		ActiveMTU: 4096, GIDIndex: 3, GIDType: "RoCE v2", Host: "host-a"}
+		ActiveMTU: 4096, GIDIndex: 3, GIDType: "RoCE v2", GID: "192.0.2.7", Host: "host-a"}
 	plan := result.Config{Op: "write", Test: result.BW, MsgSizeBytes: 65536, Iterations: 5000, WarmupIterations: 500,
 		SQDepth: 128, PostList: 1, CQMod: 1, NumQPs: 1, InlineBytes: -1, Verify: true}
 	ep := qp.Endpoint{QPNs: []uint32{17, 18}, PSNs: []uint32{0x1234, 0xabcdef}, GID: "fe80::f870:25ff:febf:b0ac",
-		GIDIndex: 1, GIDType: "RoCE v2", LinkLayer: "Ethernet", MTU: 1024, RdAtom: 16, Addr: 0x7f0000001000, RKey: 0x1234, Len: 1 << 20}
+		GIDIndex: 1, GIDType: "RoCE v2", GIDNetdev: "ens1f0np0", LinkLayer: "Ethernet", MTU: 1024, RdAtom: 16, Addr: 0x7f0000001000, RKey: 0x1234, Len: 1 << 20}
 	nonce := bytes.Repeat([]byte{0xa5}, NonceBytes)
 	node := 1
 	withFacts := dev
+	withFacts.GIDNote = "no RoCE v2 GID of mlx5_0 port 1 holds 127.0.0.1, the control connection's local address: GID 3 (192.0.2.7, ens1f0np0) as without an address"
 	withFacts.HostFacts = &host.Facts{Device: "mlx5_0", Driver: "mlx5_core", PCIAddress: "0000:3b:00.0",
 		PCIeLink: host.NewPCIeLink(8, 16), PCIeMaxLink: host.NewPCIeLink(16, 16), NUMANode: &node, LocalCPUs: "16-31,48-63",
 		CPUGovernors: []string{"powersave"}, KernelRelease: "6.8.0-45-generic", ClockDomain: host.ClockVirtual, Provider: "mlx5", RDMACoreVersion: "50.0",

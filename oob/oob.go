@@ -31,8 +31,11 @@ import (
 // among them (host_facts.clock_domain: the test bed's virtual or real clock); 7 the
 // plan's pcie_relaxed_ordering, disable_pcie_relaxed, sl and traffic_class (both sides
 // register with relaxed ordering, or not, and give their QPs the same service level
-// and traffic class).
-const Version = 7
+// and traffic class); 8 the
+// GID's address and why it is not the control connection's (gid, gid_note) in a
+// hello's device, and its netdev in an endpoint (gid_netdev), since each connection
+// runs on the GID of its own local address.
+const Version = 8
 
 // MaxBody bounds a message body.
 const MaxBody = 1 << 20

@@ -43,7 +43,7 @@ func TestRefusesBadFrames(t *testing.T) {
 		want  string
 	}{
 		"not rdmabench": {[]byte("GET / HTTP/1.0\r\n"), "not an rdmabench peer"},
-		"version":       {[]byte("RDMB\x00\x06\x00\x00\x00\x02{}"), "protocol version 6"},
+		"version":       {[]byte("RDMB\x00\x07\x00\x00\x00\x02{}"), "protocol version 7"},
 		"oversized":     {hdr("\x7f\xff\xff\xff"), "exceeds the 1048576-byte limit"},
 		"bad json":      {hdr("\x00\x00\x00\x03{x}"), "malformed message"},
 		"unknown field": {hdr("\x00\x00\x00\x0c{\"evil\":123}"), "malformed message"},

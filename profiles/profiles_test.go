@@ -48,6 +48,13 @@ func TestDetect(t *testing.T) {
 			t.Errorf("Detect(%v) = %q, %v; want %s", id, p.Name, err, want)
 		}
 	}
+	// Parts with the profile of the closest generation (issue 35): ConnectX-8, cx7's;
+	// the ConnectX family VF (0x101e) that cloud VMs show and BlueField-2, cx6's.
+	for part, want := range map[uint32]string{4131: "cx7", 4126: "cx6", 41686: "cx6"} {
+		if p, err := Detect("mlx5_core", 0x02c9, part); err != nil || p.Name != want {
+			t.Errorf("Detect(mlx5_core, part %d) = %q, %v; want %s", part, p.Name, err, want)
+		}
+	}
 	if _, err := Detect("bnxt_re", 0x14e4, 5); err == nil || !strings.Contains(err.Error(), "--profile") {
 		t.Fatalf("unknown NIC must say how to pick a profile: %v", err)
 	}
@@ -71,6 +78,9 @@ func TestModelRates(t *testing.T) {
 		{"cx6", 4127, "ConnectX-6 Lx", 50},
 		{"cx7", 4129, "ConnectX-7", 400},
 		{"cx7", 41692, "BlueField-3 (ConnectX-7)", 200},
+		{"cx7", 4131, "ConnectX-8", 800},
+		{"cx6", 4126, "ConnectX family VF", 25},
+		{"cx6", 41686, "BlueField-2 (ConnectX-6 Dx)", 100},
 		{"bnxt_re", 0x16d7, "BCM57414", 25},
 		{"bnxt_re", 0x1750, "BCM57508", 200},
 		{"bnxt_re", 0x1751, "BCM57504", 200},
@@ -93,7 +103,7 @@ func TestModelRates(t *testing.T) {
 			t.Errorf("%s part 0x%x: model %q (%v), %g Gb/s; want %q, %g", c.profile, c.part, m.Name, ok, p.LinkGbpsFor(c.part), c.model, c.gbps)
 		}
 	}
-	for name, want := range map[string][2]float64{"cx6": {50, 200}, "cx7": {200, 400}, "bnxt_re": {10, 400}, "irdma": {1, 100},
+	for name, want := range map[string][2]float64{"cx6": {25, 200}, "cx7": {200, 800}, "bnxt_re": {10, 400}, "irdma": {1, 100},
 		"efa": {100, 100}, "cx5": {100, 100}, "rxe": {10, 10}} {
 		p, _ := Load(name)
 		if lo, hi := p.LinkGbpsRange(); lo != want[0] || hi != want[1] {

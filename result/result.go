@@ -131,7 +131,12 @@ type Device struct {
 	ActiveMTU    int     `json:"active_mtu_bytes"`
 	GIDIndex     int     `json:"gid_index"`
 	GIDType      string  `json:"gid_type"`
-	Host         string  `json:"host"`
+	// GID is the address of the GID in use (RoCE: an IP address); GIDNote says why it
+	// is not the GID of the control connection's local address, when it is not (no
+	// RoCE v2 GID holds that address: loopback, another netdev, InfiniBand).
+	GID     string `json:"gid,omitempty"`
+	GIDNote string `json:"gid_note,omitempty"`
+	Host    string `json:"host"`
 	// HostFacts are what the host says about itself and this NIC (PCIe link, NUMA
 	// node, CPU, governor, kernel, rdma-core, provider, firmware): see host.Facts.
 	// Absent where they were not read; a fact absent inside is unknown, never zero.

@@ -8,8 +8,13 @@
 #   doctor server, doctor client     rdmabench doctor on both hosts (the client's against the server)
 #   counters write, counters read    a 3-second 64 KiB run each: NIC counters read on both
 #                                    sides, agreeing with the traffic, no error counter moving
-#   parity METRIC (8 lines)          test/parity.sh against perftest on the same link, the
-#                                    goal for every metric 1.00 (PARITY_TARGET)
+#   parity METRIC (8 lines)          test/parity.sh against perftest on the same link:
+#                                    bandwidth and message rate timed, -D PARITY_S seconds
+#                                    (2) in both tools after the same 1 s warm-up; the goal
+#                                    for every metric PARITY_GOAL (0.97: rdmabench/perftest
+#                                    >= 0.97 for bandwidth and rate, <= 1/0.97 = 1.03 for
+#                                    latency, a margin of 3%), judged on the whole 95%
+#                                    interval of the rounds' ratios
 #   sweep write, sweep read          a short rdmabench sweep (SWEEP_BUDGET per operation)
 #   report html                      the HTML report of the sweep and the counters runs
 # and leaves one bundle, OUT and OUT.tar.gz, to send back: verdicts.txt, hw-check.log,
@@ -23,6 +28,8 @@
 #   SERVER       the server host's address for the test: its control connection, and the
 #                address whose RoCE GID its device uses (a name or an IPv4 address)
 #   SERVER_DEV, CLIENT_DEV   the RDMA device on each host
+#   SERVER_IB_PORT, CLIENT_IB_PORT   the device's port on each host (-i for rdmabench and
+#                perftest alike, and the port whose sysfs facts are kept; default 1)
 #   SSH          the command prefix that runs a command line on the server host
 #                (default: ssh -o BatchMode=yes $SERVER); "local": this host (the test bed)
 #   OUT          the bundle's directory (default out/hw-check-DATE-TIME); must not exist
@@ -31,8 +38,11 @@
 #   SERVER_BIN   rdmabench on the server host (default: this host's bin/rdmabench, copied
 #                there for the check and removed after)
 #   SERVER_GID, CLIENT_GID   GID indexes (-x; default: rdmabench's choice, perftest's)
-#   PORT         the rdmabench server's control port (default 18600); parity also uses
-#                18650 and perftest 18701 and up
+#   PORT         the rdmabench server's control port (default 18600). The other TCP ports
+#                the server host listens on, fixed (open them in a firewall): 18650
+#                (parity's rdmabench server) and 18701-18708 (perftest's servers, in turn,
+#                a fresh one for each try)
+#   PARITY_S, PARITY_GOAL   parity's timed runs in seconds (default 2) and its goal (0.97)
 #   POST_API     rdmabench's --post-api in parity (default auto)
 #   HW_CHECK_LIMIT  the most seconds the whole check runs (default 7200): the server
 #                host's processes live no longer, and every check's bound is cut to it
@@ -92,15 +102,17 @@ else
   mkdir -p "$OUT" || exit 2
 fi
 ROUNDS=${ROUNDS:-5} SWEEP_BUDGET=${SWEEP_BUDGET:-60s} PORT=${PORT:-18600} POST_API=${POST_API:-auto}
+SERVER_IB_PORT=${SERVER_IB_PORT:-1} CLIENT_IB_PORT=${CLIENT_IB_PORT:-1}
+PARITY_S=${PARITY_S:-2} PARITY_GOAL=${PARITY_GOAL:-0.97}
 HW_CHECK_LIMIT=${HW_CHECK_LIMIT:-7200}
 for t in python3 timeout tar; do
   command -v $t > /dev/null || { echo "hw-check: $t is needed on this host" >&2; exit 2; }
 done
 [ -x "$B" ] || { echo "hw-check: no $B: run make build" >&2; exit 2; }
 OUT=$(cd "$OUT" && pwd)
-xs=() xc=()
-[ -z "${SERVER_GID:-}" ] || xs=(-x "$SERVER_GID")
-[ -z "${CLIENT_GID:-}" ] || xc=(-x "$CLIENT_GID")
+xs=(-i "$SERVER_IB_PORT") xc=(-i "$CLIENT_IB_PORT")
+[ -z "${SERVER_GID:-}" ] || xs+=(-x "$SERVER_GID")
+[ -z "${CLIENT_GID:-}" ] || xc+=(-x "$CLIENT_GID")
 # One token for this check: the server requires it (the file there), clients prove it.
 RDMABENCH_TOKEN=$(head -c 24 /dev/urandom | base64)
 export RDMABENCH_TOKEN
@@ -241,15 +253,15 @@ verdict() {
 bound() { local left=$((T0 + HW_CHECK_LIMIT - EPOCHSECONDS)); echo $((left < $1 ? (left > 1 ? left : 1) : $1)); }
 
 # The host facts: what each host says about itself, its NIC, its software and counters.
-# sh -s BIN DEV DIR on either host; every command is optional (a file says why not).
+# sh -s BIN DEV DIR PORT on either host; every command is optional (a file says why not).
 # shellcheck disable=SC2016 # expanded there
-FACTS='B=$1 D=$2 O=$3
+FACTS='B=$1 D=$2 O=$3 P=$4
 mkdir -p "$O" && cd "$O" || exit 1
 run() { f=$1; shift; timeout 30 "$@" > "$f" 2>&1 || echo "(exit $?: $*)" >> "$f"; }
 run version.txt "$B" version
 run devices.json "$B" devices --json
-run gid.txt "$B" devices --gid -d "$D"
-run counters-before.ndjson "$B" counters -d "$D" --json
+run gid.txt "$B" devices --gid -d "$D" -i "$P"
+run counters-before.ndjson "$B" counters -d "$D" -i "$P" --json
 run uname.txt uname -a
 run os-release.txt cat /etc/os-release
 run cmdline.txt cat /proc/cmdline
@@ -260,7 +272,7 @@ run rdma-link.txt rdma link show
 run ip-addr.txt ip -d addr show
 run perftest.txt ib_write_bw --version
 S=/sys/class/infiniband/$D
-for f in $S/fw_ver $S/hca_type $S/board_id $S/node_guid $S/ports/1/rate $S/ports/1/state $S/ports/1/link_layer \
+for f in $S/fw_ver $S/hca_type $S/board_id $S/node_guid $S/ports/$P/rate $S/ports/$P/state $S/ports/$P/link_layer \
   $S/device/vendor $S/device/device $S/device/numa_node $S/device/local_cpulist \
   $S/device/current_link_speed $S/device/current_link_width $S/device/max_link_speed $S/device/max_link_width; do
   [ -r "$f" ] && echo "$f: $(cat "$f" 2>/dev/null)"
@@ -268,17 +280,17 @@ done > sysfs.txt
 cat /sys/devices/system/cpu/cpu*/cpufreq/scaling_governor 2>/dev/null | sort | uniq -c > governors.txt
 pci=$(basename "$(readlink -f "$S/device")")
 case $pci in *:*) run lspci.txt lspci -vv -s "$pci" ;; esac
-nd=$(rdma link show "$D/1" 2>/dev/null | sed -n "s/.* netdev \([^ ]*\).*/\1/p")
+nd=$(rdma link show "$D/$P" 2>/dev/null | sed -n "s/.* netdev \([^ ]*\).*/\1/p")
 [ -z "$nd" ] || { run ethtool-i.txt ethtool -i "$nd"; run ethtool.txt ethtool "$nd"; run ethtool-S.txt ethtool -S "$nd"; }
 exit 0'
 
 facts() { # WHEN: before or after
   if [ "$1" = before ]; then
-    printf '%s\n' "$FACTS" | sh -s -- "$B" "$CLIENT_DEV" "$OUT/hosts/client" > /dev/null 2>&1
-    printf '%s\n' "$FACTS" | SRV_TIMEOUT=$(bound 300) srv "sh -s -- $(_q "$SRV_BIN" "$SERVER_DEV" "$SRV_DIR/facts")" > /dev/null 2>&1
+    printf '%s\n' "$FACTS" | sh -s -- "$B" "$CLIENT_DEV" "$OUT/hosts/client" "$CLIENT_IB_PORT" > /dev/null 2>&1
+    printf '%s\n' "$FACTS" | SRV_TIMEOUT=$(bound 300) srv "sh -s -- $(_q "$SRV_BIN" "$SERVER_DEV" "$SRV_DIR/facts" "$SERVER_IB_PORT")" > /dev/null 2>&1
   else
-    timeout 30 "$B" counters -d "$CLIENT_DEV" --json > "$OUT/hosts/client/counters-after.ndjson" 2>&1
-    srv "$(_q "$SRV_BIN") counters -d $(_q "$SERVER_DEV") --json > $(_q "$SRV_DIR/facts/counters-after.ndjson") 2>&1" < /dev/null
+    timeout 30 "$B" counters -d "$CLIENT_DEV" -i "$CLIENT_IB_PORT" --json > "$OUT/hosts/client/counters-after.ndjson" 2>&1
+    srv "$(_q "$SRV_BIN") counters -d $(_q "$SERVER_DEV") -i $(_q "$SERVER_IB_PORT") --json > $(_q "$SRV_DIR/facts/counters-after.ndjson") 2>&1" < /dev/null
     mkdir -p "$OUT/hosts/server"
     srv "cd $(_q "$SRV_DIR/facts") && tar -cf - ." < /dev/null | tar -xf - -C "$OUT/hosts/server"
   fi
@@ -339,10 +351,12 @@ check_parity() {
     verdict parity FAIL "perftest is not installed on the server host: apt install perftest" "$t" 0; return
   fi
   # Every run of either tool is bounded by RUN_BOUND, each perftest run tried up to 3
-  # times: 8 metrics x ROUNDS x (3 + 1) runs at most.
-  b=$(bound $((8 * ROUNDS * 4 * RUN_BOUND + 120)))
+  # times: 8 metrics x ROUNDS x (3 + 1) runs at most, and a calibration run for each of
+  # the 4 timed metrics (its warm-up).
+  b=$(bound $(((8 * ROUNDS * 4 + 4) * RUN_BOUND + 120)))
   PARITY_SSH=$SSH PARITY_DEV=$SERVER_DEV PARITY_CLI_DEV=$CLIENT_DEV PARITY_IP=$SERVER PARITY_SRV_BIN=$SRV_BIN \
-    PARITY_SRV_GID=${SERVER_GID:-} PARITY_CLI_GID=${CLIENT_GID:-} PARITY_TARGET=1.00 PARITY_OUT=$OUT/parity \
+    PARITY_SRV_GID=${SERVER_GID:-} PARITY_CLI_GID=${CLIENT_GID:-} PARITY_TARGET=$PARITY_GOAL PARITY_OUT=$OUT/parity \
+    PARITY_SRV_IB_PORT=$SERVER_IB_PORT PARITY_CLI_IB_PORT=$CLIENT_IB_PORT PARITY_DURATION=$PARITY_S PARITY_MARGIN=1 \
     PT_TIMEOUT=$RUN_BOUND RDMABENCH_BIN=$B timeout -k 10 "$b" bash test/parity.sh "$ROUNDS" . "$POST_API" 2>&1 | tee "$OUT/parity/parity.log"
   rc=${PIPESTATUS[0]}
   if ! judge parity "$OUT/parity/parity.tsv" > "$OUT/parity/verdicts.tsv"; then
@@ -422,7 +436,7 @@ main() {
   # guest-lib.sh) when they measured nothing.
   RUN_BOUND=$(judge calibrate "$WALL" "$OUT/counters-write.json" "$OUT/counters-read.json") && RUN_BOUND=$((RUN_BOUND * 10))
   [ -n "$RUN_BOUND" ] && [ "$RUN_BOUND" -gt 0 ] 2>/dev/null || RUN_BOUND=120
-  [ "$RUN_BOUND" -ge 30 ] || RUN_BOUND=30
+  [ "$RUN_BOUND" -ge $((PARITY_S + 30)) ] || RUN_BOUND=$((PARITY_S + 30))  # parity's timed runs: PARITY_S + 2 s, and set-up
   echo "# runs bounded at $RUN_BOUND s each (ten times what the counters runs measured)"
   check_parity
   check_sweep

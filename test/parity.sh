@@ -18,11 +18,23 @@
 #                           servers run there, their clients here
 #   PARITY_SRV_BIN          rdmabench on the server host (default: this one's path)
 #   PARITY_SRV_GID, PARITY_CLI_GID  GID indexes (default: rdmabench's choice, perftest's)
+#   PARITY_SRV_IB_PORT, PARITY_CLI_IB_PORT  the devices' ports, -i for both tools (default 1)
+#   PARITY_DURATION=S       time the bandwidth and message-rate rows (make hw-check): each
+#                           tool measures S seconds (-D) after the same warm-up of
+#                           PARITY_MARGIN seconds (default 1) of the same traffic: perftest
+#                           -D S+2M -f M (its margin, before and after what it counts),
+#                           rdmabench -D S --warmup N, N the messages the link moves in M
+#                           seconds, from a calibration run of rdmabench before the rounds.
+#                           The latency rows stay -n 2000, rdmabench with --warmup 0, as
+#                           perftest's latency tests do not warm up. Without it the rows are
+#                           counted (-n) with each tool's default warm-up (make parity)
 #   PARITY_TARGET=T         every metric's goal at T: rdmabench/perftest >= T for bandwidth
 #                           and message rate, <= 1/T for latency (default: the goals below)
 #   PARITY_OUT=DIR          keep every round and log in DIR, and the table as DIR/parity.txt
 #                           and DIR/parity.tsv (one line a metric, with its verdict)
 #   PT_TIMEOUT              the bound on each run of either tool (default 120 s)
+# TCP ports: rdmabench's server 18650; perftest's servers 18701-18708 in turn (pt_port,
+# test/rxevm/guest-lib.sh: PT_PORT_FIRST, PT_PORT_COUNT).
 #   RDMABENCH_TOKEN         the token rdmabench's server requires and its client proves
 set -u
 ROUNDS=${1:-${ROUNDS:-5}}
@@ -42,6 +54,11 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=rxevm/guest-lib.sh source-path=SCRIPTDIR
 . "${VM_TOOL_DIR:-$HERE/rxevm}/guest-lib.sh"
 PT=pt
+SRV_IB_PORT=${PARITY_SRV_IB_PORT:-1} CLI_IB_PORT=${PARITY_CLI_IB_PORT:-1}
+DUR=${PARITY_DURATION:-} MARGIN=${PARITY_MARGIN:-1}
+if [ -n "$DUR" ] && ! [[ $DUR =~ ^[1-9][0-9]*$ && $MARGIN =~ ^[1-9][0-9]*$ ]]; then
+  echo "parity: PARITY_DURATION $DUR and PARITY_MARGIN $MARGIN: want whole seconds, at least 1"; exit 1
+fi
 if [ -n "${PARITY_SSH:-}" ]; then
   # The servers on the server host, through the prefix (remote-lib.sh: srv_*, pt_far).
   RL=${VM_TOOL_DIR:+$VM_TOOL_DIR/..}
@@ -52,18 +69,18 @@ if [ -n "${PARITY_SSH:-}" ]; then
   srv_init "$PARITY_SSH" || exit 1
   trap srv_cleanup EXIT
   trap 'exit 130' INT TERM
-  SRV_GID=${PARITY_SRV_GID:-$(srv "$(_q "$SRV_BIN" devices --gid -d "$SRV_DEV")" < /dev/null | awk '{print $3}')}
+  SRV_GID=${PARITY_SRV_GID:-$(srv "$(_q "$SRV_BIN" devices --gid -d "$SRV_DEV" -i "$SRV_IB_PORT")" < /dev/null | awk '{print $3}')}
   [ -n "$SRV_GID" ] || { echo "parity: no GID on $SRV_DEV on the server host"; exit 1; }
   if [ -z "${PARITY_CLI_GID:-}" ]; then
-    RDMABENCH_BIN=$B rb_gid "$CLI_DEV" || { echo "parity: no GID on $CLI_DEV"; exit 1; }
+    RDMABENCH_BIN=$B rb_gid "$CLI_DEV" "$CLI_IB_PORT" || { echo "parity: no GID on $CLI_DEV"; exit 1; }
   fi
   CLI_GID=${PARITY_CLI_GID:-$RB_GID_INDEX}
   PT=pt_far
 elif [ -n "${PARITY_DEV:-}" ]; then
   SRV_DEV=$PARITY_DEV CLI_DEV=${PARITY_CLI_DEV:-$PARITY_DEV} SRV_IP=${PARITY_IP:?set PARITY_IP}
-  RDMABENCH_BIN=$B rb_gid "$SRV_DEV" || { echo "parity: no GID on $SRV_DEV"; exit 1; }
+  RDMABENCH_BIN=$B rb_gid "$SRV_DEV" "$SRV_IB_PORT" || { echo "parity: no GID on $SRV_DEV"; exit 1; }
   SRV_GID=${PARITY_SRV_GID:-$RB_GID_INDEX}
-  RDMABENCH_BIN=$B rb_gid "$CLI_DEV" || { echo "parity: no GID on $CLI_DEV"; exit 1; }
+  RDMABENCH_BIN=$B rb_gid "$CLI_DEV" "$CLI_IB_PORT" || { echo "parity: no GID on $CLI_DEV"; exit 1; }
   CLI_GID=${PARITY_CLI_GID:-$RB_GID_INDEX}
 else
   RDMABENCH_BIN=$B rxe_setup_loop || { echo "Soft-RoCE setup failed"; exit 1; }
@@ -76,8 +93,10 @@ else
   OUT=$(mktemp -d) KEEP=0
 fi
 PT_TIMEOUT=${PT_TIMEOUT:-120}
-where="on $SRV_DEV (GID $SRV_GID)"
-[ "$CLI_DEV/$CLI_GID" = "$SRV_DEV/$SRV_GID" ] || where="server $SRV_DEV (GID $SRV_GID), client $CLI_DEV (GID $CLI_GID)"
+where="on $SRV_DEV port $SRV_IB_PORT (GID $SRV_GID)"
+[ "$CLI_DEV/$CLI_IB_PORT/$CLI_GID" = "$SRV_DEV/$SRV_IB_PORT/$SRV_GID" ] ||
+  where="server $SRV_DEV port $SRV_IB_PORT (GID $SRV_GID), client $CLI_DEV port $CLI_IB_PORT (GID $CLI_GID)"
+[ -z "$DUR" ] || where="$where, bandwidth and rate rows timed: $DUR s each after a $MARGIN s warm-up"
 [ -z "${PARITY_SSH:-}" ] || where="$where, servers through '$PARITY_SSH'"
 echo "# parity $where, rdmabench --post-api $POST_API, $ROUNDS rounds per tool, $(nproc) CPUs, kernel $(uname -r), perftest $(ib_write_bw --version 2>/dev/null | sed -n "s/^Version: //p")"
 if [ -n "${PARITY_SSH:-}" ]; then
@@ -86,18 +105,18 @@ if [ -n "${PARITY_SSH:-}" ]; then
     printf '%s\n' "$RDMABENCH_TOKEN" | srv_put token && tokf=(--token-file "$SRV_DIR/token")
   fi
   # Bounded by the longest the rounds can take: every run of both tools at its bound.
-  srv_bg rb-server $((16 * ROUNDS * (PT_TRIES + 1) * PT_TIMEOUT + 60)) "$SRV_BIN" server -d "$SRV_DEV" -x "$SRV_GID" -p 18650 "${tokf[@]}"
+  srv_bg rb-server $((16 * ROUNDS * (PT_TRIES + 1) * PT_TIMEOUT + 60)) "$SRV_BIN" server -d "$SRV_DEV" -i "$SRV_IB_PORT" -x "$SRV_GID" -p 18650 "${tokf[@]}"
   srv_listening 18650 30 rb-server || { echo "parity: rdmabench server did not start:"; srv "cat $(_q "$SRV_DIR/rb-server.log")" < /dev/null; exit 1; }
 else
-  $B server -d "$SRV_DEV" -x "$SRV_GID" --bind "$IP" -p 18650 > "$OUT/server.log" 2>&1 &
+  $B server -d "$SRV_DEV" -i "$SRV_IB_PORT" -x "$SRV_GID" --bind "$IP" -p 18650 > "$OUT/server.log" 2>&1 &
   SPID=$!
   for i in $(seq 50); do (exec 3<>/dev/tcp/$IP/18650) 2>/dev/null && break; sleep 0.2; done
 fi
 
 # Each perftest run is guest-lib's pt: server and client here, the client's output in
-# $OUT/pt-cli.log, failures in $OUT/pt.err; each try takes a fresh TCP port from 18701.
+# $OUT/pt-cli.log, failures in $OUT/pt.err; each try takes the next TCP port of 18701-18708.
 # With PARITY_SSH it is remote-lib's pt_far, the same with its server on the server host.
-PT_DIR=$OUT PT_PORT=18700
+PT_DIR=$OUT
 # column N: the value in column N of perftest's last result row (empty if none)
 column() { awk -v c="$1" '$1 ~ /^[0-9]+$/ && NF >= c {v=$c} END {print v}' "$OUT/pt-cli.log"; }
 # value EXPR: a number from the last rdmabench JSON result (empty if it is missing or null)
@@ -121,19 +140,38 @@ print("depth %s, post list %s, cq-mod %s, inline %s (used: %s), max_rd_atom %s, 
     r["warmup_iterations_done"], r["clock"], r.get("clock_note", "")))' "$OUT/r.json" 2>/dev/null)"
 }
 
+# rb ARGS...: one rdmabench client run, its result in $OUT/r.json
+rb() {
+  rm -f "$OUT/r.json"
+  timeout -k 5 "$PT_TIMEOUT" $B "$@" --post-api "$POST_API" -d "$CLI_DEV" -i "$CLI_IB_PORT" -x "$CLI_GID" -p 18650 "$IP" \
+    --json "$OUT/r.json" > /dev/null 2>>"$OUT/rb.err"
+}
+
 metric() { # NAME PERFTEST_ARGS RDMABENCH_ARGS PERFTEST_COLUMN RDMABENCH_EXPR
-  local name=$1 ptargs=$2 rb=$3 col=$4 expr=$5 i p r shown=
+  local name=$1 ptargs=$2 rb=$3 col=$4 expr=$5 i p r shown= n
   echo "$name" | grep -Eq -- "$METRICS" || return 0
   [ -z "$SKIP" ] || ! echo "$name" | grep -Eq -- "$SKIP" || return 0
   : > "$OUT/$name.p"; : > "$OUT/$name.r"
+  if [[ -n $DUR && " $rb " == *" -D "* ]]; then
+    # The warm-up perftest's margin gives, MARGIN seconds of this traffic, counted in
+    # messages from a one-second run without one (at least one queue's worth, 128).
+    n=''
+    # shellcheck disable=SC2086 # rb's arguments are words
+    if rb ${rb/ -D $DUR/ -D 1} --warmup 0; then n=$(value "iterations_done / (duration_ns / 1e9)"); fi
+    n=${n%.*}
+    [ -n "$n" ] && [ "$n" -ge 128 ] 2>/dev/null || n=128
+    n=$((n * MARGIN))
+    rb="$rb --warmup $n"
+    echo "  $name: rdmabench warms up with $n messages ($MARGIN s at the rate of a 1 s run), perftest with -f $MARGIN"
+  fi
   for i in $(seq "$ROUNDS"); do
     p= r=
     # Who goes first alternates, so that drift in the emulator favours neither tool.
     if [ $((i % 2)) = 1 ]; then
       $PT $ptargs 2>> "$OUT/pt.err" && p=$(column "$col")
     fi
-    rm -f "$OUT/r.json"
-    if timeout -k 5 "$PT_TIMEOUT" $B $rb --post-api "$POST_API" -d "$CLI_DEV" -x "$CLI_GID" -p 18650 "$IP" --json "$OUT/r.json" > /dev/null 2>>"$OUT/rb.err"; then
+    # shellcheck disable=SC2086 # rb's arguments are words
+    if rb $rb; then
       r=$(value "$expr")
     fi
     if [ $((i % 2)) = 0 ]; then
@@ -148,6 +186,14 @@ metric() { # NAME PERFTEST_ARGS RDMABENCH_ARGS PERFTEST_COLUMN RDMABENCH_EXPR
 # MsgRate[Mpps]", latency tests "#bytes #iterations t_min t_max t_typical ..." (t_typical
 # is the median). -F lets perftest's latency report go on where it finds conflicting CPU
 # frequencies (common in VMs) instead of giving up; it changes nothing that is measured.
+if [ -n "$DUR" ]; then  # PARITY_DURATION: timed rows (make hw-check), the same warm-up
+  pd="-D $((DUR + 2 * MARGIN)) -f $MARGIN"
+  metric write_bw_64K_MiBps  "ib_write_bw -s 65536 $pd" "write bw -s 64K -D $DUR" 4 "bw_mib_per_s"
+  metric read_bw_64K_MiBps   "ib_read_bw -s 65536 $pd"  "read bw -s 64K -D $DUR"  4 "bw_mib_per_s"
+  metric write_rate_64B_Mpps "ib_write_bw -s 64 $pd"    "write bw -s 64 -D $DUR"  5 "msg_rate_mpps"
+  metric read_rate_64B_Mpps  "ib_read_bw -s 64 $pd"     "read bw -s 64 -D $DUR"   5 "msg_rate_mpps"
+  nw="--warmup 0"
+else
 metric write_bw_64K_MiBps   "ib_write_bw -s 65536 -n 2000"  "write bw -s 64K -n 2000"  4 "bw_mib_per_s"
 metric read_bw_64K_MiBps    "ib_read_bw -s 65536 -n 2000"   "read bw -s 64K -n 2000"   4 "bw_mib_per_s"
 # Duration mode: perftest counts the completions inside an alarm window that opens at the
@@ -160,14 +206,16 @@ metric read_bw_64K_MiBps    "ib_read_bw -s 65536 -n 2000"   "read bw -s 64K -n 2
 metric write_bw_64K_D4_MiBps "ib_write_bw -s 65536 -D 4 -u 20" "write bw -s 64K -D 4 -u 20" 4 "bw_mib_per_s"
 metric write_rate_64B_Mpps  "ib_write_bw -s 64 -n 20000"    "write bw -s 64 -n 20000"  5 "msg_rate_mpps"
 metric read_rate_64B_Mpps   "ib_read_bw -s 64 -n 20000"     "read bw -s 64 -n 20000"   5 "msg_rate_mpps"
-metric write_lat_2B_p50_us  "ib_write_lat -F -s 2 -n 2000"  "write lat -s 2 -n 2000"   5 "lat_ns['p50']/1000"
-metric read_lat_2B_p50_us   "ib_read_lat -F -s 2 -n 2000"   "read lat -s 2 -n 2000"    5 "lat_ns['p50']/1000"
+nw=
+fi
+metric write_lat_2B_p50_us  "ib_write_lat -F -s 2 -n 2000"  "write lat -s 2 -n 2000 $nw"   5 "lat_ns['p50']/1000"
+metric read_lat_2B_p50_us   "ib_read_lat -F -s 2 -n 2000"   "read lat -s 2 -n 2000 $nw"    5 "lat_ns['p50']/1000"
 # perftest stamps with the TSC whatever the kernel thinks of it; rdmabench does only where
 # the CPU and the kernel vouch for it (elsewhere, e.g. in the test bed, each stamp is a
 # clock_gettime that can cost a microsecond). These two rows use the same tick source as
 # perftest, so that they compare the instruments' own cost.
-metric write_lat_2B_p50_us_tsc "ib_write_lat -F -s 2 -n 2000" "write lat -s 2 -n 2000 --clock tsc" 5 "lat_ns['p50']/1000"
-metric read_lat_2B_p50_us_tsc  "ib_read_lat -F -s 2 -n 2000"  "read lat -s 2 -n 2000 --clock tsc"  5 "lat_ns['p50']/1000"
+metric write_lat_2B_p50_us_tsc "ib_write_lat -F -s 2 -n 2000" "write lat -s 2 -n 2000 --clock tsc $nw" 5 "lat_ns['p50']/1000"
+metric read_lat_2B_p50_us_tsc  "ib_read_lat -F -s 2 -n 2000"  "read lat -s 2 -n 2000 --clock tsc $nw"  5 "lat_ns['p50']/1000"
 if [ -n "${PARITY_SSH:-}" ]; then
   srv_stop rb-server
   [ "$KEEP" = 0 ] || srv "cat $(_q "$SRV_DIR/rb-server.log")" < /dev/null > "$OUT/server.log" 2>&1

@@ -20,8 +20,9 @@
 #   srv_wait NAME SECS    wait until NAME ends by itself (1 when SECS passed first)
 #   srv_stop NAME         end NAME (TERM; KILL 6 s later) and keep its log
 #   srv_cleanup           end everything started there and remove $SRV_DIR
-#   pt_far NAME ARGS...   guest-lib.sh's pt (same variables: SRV_DEV SRV_GID CLI_DEV CLI_GID
-#                         SRV_IP PT_DIR PT_PORT PT_TRIES PT_TIMEOUT) with its server there
+#   pt_far NAME ARGS...   guest-lib.sh's pt (same variables: SRV_DEV SRV_IB_PORT SRV_GID
+#                         CLI_DEV CLI_IB_PORT CLI_GID SRV_IP PT_DIR PT_TRIES PT_TIMEOUT, and
+#                         its port range, pt_port) with its server there
 SRV_TIMEOUT=${SRV_TIMEOUT:-60}
 SRV_PREFIX=''
 SRV_DIR=''
@@ -99,9 +100,9 @@ pt_far() {
   local name=$1; shift
   local try rc=- clog=$PT_DIR/pt-cli.log slog=$PT_DIR/pt-srv.log
   for ((try = 1; try <= PT_TRIES; try++)); do
-    PT_PORT=$((PT_PORT + 1))
+    pt_port
     : > "$slog"
-    if ! srv_bg pt-srv $((PT_TIMEOUT + 10)) "$name" -d "$SRV_DEV" -x "$SRV_GID" -p "$PT_PORT" "$@" ||
+    if ! srv_bg pt-srv $((PT_TIMEOUT + 10)) "$name" -d "$SRV_DEV" -i "${SRV_IB_PORT:-1}" -x "$SRV_GID" -p "$PT_PORT" "$@" ||
       ! srv_listening "$PT_PORT" 15 pt-srv; then
       srv_stop pt-srv
       rc=-
@@ -109,7 +110,7 @@ pt_far() {
       srv "cat $(_q "$SRV_DIR/pt-srv.log")" < /dev/null > "$slog" 2>&1
       continue
     fi
-    timeout "$PT_TIMEOUT" "$name" -d "$CLI_DEV" -x "$CLI_GID" -p "$PT_PORT" "$@" "$SRV_IP" > "$clog" 2>&1
+    timeout "$PT_TIMEOUT" "$name" -d "$CLI_DEV" -i "${CLI_IB_PORT:-1}" -x "$CLI_GID" -p "$PT_PORT" "$@" "$SRV_IP" > "$clog" 2>&1
     rc=$?
     # The server ends with its client; one that does not within 15 s is ended.
     srv_wait pt-srv 15 || srv_stop pt-srv

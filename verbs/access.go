@@ -50,9 +50,6 @@ func (s Spec) LoopAccess() int {
 	return a
 }
 
-// DefaultHopLimit is the hop limit of the GRH rdmabench's QPs send with.
-const DefaultHopLimit = 64
-
 // RTRAddress is the address vector's settings a QP of this spec gets at RTR beyond
 // the peer's address: the service level; on a link that routes by GRH (RoCE: every
 // packet has one), the GRH's traffic class and hop limit.
@@ -64,10 +61,11 @@ type RTRAddress struct {
 }
 
 // RTRAddress is what ibv_modify_qp(RTR) puts in ah_attr for a connection on a port of
-// this link layer ("Ethernet" or "InfiniBand"). perftest and rdmabench send a GRH on
-// RoCE only (InfiniBand, without -x, is routed by LID): a traffic class asked for on a
-// connection without a GRH could not be sent, so it is an error, not ignored.
-func (s Spec) RTRAddress(linkLayer string) (RTRAddress, error) {
+// this link layer ("Ethernet" or "InfiniBand"), its GID pinned with -x or not (grh):
+// perftest and rdmabench send a GRH on RoCE, and on InfiniBand only with -x (else it is
+// routed by LID): a traffic class asked for on a connection without a GRH could not be
+// sent, so it is an error, not ignored.
+func (s Spec) RTRAddress(linkLayer string, pinned bool) (RTRAddress, error) {
 	if s.SL < 0 || s.SL > 15 {
 		return RTRAddress{}, fmt.Errorf("service level %d: want 0 to 15", s.SL)
 	}
@@ -75,10 +73,10 @@ func (s Spec) RTRAddress(linkLayer string) (RTRAddress, error) {
 		return RTRAddress{}, fmt.Errorf("traffic class %d: want 0 to 255", s.TrafficClass)
 	}
 	a := RTRAddress{SL: uint8(s.SL)}
-	if linkLayer == "Ethernet" {
-		a.Global, a.TrafficClass, a.HopLimit = true, uint8(s.TrafficClass), DefaultHopLimit
+	if global, hops := grh(linkLayer, pinned); global {
+		a.Global, a.TrafficClass, a.HopLimit = true, uint8(s.TrafficClass), hops
 	} else if s.TrafficClass != 0 {
-		return RTRAddress{}, fmt.Errorf("--tclass %d on %s: the traffic class travels in the GRH, which this connection does not send (the subnet routes it by LID); drop --tclass, and use --sl for the service level", s.TrafficClass, linkLayer)
+		return RTRAddress{}, fmt.Errorf("--tclass %d on %s: the traffic class travels in the GRH, which this connection does not send (the subnet routes it by LID); pin a GID with -x to send one, or drop --tclass and use --sl for the service level", s.TrafficClass, linkLayer)
 	}
 	return a, nil
 }

@@ -33,19 +33,22 @@ func TestAccessFlags(t *testing.T) {
 // The address vector at RTR: the SL always, a GRH with the traffic class on RoCE; a
 // traffic class without a GRH (InfiniBand) is an error naming the flag, not dropped.
 func TestRTRAddress(t *testing.T) {
-	a, err := Spec{SL: 3, TrafficClass: 96}.RTRAddress("Ethernet")
-	if err != nil || a != (RTRAddress{SL: 3, Global: true, TrafficClass: 96, HopLimit: DefaultHopLimit}) {
+	if a, err := (Spec{SL: 1, TrafficClass: 8}).RTRAddress("InfiniBand", true); err != nil || a != (RTRAddress{SL: 1, Global: true, TrafficClass: 8, HopLimit: 255}) {
+		t.Errorf("InfiniBand with -x: %+v %v, want a GRH with the traffic class, hop limit 255", a, err)
+	}
+	a, err := Spec{SL: 3, TrafficClass: 96}.RTRAddress("Ethernet", false)
+	if err != nil || a != (RTRAddress{SL: 3, Global: true, TrafficClass: 96, HopLimit: 64}) {
 		t.Errorf("RoCE: %+v %v", a, err)
 	}
-	a, err = Spec{SL: 15}.RTRAddress("InfiniBand")
+	a, err = Spec{SL: 15}.RTRAddress("InfiniBand", false)
 	if err != nil || a != (RTRAddress{SL: 15}) {
 		t.Errorf("InfiniBand: %+v %v", a, err)
 	}
-	if _, err := (Spec{TrafficClass: 8}).RTRAddress("InfiniBand"); err == nil || !strings.Contains(err.Error(), "--tclass 8 on InfiniBand") {
+	if _, err := (Spec{TrafficClass: 8}).RTRAddress("InfiniBand", false); err == nil || !strings.Contains(err.Error(), "--tclass 8 on InfiniBand") {
 		t.Errorf("a traffic class without a GRH: %v", err)
 	}
 	for _, s := range []Spec{{SL: 16}, {SL: -1}, {TrafficClass: 256}, {TrafficClass: -1}} {
-		if _, err := s.RTRAddress("Ethernet"); err == nil {
+		if _, err := s.RTRAddress("Ethernet", false); err == nil {
 			t.Errorf("%+v: no error", s)
 		}
 	}

@@ -107,7 +107,7 @@ func queryDevice(ctx *C.struct_ibv_context) (DeviceInfo, error) {
 		if rc := C.rb_query_port(ctx, C.uint8_t(p), &pa); rc != 0 {
 			return DeviceInfo{}, &VerbError{Verb: "ibv_query_port", Phase: fmt.Sprintf("%s port %d", name, p), Err: syscall.Errno(rc)}
 		}
-		pi := portInfo(p, &pa)
+		pi := portInfo(p, &pa, info.Transport)
 		pi.GIDs = gids[p]
 		info.Ports = append(info.Ports, pi)
 	}
@@ -120,6 +120,10 @@ func transport(t C.enum_ibv_transport_type) string {
 		return "InfiniBand"
 	case C.IBV_TRANSPORT_IWARP:
 		return "iWARP"
+	case C.IBV_TRANSPORT_USNIC, C.IBV_TRANSPORT_USNIC_UDP:
+		return "usNIC"
+	case C.IBV_TRANSPORT_UNSPECIFIED:
+		return "unspecified" // EFA
 	}
 	return "unknown"
 }
@@ -185,24 +189,27 @@ var physStates = map[C.uint8_t]string{
 var laneGbps = map[C.uint8_t]float64{1: 2.5, 2: 5, 4: 10, 8: 10, 16: 14, 32: 25, 64: 50, 128: 100}
 var widthLanes = map[C.uint8_t]int{1: 1, 2: 4, 4: 8, 8: 12, 16: 2}
 
-func portInfo(p int, a *C.struct_ibv_port_attr) PortInfo {
+func portInfo(p int, a *C.struct_ibv_port_attr, transport string) PortInfo {
 	pi := PortInfo{
-		Port:      p,
-		State:     portStates[a.state],
-		PhysState: physStates[a.phys_state],
-		ActiveMTU: mtuBytes(a.active_mtu),
-		MaxMTU:    mtuBytes(a.max_mtu),
-		LID:       uint16(a.lid),
-		Width:     widthLanes[a.active_width],
-		LaneGbps:  laneGbps[a.active_speed],
+		Port:       p,
+		State:      portStates[a.state],
+		PhysState:  physStates[a.phys_state],
+		ActiveMTU:  mtuBytes(a.active_mtu),
+		MaxMTU:     mtuBytes(a.max_mtu),
+		LID:        uint16(a.lid),
+		Width:      widthLanes[a.active_width],
+		LaneGbps:   laneGbps[a.active_speed],
+		MaxMsgSize: uint32(a.max_msg_sz),
 	}
 	pi.RateGbps = pi.LaneGbps * float64(pi.Width)
+	ll := linkUnspecified
 	switch a.link_layer {
 	case C.IBV_LINK_LAYER_ETHERNET:
-		pi.LinkLayer = "Ethernet"
-	case C.IBV_LINK_LAYER_INFINIBAND, C.IBV_LINK_LAYER_UNSPECIFIED:
-		pi.LinkLayer = "InfiniBand"
+		ll = linkEthernet
+	case C.IBV_LINK_LAYER_INFINIBAND:
+		ll = linkInfiniBand
 	}
+	pi.LinkLayer = linkLayer(ll, transport)
 	return pi
 }
 

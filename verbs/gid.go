@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net"
 	"strings"
+
+	"github.com/rdmabench/rdmabench/verbs/qp"
 )
 
 // pickGID returns the GID entry at index, or with index -1 the one perftest would pick
@@ -68,7 +70,11 @@ func Choose(devs []DeviceInfo, name string, port, gidIndex int) (Choice, error) 
 		if name != "" && d.Name != name {
 			continue
 		}
-		_, g, err := portAndGID(d, port, gidIndex)
+		err := Usable(d)
+		var g GIDEntry
+		if err == nil {
+			_, g, err = portAndGID(d, port, gidIndex)
+		}
 		if err != nil && name == "" {
 			continue // not usable; try the next one
 		}
@@ -95,4 +101,65 @@ func portAndGID(d DeviceInfo, port, gidIndex int) (PortInfo, GIDEntry, error) {
 		return PortInfo{}, GIDEntry{}, fmt.Errorf("%s port %d: %w", d.Name, port, err)
 	}
 	return p, g, nil
+}
+
+// GIDForAddr is the GID a connection whose control (TCP) connection has local as
+// this side's address runs on: the port's RoCE v2 GID that holds local, so that the
+// RDMA traffic leaves from the address, netdev and VLAN the peer was reached on. When
+// no entry holds it (a loopback control connection, an address on another netdev, an
+// InfiniBand port, whose GIDs are no addresses) it is fallback, the GID chosen without
+// an address, and note says why.
+func GIDForAddr(dev string, p PortInfo, local net.IP, fallback GIDEntry) (g GIDEntry, note string) {
+	which := fmt.Sprintf("GID %d (%s%s) as without an address", fallback.Index, fallback.GID, netdevOf(fallback))
+	switch {
+	case p.LinkLayer != "Ethernet":
+		return fallback, fmt.Sprintf("%s port %d is InfiniBand, whose GIDs are not IP addresses: %s", dev, p.Port, which)
+	case local == nil || local.IsUnspecified():
+		return fallback, fmt.Sprintf("the control connection's local address is unknown: %s", which)
+	}
+	for _, e := range p.GIDs {
+		if e.Type == "RoCE v2" && local.Equal(net.ParseIP(e.GID)) {
+			return e, ""
+		}
+	}
+	return fallback, fmt.Sprintf("no RoCE v2 GID of %s port %d holds %s, the control connection's local address: %s", dev, p.Port, local, which)
+}
+
+func netdevOf(g GIDEntry) string {
+	if g.Netdev == "" {
+		return ""
+	}
+	return ", " + g.Netdev
+}
+
+// RTRHint is what an RTR failure (ibv_modify_qp to RTR) adds to the errno on a port of
+// linkLayer: both ends' addresses, the netdevs they are on, and what to try.
+func RTRHint(linkLayer string, local GIDEntry, lid uint16, remote qp.Endpoint) string {
+	if linkLayer != "Ethernet" {
+		return fmt.Sprintf("this side is LID %d, the peer LID %d: check that both ports are ACTIVE on one subnet with a subnet manager running ('rdmabench devices', ibstat)", lid, remote.LID)
+	}
+	peerNetdev := ""
+	if remote.GIDNetdev != "" {
+		peerNetdev = ", netdev " + remote.GIDNetdev
+	}
+	mine := "?"
+	if local.Netdev != "" {
+		mine = local.Netdev
+	}
+	return fmt.Sprintf("this side's GID %d is %s (%s, netdev %s), the peer's GID %d is %s (%s%s): check that both addresses are on the same subnet and VLAN and reach each other, or pick GIDs that do with -x on both sides ('rdmabench devices' lists them)",
+		local.Index, local.GID, local.Type, mine, remote.GIDIndex, remote.GID, remote.GIDType, peerNetdev)
+}
+
+// grh says whether a port's QPs send a GRH and with which hop limit: on RoCE always (the
+// GID is the IP address; 64, the IP TTL rdmabench has always sent); on InfiniBand only
+// with -x (pinned), as perftest, which then sets a GRH with hop limit 255 (a packet may
+// cross IB routers, and carries the same 40 bytes more as perftest's with -x).
+func grh(linkLayer string, pinned bool) (global bool, hopLimit uint8) {
+	switch {
+	case linkLayer == "Ethernet":
+		return true, 64
+	case pinned:
+		return true, 0xff
+	}
+	return false, 0
 }

@@ -23,6 +23,6 @@ func (d *Device) identity(root string) result.Device {
 		Name: d.Info.Name, Driver: d.Info.Driver, Model: d.Info.Model, VendorID: d.Info.VendorID,
 		VendorPartID: d.Info.VendorPartID, FirmwareVer: d.Info.FirmwareVer, NodeGUID: d.Info.NodeGUID,
 		Port: d.Port.Port, LinkLayer: d.Port.LinkLayer, RateGbps: d.Port.RateGbps, ActiveMTU: d.Port.ActiveMTU,
-		GIDIndex: d.GID.Index, GIDType: d.GID.Type, Host: name, HostFacts: &facts,
+		GIDIndex: d.GID.Index, GIDType: d.GID.Type, GID: d.GID.GID, Host: name, HostFacts: &facts,
 	}
 }

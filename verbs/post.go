@@ -84,7 +84,7 @@ func (d *Device) RegisterMR(size int, remoteWrite, remoteRead bool) (_ *MR, err 
 	mr, cerr := C.rb_reg_mr(d.pd, p, C.size_t(size), access)
 	if mr == nil {
 		C.rb_munmap(p, C.size_t(m.mapLen))
-		return nil, &VerbError{Verb: "ibv_reg_mr", Phase: fmt.Sprintf("%d bytes", size), Err: errnoOr(cerr)}
+		return nil, &VerbError{Verb: "ibv_reg_mr", Phase: fmt.Sprintf("%d bytes", size), Err: regMRError(errnoOr(cerr), uint64(size))}
 	}
 	m.mr = mr
 	m.Addr, m.LKey, m.RKey = uint64(uintptr(p)), uint32(mr.lkey), uint32(mr.rkey)

@@ -44,8 +44,10 @@ type Device struct {
 	Info DeviceInfo
 	Port PortInfo
 	GID  GIDEntry
-	ctx  *C.struct_ibv_context
-	pd   *C.struct_ibv_pd
+	// pinned: the GID was chosen with -x, which every connection then uses (GIDFor).
+	pinned bool
+	ctx    *C.struct_ibv_context
+	pd     *C.struct_ibv_pd
 }
 
 // Open opens the named device (or, with name "", the first one with an ACTIVE port),
@@ -90,6 +92,9 @@ func openOne(dev *C.struct_ibv_device, port, gidIndex int) (_ *Device, err error
 	if d.Info, err = queryDevice(ctx); err != nil {
 		return nil, err
 	}
+	if err := Usable(d.Info); err != nil {
+		return nil, err
+	}
 	if port < 1 || port > len(d.Info.Ports) {
 		return nil, fmt.Errorf("%s has no port %d (it has %d)", name, port, len(d.Info.Ports))
 	}
@@ -100,12 +105,23 @@ func openOne(dev *C.struct_ibv_device, port, gidIndex int) (_ *Device, err error
 	if d.GID, err = pickGID(d.Port, gidIndex); err != nil {
 		return nil, fmt.Errorf("%s port %d: %w", name, port, err)
 	}
+	d.pinned = gidIndex >= 0 // on InfiniBand too: its QPs then send a GRH, as perftest's -x
 	pd, cerr := C.ibv_alloc_pd(ctx)
 	if pd == nil {
 		return nil, &VerbError{Verb: "ibv_alloc_pd", Phase: name, Err: errnoOr(cerr)}
 	}
 	d.pd = pd
 	return d, nil
+}
+
+// GIDFor is the GID entry a connection whose control connection has local as this
+// side's address uses (GIDForAddr), and why it is not local's when it is not; with -x,
+// always that entry.
+func (d *Device) GIDFor(local net.IP) (GIDEntry, string) {
+	if d.pinned {
+		return d.GID, ""
+	}
+	return GIDForAddr(d.Info.Name, d.Port, local, d.GID)
 }
 
 // Close releases the PD and the device context; it is nil-safe and idempotent.
@@ -133,6 +149,7 @@ func (d *Device) Close() error {
 type Session struct {
 	dev     *Device
 	spec    Spec
+	gids    []GIDEntry         // the source GID of each QP (Spec.GIDs, else the device's)
 	cq      *C.struct_ibv_cq   // the first thread's: cqs[0]
 	cqs     []*C.struct_ibv_cq // one per loop thread (blocks)
 	blocks  []qp.Block         // the QPs of each loop thread
@@ -171,6 +188,9 @@ func (d *Device) NewSession(spec Spec) (_ *Session, err error) {
 	if spec.SQDepth > d.Info.MaxQPWR {
 		return nil, fmt.Errorf("SQ depth %d exceeds %s's max_qp_wr %d", spec.SQDepth, d.Info.Name, d.Info.MaxQPWR)
 	}
+	if err := CheckMsgSize(d.Info, d.Port, spec.MsgSize); err != nil {
+		return nil, err
+	}
 	api, err := ResolvePostAPI(spec.PostAPI, d.Info.Driver)
 	if err != nil {
 		return nil, err
@@ -183,7 +203,11 @@ func (d *Device) NewSession(spec Spec) (_ *Session, err error) {
 	if threads > 1 && spec.Events {
 		return nil, fmt.Errorf("completion events (--events) with %d loop threads: the threads would share one completion channel; use one thread", threads)
 	}
-	s := &Session{dev: d, spec: spec, postAPI: api, blocks: blocks}
+	gids, err := d.sessionGIDs(spec)
+	if err != nil {
+		return nil, err
+	}
+	s := &Session{dev: d, spec: spec, postAPI: api, blocks: blocks, gids: gids}
 	defer func() {
 		if err != nil {
 			s.Close()
@@ -221,7 +245,7 @@ func (d *Device) NewSession(spec Spec) (_ *Session, err error) {
 	access := C.int(spec.Access())
 	mr, cerr := C.rb_reg_mr(d.pd, s.buf, C.size_t(spec.BufSize), access)
 	if mr == nil {
-		return nil, &VerbError{Verb: "ibv_reg_mr", Phase: fmt.Sprintf("%d bytes, access %s", spec.BufSize, AccessString(spec.Access())), Err: errnoOr(cerr)}
+		return nil, &VerbError{Verb: "ibv_reg_mr", Phase: fmt.Sprintf("%d bytes, access %s", spec.BufSize, AccessString(spec.Access())), Err: regMRError(errnoOr(cerr), uint64(s.mapLen))}
 	}
 	s.mr = mr
 	// A CQ cut to the device's limit could overflow, which fails the QPs mid-run.
@@ -292,6 +316,28 @@ func (d *Device) NewSession(spec Spec) (_ *Session, err error) {
 		}
 	}
 	return s, nil
+}
+
+// sessionGIDs is the source GID of each of the spec's QPs: Spec.GIDs (one for all, or
+// one per QP), each an entry of the device's port, else the device's GID.
+func (d *Device) sessionGIDs(spec Spec) ([]GIDEntry, error) {
+	in := spec.GIDs
+	switch len(in) {
+	case 0:
+		in = []GIDEntry{d.GID}
+	case 1, spec.NumQP:
+	default:
+		return nil, fmt.Errorf("invalid session spec: %d GIDs for %d QPs", len(in), spec.NumQP)
+	}
+	out := make([]GIDEntry, spec.NumQP)
+	for i := range out {
+		g := in[min(i, len(in)-1)]
+		if _, err := pickGID(d.Port, g.Index); err != nil {
+			return nil, fmt.Errorf("%s port %d: %w", d.Info.Name, d.Port.Port, err)
+		}
+		out[i] = g
+	}
+	return out, nil
 }
 
 // thread is the loop thread that drives QP q.
@@ -379,8 +425,8 @@ func (s *Session) modify(qp *C.struct_ibv_qp, phase string, set func(*C.struct_i
 // Local is what the peer needs to connect to this side.
 func (s *Session) Local() qp.Endpoint {
 	e := qp.Endpoint{
-		PSNs: s.psns, LID: s.dev.Port.LID, GID: s.dev.GID.GID, GIDIndex: s.dev.GID.Index,
-		GIDType: s.dev.GID.Type, LinkLayer: s.dev.Port.LinkLayer, MTU: s.dev.Port.ActiveMTU,
+		PSNs: s.psns, LID: s.dev.Port.LID, GID: s.gids[0].GID, GIDIndex: s.gids[0].Index,
+		GIDType: s.gids[0].Type, GIDNetdev: s.gids[0].Netdev, LinkLayer: s.dev.Port.LinkLayer, MTU: s.dev.Port.ActiveMTU,
 		RdAtom: s.respDepth(), Addr: uint64(uintptr(s.buf)), RKey: uint32(s.mr.rkey),
 		Len: uint64(s.spec.BufSize),
 	}
@@ -441,8 +487,8 @@ func (s *Session) ConnectPeers(rs []qp.Endpoint, mtu int) error {
 		if r.LinkLayer != s.dev.Port.LinkLayer {
 			return fmt.Errorf("link layer mismatch: this side is %s, the peer is %q", s.dev.Port.LinkLayer, r.LinkLayer)
 		}
-		if s.dev.Port.LinkLayer == "Ethernet" && r.GIDType != s.dev.GID.Type {
-			return fmt.Errorf("GID type mismatch: this side uses %s (GID index %d), the peer %q (GID index %d): pick matching GIDs with -x on both sides", s.dev.GID.Type, s.dev.GID.Index, r.GIDType, r.GIDIndex)
+		if g := s.gids[i]; s.dev.Port.LinkLayer == "Ethernet" && r.GIDType != g.Type {
+			return fmt.Errorf("GID type mismatch: this side uses %s (GID index %d), the peer %q (GID index %d): pick matching GIDs with -x on both sides", g.Type, g.Index, r.GIDType, r.GIDIndex)
 		}
 		if r.gid = net.ParseIP(r.GID).To16(); r.gid == nil {
 			return fmt.Errorf("peer sent an invalid GID %q", r.GID)
@@ -456,13 +502,13 @@ func (s *Session) ConnectPeers(rs []qp.Endpoint, mtu int) error {
 	for _, r := range paths {
 		s.remotes = append(s.remotes, remote{addr: r.Addr, key: r.RKey, len: r.Len})
 	}
-	av, err := s.spec.RTRAddress(s.dev.Port.LinkLayer)
+	av, err := s.spec.RTRAddress(s.dev.Port.LinkLayer, s.dev.pinned)
 	if err != nil {
 		return err
 	}
 	for i, qp := range s.qps {
 		r := paths[i]
-		rgid := r.gid
+		rgid, sgid := r.gid, s.gids[i]
 		if err := s.modify(qp, "RTR", func(a *C.struct_ibv_qp_attr) C.int {
 			a.qp_state = C.IBV_QPS_RTR
 			a.path_mtu = mtuEnum(r.mtu)
@@ -476,14 +522,14 @@ func (s *Session) ConnectPeers(rs []qp.Endpoint, mtu int) error {
 			if av.Global {
 				a.ah_attr.is_global = 1
 				copy((*[16]byte)(unsafe.Pointer(&a.ah_attr.grh.dgid))[:], rgid)
-				a.ah_attr.grh.sgid_index = C.uint8_t(s.dev.GID.Index)
+				a.ah_attr.grh.sgid_index = C.uint8_t(sgid.Index)
 				a.ah_attr.grh.hop_limit = C.uint8_t(av.HopLimit)
 				a.ah_attr.grh.traffic_class = C.uint8_t(av.TrafficClass)
 			}
 			return C.IBV_QP_STATE | C.IBV_QP_AV | C.IBV_QP_PATH_MTU | C.IBV_QP_DEST_QPN |
 				C.IBV_QP_RQ_PSN | C.IBV_QP_MAX_DEST_RD_ATOMIC | C.IBV_QP_MIN_RNR_TIMER
 		}); err != nil {
-			return err
+			return fmt.Errorf("%w: %s", err, RTRHint(s.dev.Port.LinkLayer, sgid, s.dev.Port.LID, r.Endpoint))
 		}
 		if err := s.modify(qp, "RTS", func(a *C.struct_ibv_qp_attr) C.int {
 			a.qp_state = C.IBV_QPS_RTS

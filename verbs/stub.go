@@ -2,7 +2,11 @@
 
 package verbs
 
-import "github.com/rdmabench/rdmabench/verbs/qp"
+import (
+	"net"
+
+	"github.com/rdmabench/rdmabench/verbs/qp"
+)
 
 // Without cgo every entry point fails with ErrUnsupported; the types exist so that
 // the rest of rdmabench builds (and its pure-Go tests run) with CGO_ENABLED=0.
@@ -22,6 +26,7 @@ type Device struct {
 }
 
 func (d *Device) Close() error                      { return nil }
+func (d *Device) GIDFor(net.IP) (GIDEntry, string)  { return d.GID, "" }
 func (d *Device) NewSession(Spec) (*Session, error) { return nil, ErrUnsupported }
 
 type Session struct{}

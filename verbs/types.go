@@ -41,17 +41,19 @@ type DeviceInfo struct {
 
 // PortInfo is one port of a device.
 type PortInfo struct {
-	Port      int        `json:"port"`
-	State     string     `json:"state"`
-	PhysState string     `json:"phys_state"`
-	LinkLayer string     `json:"link_layer"`
-	ActiveMTU int        `json:"active_mtu_bytes"`
-	MaxMTU    int        `json:"max_mtu_bytes"`
-	LID       uint16     `json:"lid"`
-	Width     int        `json:"width_lanes"`
-	LaneGbps  float64    `json:"lane_speed_gbit_per_s"`
-	RateGbps  float64    `json:"rate_gbit_per_s"`
-	GIDs      []GIDEntry `json:"gids"`
+	Port      int     `json:"port"`
+	State     string  `json:"state"`
+	PhysState string  `json:"phys_state"`
+	LinkLayer string  `json:"link_layer"`
+	ActiveMTU int     `json:"active_mtu_bytes"`
+	MaxMTU    int     `json:"max_mtu_bytes"`
+	LID       uint16  `json:"lid"`
+	Width     int     `json:"width_lanes"`
+	LaneGbps  float64 `json:"lane_speed_gbit_per_s"`
+	RateGbps  float64 `json:"rate_gbit_per_s"`
+	// MaxMsgSize is the largest message the port sends (ibv_port_attr.max_msg_sz).
+	MaxMsgSize uint32     `json:"max_msg_sz"`
+	GIDs       []GIDEntry `json:"gids"`
 }
 
 // GIDEntry is one valid entry of a port's GID table.
@@ -189,6 +191,12 @@ type Spec struct {
 	// ah_attr.sl, and ah_attr.grh.traffic_class where the connection uses a GRH. See
 	// RTRAddress.
 	SL, TrafficClass int
+	// MsgSize, when set, is the largest message the loops send: checked against the
+	// port's max_msg_sz.
+	MsgSize int
+	// GIDs are the QPs' source GIDs (Device.GIDFor: a connection's local address):
+	// one for every QP, or one per QP; none, the device's GID.
+	GIDs []GIDEntry
 }
 
 // ReadDepths are the READ limits of a QP of this device towards a peer whose

@@ -226,7 +226,7 @@ func (s *Session) ConnectPeers(rs []qp.Endpoint, mtu int) error {
 	}
 	// The address vector verbs would give every QP at RTR (Spec.RTRAddress), on the
 	// fake's link, Ethernet: what tests read back with RTR.
-	av, err := s.Spec.RTRAddress("Ethernet")
+	av, err := s.Spec.RTRAddress("Ethernet", false)
 	if err != nil {
 		return &verbs.VerbError{Verb: "ibv_modify_qp", Phase: "RTR", Err: err}
 	}

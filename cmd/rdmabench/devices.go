@@ -56,7 +56,7 @@ with --json. It fails, as they would, when the device is absent or its port not 
 		},
 	}
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print JSON instead of a table")
-	cmd.Flags().BoolVar(&opts.GID, "gid", false, "print only the device, port and GID that server/write/read would use with the same -d/-i/-x")
+	cmd.Flags().BoolVar(&opts.GID, "gid", false, "print only the device, port and GID that server/write/read would use with the same -d/-i/-x (without -x: on a connection whose local address no GID holds)")
 	addLocalFlags(cmd, &opts.Local)
 	addTableFormatFlag(cmd, &opts.Format, "auto")
 	cmd.Flags().Lookup("format").Usage = "how the list is shown: table (a line per device and port, a GID table each), " +

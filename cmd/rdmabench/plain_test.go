@@ -104,7 +104,7 @@ func TestProfilesPlain(t *testing.T) {
 	}
 	// A family's nominal rate is the range its models span, one figure where every
 	// part has the same rate.
-	for name, want := range map[string]string{"cx6": "50-200", "cx7": "200-400", "bnxt_re": "10-400", "irdma": "1-100",
+	for name, want := range map[string]string{"cx6": "25-200", "cx7": "200-800", "bnxt_re": "10-400", "irdma": "1-100",
 		"cx5": "100", "efa": "100", "rxe": "10"} {
 		if got[name] != want {
 			t.Errorf("%s: link Gb/s %q, want %q", name, got[name], want)

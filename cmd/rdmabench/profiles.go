@@ -86,8 +86,9 @@ func profilesRun(o *profilesOptions) error {
 }
 
 // linkRate is a profile's nominal port rate in the list, Gb/s: one figure where all its
-// parts have the same, else the range its models span ("50-200" for cx6: Lx 50, Dx 100,
-// ConnectX-6 200), so that no single figure understates or overstates a family.
+// parts have the same, else the range its models span ("25-200" for cx6: the family VF
+// 25, Lx 50, Dx 100, ConnectX-6 200), so that no single figure understates or overstates
+// a family.
 func linkRate(p profiles.Profile) string {
 	lo, hi := p.LinkGbpsRange()
 	if lo == hi {

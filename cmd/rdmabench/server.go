@@ -132,7 +132,7 @@ func addLocalFlags(cmd *cobra.Command, l *bench.Local) {
 	f.SetNormalizeFunc(perftestNames) // --ib-dev, as perftest's
 	f.StringVarP(&l.Device, "device", "d", "", "RDMA device (default: the first with an ACTIVE port)")
 	f.IntVarP(&l.Port, "ib-port", "i", 1, "device port")
-	f.IntVarP(&l.GIDIndex, "gid-index", "x", -1, "GID index; -1: the RoCE v2 IPv4-mapped GID, as perftest picks")
+	f.IntVarP(&l.GIDIndex, "gid-index", "x", -1, "GID index for every connection; -1: the RoCE v2 GID of each control connection's local address, else the IPv4-mapped RoCE v2 GID perftest picks")
 }
 
 func serverRun(o *serverOptions) error {
@@ -177,8 +177,12 @@ func (o *serverOptions) start(configure func(*bench.Server)) (*bench.Server, net
 	if o.Token != "" {
 		auth = "token required"
 	}
-	sv.Log.Printf("listening on %s, device %s (%s) port %d GID %d (%s), max buffer %d bytes, max test time %v, %s",
-		l.Addr(), d.Name, d.Model, d.Port, d.GIDIndex, d.GIDType, o.MaxBuffer, o.MaxTest, auth) // text: local (this host's device)
+	gid := "each client on the GID of the address it reached, else " // RoCE: verbs.GIDForAddr
+	if o.Local.GIDIndex >= 0 || d.LinkLayer != "Ethernet" {
+		gid = ""
+	}
+	sv.Log.Printf("listening on %s, device %s (%s) port %d, %sGID %d (%s), max buffer %d bytes, max test time %v, %s",
+		l.Addr(), d.Name, d.Model, d.Port, gid, d.GIDIndex, d.GIDType, o.MaxBuffer, o.MaxTest, auth) // text: local (this host's device)
 	if o.Token == "" && !loopback(l.Addr()) {
 		sv.Log.Printf("warning: no token: any host that reaches %s can make this server register up to %d bytes with remote %s access for up to %v per test; use --token-file on a shared network", l.Addr(), o.MaxBuffer, "WRITE/READ", o.MaxTest)
 	}

@@ -10,18 +10,20 @@ package qp
 // hand it out (Session.Local) and connect to one (Session.Connect); the protocol (oob)
 // carries it between the hosts as JSON.
 type Endpoint struct {
-	QPNs      []uint32 `json:"qpns"`
-	PSNs      []uint32 `json:"psns"`
-	LID       uint16   `json:"lid"`
-	GID       string   `json:"gid"`
-	GIDIndex  int      `json:"gid_index"`
-	GIDType   string   `json:"gid_type"`
-	LinkLayer string   `json:"link_layer"`
-	MTU       int      `json:"mtu_bytes"`
-	RdAtom    int      `json:"max_rd_atom"`
-	Addr      uint64   `json:"addr"`
-	RKey      uint32   `json:"rkey"`
-	Len       uint64   `json:"len"`
+	QPNs     []uint32 `json:"qpns"`
+	PSNs     []uint32 `json:"psns"`
+	LID      uint16   `json:"lid"`
+	GID      string   `json:"gid"`
+	GIDIndex int      `json:"gid_index"`
+	GIDType  string   `json:"gid_type"`
+	// GIDNetdev is the netdev the GID is on, for a peer's error messages (protocol 7).
+	GIDNetdev string `json:"gid_netdev,omitempty"`
+	LinkLayer string `json:"link_layer"`
+	MTU       int    `json:"mtu_bytes"`
+	RdAtom    int    `json:"max_rd_atom"`
+	Addr      uint64 `json:"addr"`
+	RKey      uint32 `json:"rkey"`
+	Len       uint64 `json:"len"`
 }
 
 // Queues is the lifecycle of one side's queues, whichever loops drive them (the timed
