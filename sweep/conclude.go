@@ -161,7 +161,7 @@ func (s *state) verdict(f *final, d string) Verdict {
 	// Open comparisons of points with another value of d: the parameter is undecided.
 	for _, m := range f.members {
 		j, ok := main.judged[m.pt]
-		if ok && m.pt.Get(d) != c.Get(d) && !settledRel(j) {
+		if ok && m.pt.Get(d) != c.Get(d) && !settledRel(j) && (j == Better || !main.covered(m.pt)) {
 			r := main.rel[m.pt]
 			if v.Unresolved == nil || high(&r) > high(v.Unresolved.Ratio) {
 				c := comparison(m.pt, r)

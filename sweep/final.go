@@ -314,7 +314,7 @@ func (s *state) rivals(inc profiles.Point, o Objective) (rivals []profiles.Point
 // is equal or worse, every contender has been measured, and none was left out.
 func (s *state) decide(f *final) decision {
 	o := f.obj
-	var comp, unmeasured []profiles.Point
+	var comp, unmeasured []profiles.Point // unmeasured, then also the comparisons left open
 	for _, m := range f.members {
 		if !m.compete || s.failed[m.pt] != "" {
 			continue
@@ -369,8 +369,10 @@ func (s *state) decide(f *final) decision {
 				d.chosen = pt
 			}
 		case Worse:
-		default: // the choice is decided only where every contender is equal or worse
+		case Better:
 			d.decided = false
+		default: // the choice is decided only where every contender is equal or worse, or covered
+			unmeasured = append(unmeasured, pt)
 		}
 	}
 	for _, pt := range unmeasured {
@@ -381,10 +383,10 @@ func (s *state) decide(f *final) decision {
 	return d
 }
 
-// covered: the contender pt, never measured, is one parameter away from the chosen
-// point, and that parameter's value was measured and settled (equal, worse or no
-// better than the leader) at a point of the top (the leader, or a point judged equal
-// to it) that has the chosen point's value there. A flat top's cheapest point chosen
+// covered: the contender pt, never measured or left open (not better), is one
+// parameter away from the chosen point, and that parameter's value was measured and
+// settled (equal, worse or no better than the leader) at a point of the top (the
+// leader, or a point judged equal to it) that has the chosen point's value there. A flat top's cheapest point chosen
 // late brings neighbours of its own that the rounds may not reach; the value they
 // stand for was compared at an equal of the chosen point. That assumes the parameters
 // in which the two differ do not interact with it there (the choice is a local optimum
