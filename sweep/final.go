@@ -343,6 +343,21 @@ func (s *state) decide(f *final) decision {
 			}
 		}
 	}
+	// A contender whose own paired rounds with the leader say it is better takes the
+	// lead (the anchor's differences span other rounds: an early lucky run of a
+	// sometimes-retransmitting point can make it the leader that the final rounds refute).
+	for range comp {
+		next, nextV := d.leader, 0.0
+		for _, pt := range comp {
+			if r := s.pair(pt, d.leader, o); pt != d.leader && r.JudgeAt(s.tol, f.lvl) == Better && r.mean > nextV {
+				next, nextV = pt, r.mean
+			}
+		}
+		if next == d.leader {
+			break
+		}
+		d.leader = next
+	}
 	d.chosen = d.leader
 	var rs []Ratio
 	var others []profiles.Point
