@@ -175,7 +175,11 @@ func TestDoctor(t *testing.T) {
 		apply, undo []string
 		pre         []string
 	}{
-		{name: "netdev down", check: "netdev", apply: []string{"ip", "link", "set", "vethB", "down"}, undo: []string{"ip", "link", "set", "vethB", "up"}},
+		// A netdev that goes down loses its routes: the undo puts back the bed's route
+		// from rxe1 to 10.0.0.1 over the veth wire (test/rxevm/guest-lib.sh), without
+		// which a later client's control connection to 10.0.0.1 leaves from 10.0.0.1.
+		{name: "netdev down", check: "netdev", apply: []string{"ip", "link", "set", "vethB", "down"},
+			undo: []string{"sh", "-c", "ip link set vethB up && ip route replace 10.0.0.1/32 dev vethB src 10.0.0.2 table 101"}},
 		// As root, CAP_IPC_LOCK lifts the limit: drop it from the bounding set, so that
 		// the doctor runs as an unprivileged user would.
 		{name: "memlock 64 KiB", check: "memlock", pre: []string{"setpriv", "--bounding-set", "-ipc_lock", "prlimit", "--memlock=65536:65536"}},
@@ -190,7 +194,9 @@ func TestDoctor(t *testing.T) {
 		}
 		out, code := doctor(fault.pre...)
 		if fault.undo != nil {
-			exec.Command(fault.undo[0], fault.undo[1:]...).Run()
+			if out, err := exec.Command(fault.undo[0], fault.undo[1:]...).CombinedOutput(); err != nil {
+				t.Errorf("%s: undo: %v %s", fault.name, err, out)
+			}
 			waitGID(t, cliDev)
 		}
 		failed := false
