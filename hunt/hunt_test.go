@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rdmabench/rdmabench/profiles"
 	"github.com/rdmabench/rdmabench/result"
 )
 
@@ -328,6 +329,22 @@ func TestSpace(t *testing.T) {
 	}
 	if got := s.values(DimQPs); !slices.Equal(got, []string{"1", "2", "4", "8", "16"}) {
 		t.Errorf("qps %v", got)
+	}
+	// QP timeouts: the hunt section's (rxe: 14 beside the grid's 20), else the grid's, else
+	// the defaults (cx6).
+	if got := s.values(DimQPTimeout); !slices.Equal(got, []string{"8", "14", "20"}) {
+		t.Errorf("cx6's qp timeouts %v", got)
+	}
+	rxe, err := profiles.Load("rxe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := DefaultSpace(rxe).values(DimQPTimeout); !slices.Equal(got, []string{"14", "20"}) {
+		t.Errorf("rxe's qp timeouts %v", got)
+	}
+	rxe.Hunt = nil
+	if got := DefaultSpace(rxe).values(DimQPTimeout); !slices.Equal(got, []string{"20"}) {
+		t.Errorf("rxe's qp timeouts without its hunt section %v", got)
 	}
 	b := s.Baseline
 	if b.Op != "write" || b.MsgSizeBytes != 65536 || b.SQDepth != 512 || b.CQMod != 16 || b.NumQPs != 1 || b.MTUBytes != 4096 || b.QPTimeout != 14 || b.MR != MRPool || b.Bidirectional {

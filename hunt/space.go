@@ -243,9 +243,9 @@ var (
 )
 
 // DefaultSpace is the space of profile p for the operations ops (default write and
-// read): its sweep grids' sizes, depths, offsets, moderations, post lists and QP
-// timeouts (all operations' values together), the QPs, MTUs and QP timeouts of its hunt
-// section (or the defaults above where it has none), every --mr mode and both
+// read): its sweep grids' sizes, depths, offsets, moderations and post lists (all
+// operations' values together), the QPs, MTUs and QP timeouts of its hunt section (QP
+// timeouts: else the grids'; else the defaults above), every --mr mode and both
 // directions; one server (WithPeers adds the fan-out across several). The baseline is
 // p's start point for the first operation, with one QP, the largest MTU, pool
 // registration, one direction and one server.
@@ -271,9 +271,9 @@ func DefaultSpace(p profiles.Profile, ops ...string) Space {
 		}
 		return def
 	}
-	qpt := union("qp_timeout")
+	qpt := or(h.QPTimeout, union("qp_timeout"))
 	if len(qpt) == 0 {
-		qpt = or(h.QPTimeout, DefaultQPTimeouts)
+		qpt = DefaultQPTimeouts
 	}
 	s := Space{Dims: []Dim{
 		{DimOp, slices.Clone(ops)},

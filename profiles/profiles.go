@@ -148,8 +148,8 @@ type Hunt struct {
 	// UnfairRatio: a run is unfair when its slowest peer (or direction) got less than this
 	// fraction of its fastest's throughput (0 to 1).
 	UnfairRatio float64 `yaml:"unfair_ratio,omitempty"`
-	// The values the hunt tries for the QPs, the path MTU and the QP timeout exponent (a
-	// grid's qp_timeout values come first).
+	// The values the hunt tries for the QPs, the path MTU and the QP timeout exponent (for
+	// the QP timeout: these where given, else the grid's qp_timeout values).
 	NumQPs    []int `yaml:"num_qps,omitempty"`
 	MTUBytes  []int `yaml:"mtu_bytes,omitempty"`
 	QPTimeout []int `yaml:"qp_timeout,omitempty"`

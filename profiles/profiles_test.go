@@ -208,7 +208,11 @@ func TestParseRefusesBadCounters(t *testing.T) {
 }
 
 func TestHuntSection(t *testing.T) {
-	good, _ := embedded.ReadFile("rxe.yaml")
+	rxe, _ := embedded.ReadFile("rxe.yaml")
+	good := []byte(strings.Replace(string(rxe), "hunt:\n  qp_timeout: [14, 20]\n", "", 1))
+	if p, err := Parse(rxe, "rxe"); err != nil || p.Hunt == nil || !slices.Equal(p.Hunt.QPTimeout, []int{14, 20}) {
+		t.Fatalf("rxe's hunt section: %v, %+v", err, p.Hunt)
+	}
 	with := func(section string) []byte { return append(slices.Clone(good), []byte("\n"+section)...) }
 	p, err := Parse(with("hunt:\n  low_throughput: 0.4\n  tail_ratio: 8\n  num_qps: [1, 4]\n  mtu_bytes: [1024]\n"), "test")
 	if err != nil {
