@@ -17,7 +17,7 @@ PURE    := ./hunt/... ./result/... ./oob/... ./report/... ./verbs/... ./sweep/..
 DEB := gcc libc6-dev pkg-config libibverbs-dev ibverbs-providers rdma-core ibverbs-utils perftest chromium openmpi-bin \
        qemu-system-x86 busybox-static cpio kmod iproute2
 
-.PHONY: all build setup test vet unit docs fuzz fuzz-short browser e2e demo scenarios parity interop hw-check hw-check-bed hunt bed-noise soak clean vm-shell
+.PHONY: all build setup test vet unit docs fuzz fuzz-short browser e2e demo scenarios parity interop hw-check hw-check-bed hunt bed-noise search-acceptance soak clean vm-shell
 
 all: build
 
@@ -135,6 +135,16 @@ hw-check: build
 
 hw-check-bed: build
 	test/hw-check.sh --bed
+
+# The default (descent) search against the full grid of the rxe profile, one test-bed
+# boot per operation (test/search-acceptance.sh): descent's best within 2% of the grid's
+# with at most 25% of its points. ACC_BUDGET per search; any wall time it needs, about
+# 25-30 minutes an operation at 9m. Results in out/acc/OP.
+ACC_OPS ?= write read
+ACC_BUDGET ?= 9m
+search-acceptance: build
+	mkdir -p out/acc
+	rc=0; for op in $(ACC_OPS); do VM_RW=$(CURDIR)/out/acc VM_TIMEOUT=3600 test/rxevm/run test/search-acceptance.sh $$op $(ACC_BUDGET) || rc=1; done; exit $$rc
 
 # How noisy and how slow the test bed is on this host (perftest with and without RPS on
 # the veths; rdmabench's run-to-run noise and wall time per point length), in one boot.
