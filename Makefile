@@ -55,13 +55,17 @@ unit:
 	@cat bin/cover.txt
 	@awk -v min=$(COVER_MIN) '/coverage:/ && $$1 == "ok" { sub("%", "", $$5); if ($$5 + 0 < min) { print "coverage of " $$2 " is " $$5 "%, below " min "%"; bad = 1 } } END { exit bad }' bin/cover.txt
 
-# docs/cli.md, the command-line reference, generated from the cobra commands' help, and
+# docs/cli.md, the command-line reference, generated from the cobra commands' help;
 # docs/schemas/, the JSON Schemas of what the CLI writes besides results, generated from
-# their types: run it after changing a command, a flag, a help text or such a type, and
-# commit them. unit's TestCLIDocs and TestJSONSchemas fail while one is stale, and so
-# does CI.
+# their types; docs/usage.md's perftest flag map and refused flags, from compat.go's
+# tables; and the generated sections of docs/architecture.md (the import lists, their
+# picture and the dependency rules, from go list and internal/arrows' rules): run it
+# after changing a command, a flag, a help text, such a type, those tables or an import,
+# and commit them. unit's TestCLIDocs, TestJSONSchemas, TestPerftestFlagMapDocs and
+# TestArchitectureDocs fail while one is stale, and so does CI.
 docs:
-	$(GO) test -count=1 -run '^(TestCLIDocs|TestJSONSchemas)$$' ./cmd/rdmabench -update
+	$(GO) test -count=1 -run '^(TestCLIDocs|TestJSONSchemas|TestPerftestFlagMapDocs)$$' ./cmd/rdmabench -update
+	$(GO) test -count=1 -run '^TestArchitectureDocs$$' ./internal/arrows -update
 
 # The HTML report in a real browser: headless Chromium renders the demo fixture's page.
 browser:

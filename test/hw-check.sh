@@ -453,6 +453,6 @@ rc=${PIPESTATUS[0]}
 n=$(grep -c . "$OUT/verdicts.tsv")
 echo "hw-check: $n checks, $(grep -c $'\tFAIL\t' "$OUT/verdicts.tsv") failed, $(grep -c $'\tWARN\t' "$OUT/verdicts.tsv") warnings, $((EPOCHSECONDS - T0)) s" | tee -a "$OUT/verdicts.txt" "$OUT/hw-check.log"
 if [ $MODE = hw ]; then
-  tarball "$OUT" && echo "hw-check: bundle $OUT.tar.gz: send it back (README: Checking real hardware)"
+  tarball "$OUT" && echo "hw-check: bundle $OUT.tar.gz: send it back (docs/testing.md: Checking real hardware)"
 fi
 exit "$rc"

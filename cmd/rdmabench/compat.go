@@ -104,6 +104,33 @@ var refusedFlags = []refusedFlag{
 	{"client", "P", false, "the client is the command with a SERVER argument: drop -P"},
 }
 
+// perftestFlagRow is a row of the flag map: perftest's flags, rdmabench's, and the
+// difference, as Markdown.
+type perftestFlagRow struct{ perftest, rdmabench, difference string }
+
+// perftestFlagMap is perftest's flags next to rdmabench's, with refusedFlags the
+// compatibility table: docs/usage.md's flag map is generated from both (make docs,
+// TestPerftestFlagMapDocs), and TestPerftestFlagMap checks every flag a row names
+// against the test commands' own flags (a refused row's against refusedFlags).
+var perftestFlagMap = []perftestFlagRow{
+	{"`-d/--ib-dev`, `-i/--ib-port`, `-x/--gid-index`, `-p/--port`", "same", "`-p` is the control port, default 18600 (perftest 18515)"},
+	{"`-s/--size`, `-n/--iters`, `-D/--duration`", "same", "sizes take units (`64K`); `-D` with `--run_infinitely` bounds the run (perftest: the print period)"},
+	{"`-a/--all`", "same", "2 B to 8 MiB, a result each, one connection; written to `--json`/`--csv` as each size ends"},
+	{"`-q/--qp`, `-t/--tx-depth`, `-l/--post_list`, `-Q/--cq-mod`", "`--qps`, same, `--post-list`, same", "`--iters` need not be a multiple of `--post-list`"},
+	{"`-I/--inline_size`", "`-I/--inline`", "`auto` (the default) is perftest's per-device size"},
+	{"`-e/--events`, `-b/--bidirectional`, `-m/--mtu`, `-u/--qp-timeout`", "same", ""},
+	{"`-F/--CPU-freq`", "accepted", "does nothing: rdmabench never uses the CPU's frequency (`--clock`)"},
+	{"`--report_gbits`", "same", "for `--format perftest` and `--output`; the tables always show Gb/s"},
+	{"`--output bandwidth|message_rate|latency`", "same", "latency: the mean, µs"},
+	{"`--run_infinitely`", "same", "an `--interval` line every 5 s; Ctrl-C keeps and writes the result; at most `--duration` (570 s: a default server's limit)"},
+	{"`--use_hugepages`", "`--hugepages`", ""},
+	{"BW peak", "`peak`", "the best full `--interval`, `-` without one; perftest's is its best few WRs, which overstates"},
+	{"`-o/--outs_num`", "`-o/--outs`", "the client's cap on its READs in flight per QP; not with `-b` or several servers"},
+	{"(the `ibv_wr_*` API), `--use_old_post_send`", "`--post-api auto|wr|legacy`, same", "`auto`: perftest's choice, the extended QP API on mlx5, EFA and HNS; the result's `post_api` says which ran"},
+	{"`-S/--sl`, `--tclass`, `--disable_pcie_relaxed`", "same (`--disable-pcie-relaxed`)", "in the plan, so both sides apply them; relaxed ordering on by default except in `write lat`, as perftest ([On a real fabric](#on-a-real-fabric))"},
+	{"`-c UC|UD|XRC|DC`, `-R`, `-z`, `-T`, `--use_cuda*`, `-w`, `-y`, ...", "refused, exit 2", "RC only, own connection setup (`-T` is rdma_cm's: use `--tclass`); every refused flag and what to do instead: below"},
+}
+
 // addPerftestFlags registers, hidden, perftest's flags that rdmabench does not
 // implement (refusePerftestFlags refuses them), and makes cmd read perftest's long
 // names. A flag cmd already has, by name or shorthand, is left to it.

@@ -192,3 +192,78 @@ func TestSecurityPromisesNameRealTests(t *testing.T) {
 		}
 	}
 }
+
+// TestDocsLinks follows every relative link of the README and docs/: the file it names
+// exists and, for a Markdown page, so does the heading its anchor names (GitHub's ids,
+// "-1" for a repeated heading), so that moving or renaming a section cannot leave a
+// link behind. Code blocks are left out.
+func TestDocsLinks(t *testing.T) {
+	pages, err := filepath.Glob(filepath.Join("..", "..", "docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages = append(pages, filepath.Join("..", "..", "README.md"))
+	fences := regexp.MustCompile("(?ms)^```.*?^```")
+	headings := regexp.MustCompile(`(?m)^#{1,6}\s+(.*?)\s*$`)
+	links := regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	scheme := regexp.MustCompile(`^[a-z]+:`)
+	anchors := map[string]map[string]bool{}
+	anchorsOf := func(path string) (map[string]bool, error) {
+		if a, ok := anchors[path]; ok {
+			return a, nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return nil, err
+		}
+		a, seen := map[string]bool{}, map[string]int{}
+		for _, h := range headings.FindAllStringSubmatch(fences.ReplaceAllString(string(b), ""), -1) {
+			id := githubAnchor(h[1])
+			if n, ok := seen[id]; ok {
+				seen[id] = n + 1
+				id = fmt.Sprintf("%s-%d", id, n+1)
+			} else {
+				seen[id] = 0
+			}
+			a[id] = true
+		}
+		anchors[path] = a
+		return a, nil
+	}
+	n := 0
+	for _, page := range pages {
+		b, err := os.ReadFile(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range links.FindAllStringSubmatch(fences.ReplaceAllString(string(b), ""), -1) {
+			target := l[1]
+			if scheme.MatchString(target) {
+				continue // http:, https:, mailto:
+			}
+			n++
+			file, frag, _ := strings.Cut(target, "#")
+			path := page
+			if file != "" {
+				path = filepath.Join(filepath.Dir(page), file)
+			}
+			if _, err := os.Stat(path); err != nil {
+				t.Errorf("%s links to %s: no such file", page, target)
+				continue
+			}
+			if frag == "" || !strings.HasSuffix(path, ".md") {
+				continue
+			}
+			a, err := anchorsOf(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !a[frag] {
+				t.Errorf("%s links to %s: no such heading in %s", page, target, path)
+			}
+		}
+	}
+	if n < 50 {
+		t.Fatalf("%d relative links in the README and docs/: the pages or the pattern are gone", n)
+	}
+}

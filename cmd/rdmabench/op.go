@@ -140,7 +140,7 @@ func newCmdTest(op, test string, runF func(*testOptions) error) *cobra.Command {
 against 'rdmabench server' on SERVER: perftest's %s loop, defaults and short flags.
 perftest's long names are accepted too (--ib-dev, --qp, --post_list, --inline_size,
 --report_gbits, --run_infinitely: '_' or '-'); a perftest flag rdmabench does not
-implement is refused with what to do instead (README: the flag map).`, op, what, perftest),
+implement is refused with what to do instead (docs/usage.md: the flag map).`, op, what, perftest),
 		Example: testExample(op, test),
 		Args:    cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
