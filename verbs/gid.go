@@ -5,6 +5,7 @@ import (
 	"net"
 	"strings"
 
+	"github.com/rdmabench/rdmabench/result"
 	"github.com/rdmabench/rdmabench/verbs/qp"
 )
 
@@ -123,6 +124,44 @@ func GIDForAddr(dev string, p PortInfo, local net.IP, fallback GIDEntry) (g GIDE
 		}
 	}
 	return fallback, fmt.Sprintf("no RoCE v2 GID of %s port %d holds %s, the control connection's local address: %s", dev, p.Port, local, which)
+}
+
+// GIDChooser is a device that picks a GID per connection: Device's GIDFor, the GID of
+// the control connection's local address (GIDForAddr), so that the RDMA traffic leaves
+// from the address, netdev and VLAN the peer was reached on. Devices without it (fakes,
+// the Go API's loopback fabric) run every connection on their one GID.
+type GIDChooser interface {
+	GIDFor(local net.IP) (GIDEntry, string)
+}
+
+// ConnGID is the GID dev runs a connection on whose control connection has local as
+// this side's address (the client's own end, or the address a server was reached on),
+// and why it is not local's when it is not; ok is false when dev picks no GID per
+// connection (it is no GIDChooser).
+func ConnGID(dev any, local net.Addr) (g GIDEntry, note string, ok bool) {
+	c, ok := dev.(GIDChooser)
+	if !ok {
+		return GIDEntry{}, "", false
+	}
+	g, note = c.GIDFor(addrIP(local))
+	return g, note, true
+}
+
+func addrIP(a net.Addr) net.IP {
+	if ta, ok := a.(*net.TCPAddr); ok {
+		if v4 := ta.IP.To4(); v4 != nil {
+			return v4
+		}
+		return ta.IP
+	}
+	return nil
+}
+
+// MarkGID is me, a device's identity, on the GID g of one connection; note says why g
+// is not the GID of the connection's address, when it is not (ConnGID).
+func MarkGID(me result.Device, g GIDEntry, note string) result.Device {
+	me.GIDIndex, me.GIDType, me.GID, me.GIDNote = g.Index, g.Type, g.GID, note
+	return me
 }
 
 func netdevOf(g GIDEntry) string {
