@@ -190,15 +190,17 @@ func RTRHint(linkLayer string, local GIDEntry, lid uint16, remote qp.Endpoint) s
 }
 
 // grh says whether a port's QPs send a GRH and with which hop limit: on RoCE always (the
-// GID is the IP address; 64, the IP TTL rdmabench has always sent); on InfiniBand only
-// with -x (pinned), as perftest, which then sets a GRH with hop limit 255 (a packet may
-// cross IB routers, and carries the same 40 bytes more as perftest's with -x).
+// GID is the IP address), on InfiniBand only with -x (pinned), as perftest. The hop
+// limit is perftest's, 255, wherever a GRH is sent: its RTR (ctx_modify_qp_to_rtr in
+// perftest_resources.c) sets grh.hop_limit = 0xFF with every GRH, so a RoCE v2 packet
+// leaves with IP TTL 255 as perftest's does, and an InfiniBand one may cross IB routers
+// (and carries the same 40 bytes more as perftest's with -x).
 func grh(linkLayer string, pinned bool) (global bool, hopLimit uint8) {
-	switch {
-	case linkLayer == "Ethernet":
-		return true, 64
-	case pinned:
-		return true, 0xff
+	if linkLayer == "Ethernet" || pinned {
+		return true, perftestHopLimit
 	}
 	return false, 0
 }
+
+// perftestHopLimit is the GRH hop limit perftest sets at RTR (0xFF).
+const perftestHopLimit = 0xff
