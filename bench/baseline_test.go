@@ -149,7 +149,7 @@ func TestBaselineWrongCookie(t *testing.T) {
 		t.Error("the listener must be closed after its one connection")
 	}
 	byHand(t, conn, "read", 100, 5)
-	regionByHand(t, r, conn)
+	regionByHand(t, r, conn, result.Config{Op: "write", Test: result.Region, MsgSizeBytes: 4096, NumQPs: 1})
 	c := dial(t, r, "")
 	res, err := run(t, c, result.Config{Op: "write", Test: result.BW, Iterations: 20, MsgSizeBytes: 512})
 	if err != nil {
@@ -336,16 +336,15 @@ func byHand(t *testing.T, conn *oob.Conn, op string, size int, n uint64) {
 
 // regionByHand runs a region plan on a raw session (as TestPipeRegion does): a plan,
 // endpoints, ready, done, report.
-func regionByHand(t *testing.T, r *benchtest.Rig, conn *oob.Conn) {
+func regionByHand(t *testing.T, r *benchtest.Rig, conn *oob.Conn, plan result.Config) {
 	t.Helper()
-	const size = 4096
-	conn.Send(oob.Msg{Type: oob.TPlan, Plan: &result.Config{Op: "write", Test: result.Region, MsgSizeBytes: size, NumQPs: 1}})
+	conn.Send(oob.Msg{Type: oob.TPlan, Plan: &plan})
 	m, err := conn.Expect(oob.TEndpoint)
 	if err != nil {
 		t.Fatalf("a plan on the same session: %v", err)
 	}
 	dev, _ := r.Client.Open(bench.Local{})
-	s, err := dev.NewSession(verbs.Spec{NumQP: 1, SQDepth: 4, BufSize: size})
+	s, err := dev.NewSession(verbs.Spec{NumQP: plan.NumQPs, SQDepth: 4, BufSize: plan.MsgSizeBytes})
 	if err != nil {
 		t.Fatal(err)
 	}

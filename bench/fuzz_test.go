@@ -67,6 +67,8 @@ func FuzzPlan(f *testing.F) {
 		`{"op":"read","test":"region","msg_size_bytes":2147483648,"num_qps":1024,"mtu_bytes":4096}`,
 		`{"op":"write","test":"region","msg_size_bytes":4096,"num_qps":1,"warmup_iterations":1000000000,"bidirectional":true}`,
 		`{"op":"send","test":"region","msg_size_bytes":-1,"num_qps":0,"sq_depth":-5}`,
+		`{"op":"write","test":"region","msg_size_bytes":4096,"num_qps":2,"pcie_relaxed_ordering":true,"sl":3,"traffic_class":96}`,
+		`{"op":"read","test":"region","msg_size_bytes":4096,"num_qps":1,"sl":16,"traffic_class":-1}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -218,16 +220,20 @@ func checkRegion(t *testing.T, c result.Config) {
 	}
 	rest := c
 	rest.Op, rest.Test, rest.MsgSizeBytes, rest.NumQPs, rest.SQDepth, rest.MTUBytes = "", "", 0, 0, 0, 0
+	rest.PCIeRelaxedOrdering, rest.SL, rest.TrafficClass = false, 0, 0
 	switch {
 	case c.Op != "write" && c.Op != "read":
 		t.Fatalf("a region plan for operation %q accepted", c.Op)
 	case c.MsgSizeBytes < 1 || c.MsgSizeBytes > 1<<31 || c.NumQPs < 1 || c.NumQPs > 1024 || c.SQDepth < 0 || c.SQDepth > bench.MaxSQDepth:
 		t.Fatalf("a region plan out of bounds accepted: %+v", c)
+	case c.SL < 0 || c.SL > 15 || c.TrafficClass < 0 || c.TrafficClass > 255:
+		t.Fatalf("a region plan with a service level or traffic class out of range accepted: %+v", c)
 	case rest != result.Config{}:
 		t.Fatalf("a region plan with fields a region does not take accepted: %+v", rest)
 	}
 	s := op.ServerSpec(c)
-	if s.BufSize != c.MsgSizeBytes || s.NumQP != c.NumQPs || s.SQDepth != 1 || s.Offset != 0 {
+	if s.BufSize != c.MsgSizeBytes || s.NumQP != c.NumQPs || s.SQDepth != 1 || s.Offset != 0 || s.MsgSize != 0 ||
+		s.RelaxedOrdering != c.PCIeRelaxedOrdering || s.SL != c.SL || s.TrafficClass != c.TrafficClass {
 		t.Fatalf("region spec %+v for plan %+v", s, c)
 	}
 	if bench.ServerBytes(op, c) < int64(c.MsgSizeBytes) {

@@ -360,8 +360,9 @@ func TestPipeRegion(t *testing.T) {
 	if rep.Report.Digest != hex.EncodeToString(want[:]) {
 		t.Fatalf("digest %q, want %x", rep.Report.Digest, want)
 	}
-	// A region plan takes a size, QPs and an MTU only: any other field is refused by
-	// its name, not ignored (finding 8 of the hostile-peers review).
+	// A region plan takes a size, QPs, an MTU and what it asks of the fabric only: any
+	// other field is refused by its name, not ignored (finding 8 of the hostile-peers
+	// review).
 	for _, bad := range []struct {
 		plan result.Config
 		name string
@@ -373,11 +374,12 @@ func TestPipeRegion(t *testing.T) {
 		{result.Config{Counters: "all"}, "counters"},
 		{result.Config{InlineBytes: 64}, "inline_bytes"},
 		{result.Config{MR: "per-io"}, "mr"},
+		{result.Config{DisablePCIeRelaxed: true}, "disable_pcie_relaxed"},
 	} {
 		p := bad.plan
 		p.Op, p.Test, p.MsgSizeBytes, p.NumQPs = "write", result.Region, size, 1
 		conn.Send(oob.Msg{Type: oob.TPlan, Plan: &p})
-		if _, err := conn.Expect(oob.TEndpoint); err == nil || !strings.Contains(err.Error(), "a send-queue depth and an MTU only, not "+bad.name) {
+		if _, err := conn.Expect(oob.TEndpoint); err == nil || !strings.Contains(err.Error(), "and a traffic class only, not "+bad.name) {
 			t.Fatalf("want the region plan with %s refused, got %v", bad.name, err)
 		}
 	}

@@ -369,10 +369,9 @@ func (op Op) Validate(c result.Config) error {
 		return fmt.Errorf("--baseline applies to bandwidth tests, without -b/--bidirectional")
 	case len(c.Counters) > 1024:
 		return fmt.Errorf("--counters: a list of at most 1024 characters")
-	case c.SL < 0 || c.SL > 15:
-		return fmt.Errorf("--sl %d: want a service level from 0 to 15 (on RoCE, the Ethernet priority the NIC sends with; 0 is the default)", c.SL)
-	case c.TrafficClass < 0 || c.TrafficClass > 255:
-		return fmt.Errorf("--tclass %d: want a traffic class from 0 to 255 (on RoCE, the IP header's DSCP << 2 | ECN: DSCP 26 is --tclass 104); 0 is the default", c.TrafficClass)
+	}
+	if err := validateFabric(c); err != nil {
+		return err
 	}
 	if err := op.validateFan(c); err != nil {
 		return err
@@ -383,18 +382,35 @@ func (op Op) Validate(c result.Config) error {
 	return ValidateCounters(c.Counters)
 }
 
+// validateFabric checks what a plan asks of the fabric: the service level and the
+// traffic class (relaxed ordering is a switch).
+func validateFabric(c result.Config) error {
+	switch {
+	case c.SL < 0 || c.SL > 15:
+		return fmt.Errorf("--sl %d: want a service level from 0 to 15 (on RoCE, the Ethernet priority the NIC sends with; 0 is the default)", c.SL)
+	case c.TrafficClass < 0 || c.TrafficClass > 255:
+		return fmt.Errorf("--tclass %d: want a traffic class from 0 to 255 (on RoCE, the IP header's DSCP << 2 | ECN: DSCP 26 is --tclass 104); 0 is the default", c.TrafficClass)
+	}
+	return nil
+}
+
 // A region plan asks the server for a buffer that the client's QPs may WRITE to and
 // READ from as it likes (the public API, package rdma): MsgSizeBytes of zeros, NumQPs
-// QPs. The server holds it until the client says done, then reports its SHA-256.
+// QPs, registered with relaxed ordering and connected with the service level and
+// traffic class the plan asks for (Spec, without a message size: the region is no
+// message). The server holds it until the client says done, then reports its SHA-256.
 var regionOp = Op{
 	ServerSpec: func(c result.Config) verbs.Spec {
-		return verbs.Spec{NumQP: c.NumQPs, SQDepth: 1, BufSize: c.MsgSizeBytes, RemoteWrite: true, RemoteRead: true}
+		s := Spec(c, c.MsgSizeBytes, true, true, 1)
+		s.MsgSize = 0
+		return s
 	},
 }
 
 // validateRegion checks a region plan (the Go API's Dial): an operation, a size, a
-// number of QPs, a path MTU and the client's send-queue depth, and nothing else. A
-// field a region does not take is refused by its name, not ignored.
+// number of QPs, a path MTU, the client's send-queue depth, relaxed ordering, the
+// service level and the traffic class, and nothing else. A field a region does not
+// take is refused by its name, not ignored.
 func validateRegion(c result.Config) error {
 	switch {
 	case c.Op != "write" && c.Op != "read":
@@ -408,10 +424,14 @@ func validateRegion(c result.Config) error {
 	case c.MTUBytes != 0 && (c.MTUBytes < 256 || c.MTUBytes > 4096 || c.MTUBytes&(c.MTUBytes-1) != 0):
 		return fmt.Errorf("--mtu %d: want 256, 512, 1024, 2048 or 4096", c.MTUBytes)
 	}
+	if err := validateFabric(c); err != nil {
+		return err
+	}
 	rest := c
 	rest.Op, rest.Test, rest.MsgSizeBytes, rest.NumQPs, rest.SQDepth, rest.MTUBytes = "", "", 0, 0, 0, 0
+	rest.PCIeRelaxedOrdering, rest.SL, rest.TrafficClass = false, 0, 0
 	if name := firstSet(rest); name != "" {
-		return fmt.Errorf("a region plan takes an operation, a size, a number of QPs, a send-queue depth and an MTU only, not %s", name)
+		return fmt.Errorf("a region plan takes an operation, a size, a number of QPs, a send-queue depth, an MTU, relaxed ordering, a service level and a traffic class only, not %s", name)
 	}
 	return nil
 }

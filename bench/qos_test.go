@@ -10,6 +10,7 @@ import (
 	"github.com/rdmabench/rdmabench/bench"
 	"github.com/rdmabench/rdmabench/bench/benchtest"
 	"github.com/rdmabench/rdmabench/bench/ops"
+	"github.com/rdmabench/rdmabench/oob"
 	"github.com/rdmabench/rdmabench/result"
 	"github.com/rdmabench/rdmabench/verbs"
 )
@@ -87,6 +88,26 @@ func TestRelaxedOrderingSLAndTrafficClassOnBothSides(t *testing.T) {
 		}
 		checkSide(t, name, "client", last(t, r.Client), tc.relaxed, tc.sl, tc.tc)
 		checkSide(t, name, "server", last(t, r.Server), tc.relaxed, tc.sl, tc.tc)
+	}
+}
+
+// A region plan (the Go API's Dial) carries relaxed ordering, the service level and the
+// traffic class as a test's plan does: the server registers the region and connects its
+// QPs with them.
+func TestRegionPlanCarriesRelaxedOrderingSLAndTrafficClass(t *testing.T) {
+	r := benchtest.NewRig(t, ops.All, nil)
+	for _, tc := range []struct {
+		relaxed bool
+		sl, tc  int
+	}{{true, 0, 0}, {false, 0, 0}, {true, 3, 96}, {false, 15, 255}} {
+		conn := oob.NewConn(r.DialConn(), 2*time.Second)
+		if _, err := oob.Handshake(conn, result.Device{Name: "api"}, ""); err != nil {
+			t.Fatal(err)
+		}
+		regionByHand(t, r, conn, result.Config{Op: "write", Test: result.Region, MsgSizeBytes: 4096, NumQPs: 2,
+			PCIeRelaxedOrdering: tc.relaxed, SL: tc.sl, TrafficClass: tc.tc})
+		conn.Close()
+		checkSide(t, fmt.Sprintf("region %+v", tc), "server", last(t, r.Server), tc.relaxed, tc.sl, tc.tc)
 	}
 }
 

@@ -54,6 +54,7 @@ type trialOut struct {
 	runs    int       // runs taken, references and controls included
 	rounds  int       // rounds judged
 	values  []float64 // per run that showed it: the effect's metric
+	paused  int       // of those runs, the paused ones (Measurement.Paused)
 	// low-throughput against the best seen: the reference and the Gb/s of both
 	ref           *Point
 	gbps, refGbps []float64
@@ -485,6 +486,9 @@ func (h *hunter) trialRounds(ctx context.Context, pt Point, tr trial, phase stri
 		out.rounds++
 		if vd == hit {
 			out.values = append(out.values, v)
+			if m.Paused {
+				out.paused++
+			}
 		}
 		misses := out.rounds - len(out.values)
 		switch {
@@ -999,7 +1003,7 @@ func (h *hunter) finish(f Finding, r Point, best trialOut, moved map[string]bool
 	f.Point = r
 	maps.Copy(moved, best.moved)
 	f.CountersMoved = slices.Sorted(maps.Keys(moved))
-	f.Runs = len(best.values)
+	f.Runs, f.PausedRuns = len(best.values), best.paused
 	f.TrialRuns = spent
 	f.ErrorText = best.errText
 	f.Effect = h.effect(f, best)

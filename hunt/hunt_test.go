@@ -537,3 +537,33 @@ func TestSummary(t *testing.T) {
 	}
 	t.Log("\n" + text)
 }
+
+// A paused run (result.Result.Paused: pause frames moved on a port during it) is
+// recorded as paused, and a finding says how many of its runs were paused, beside its
+// reproducer; a finding none of whose runs was paused says nothing of pauses.
+func TestPausedRunsAreSaidSo(t *testing.T) {
+	for _, pausing := range []bool{true, false} {
+		f := newFake(0, 0.1, func(c result.Config, r *result.Result) {
+			plantFailure(c, r)
+			r.Paused = pausing && r.Error != ""
+		})
+		pl := testPlan(cx6(t), f, 0)
+		pl.Budget = 10 * time.Minute
+		var recs []Record
+		o, err := Run(context.Background(), f, pl, collect(&recs))
+		if err != nil || len(o.Findings) != 1 {
+			t.Fatal(err, o.Findings)
+		}
+		for _, r := range recs {
+			if m := r.Measurement; m != nil && m.Paused != (pausing && m.Error != "") {
+				t.Fatalf("pausing %v: run %d (error %q) recorded paused %v", pausing, m.Seq, m.Error, m.Paused)
+			}
+		}
+		fd := o.Findings[0]
+		text := strings.Join(Summary(o), "\n")
+		if want := map[bool]int{true: fd.Runs}[pausing]; fd.PausedRuns != want || fd.Runs != 3 ||
+			strings.Contains(text, "    paused: 3 of its 3 runs (pause frames") != pausing {
+			t.Errorf("pausing %v: the finding has %d of %d runs paused, want %d; the summary:\n%s", pausing, fd.PausedRuns, fd.Runs, want, text)
+		}
+	}
+}

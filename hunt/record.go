@@ -155,8 +155,11 @@ type Finding struct {
 	// CountersMoved: the error and congestion counters that moved in its runs ("local
 	// error roce_adp_retrans").
 	CountersMoved []string `json:"counters_moved,omitempty"`
-	// Runs: the fresh runs that showed it (all of the runs asked for: Rules.Confirm).
-	Runs int `json:"runs"`
+	// Runs: the fresh runs that showed it (all of the runs asked for: Rules.Confirm);
+	// PausedRuns, those of them that were paused (pause frames moved on a port during the
+	// run: its numbers are also the fabric's flow control's).
+	Runs       int `json:"runs"`
+	PausedRuns int `json:"paused_runs,omitempty"`
 	// Point: the reproducer's configuration (the set's parameters at the values it was
 	// confirmed at, every other at the space's baseline where it still triggered there);
 	// FoundAt: the search's point that raised it.

@@ -194,7 +194,10 @@ type Measurement struct {
 	Error         string          `json:"error,omitempty"`
 	CountersFlags []counters.Flag `json:"counters_flags,omitempty"`
 	Tainted       bool            `json:"tainted,omitempty"`
-	WallNS        int64           `json:"wall_ns"` // what the run cost the budget
+	// Paused: result.Result.Paused, pause frames moved on either side's port during the
+	// run (the flags of class pause have the counts).
+	Paused bool  `json:"paused,omitempty"`
+	WallNS int64 `json:"wall_ns"` // what the run cost the budget
 }
 
 // The phases a run is measured in.
@@ -232,7 +235,7 @@ func (s Share) judged(k string) bool {
 func summarise(res result.Result, cfg result.Config, phase string, seq int, wallNS int64) Measurement {
 	r := Measurement{Seq: seq, Phase: phase, Config: cfg, Server: res.Server, BWGbps: res.BWGbps, MsgRateMpps: res.MsgRateMpps,
 		P50NS: res.Lat.P50, P99NS: res.Lat.P99, RampShare: res.RampShare, Error: res.Error, CountersFlags: res.CountersFlags,
-		Tainted: res.Tainted, WallNS: wallNS, Shares: shares(res)}
+		Tainted: res.Tainted, Paused: res.Paused, WallNS: wallNS, Shares: shares(res)}
 	if s, ok := r.share(""); ok {
 		r.ShareRatio = &s
 	}

@@ -61,6 +61,9 @@ func Summary(o Outcome) []string {
 		if len(f.CountersMoved) > 0 {
 			lines = append(lines, "    counters moved: "+strings.Join(f.CountersMoved, ", "))
 		}
+		if f.PausedRuns > 0 {
+			lines = append(lines, fmt.Sprintf("    paused: %d of its %d runs (pause frames, PFC or 802.3x, moved on a port during them)", f.PausedRuns, f.Runs))
+		}
 		lines = append(lines, "    "+f.Command)
 		if f.PerftestCommand != "" {
 			lines = append(lines, "    "+f.PerftestCommand)

@@ -30,10 +30,10 @@ var DefaultSizes = []int{4 << 10, 64 << 10, 1 << 20, 64 << 20}
 // HugePage is the page size of mode "huge".
 const HugePage = 2 << 20
 
-// Timer times n registrations and deregistrations of size bytes in mode, each apart,
-// in ns (verbs.Device.TimeMR). It returns verbs.ErrNoHugepages or verbs.ErrNoODP for a
-// mode the host or the device cannot run.
-type Timer func(size int, mode string, n int) (reg, dereg []int64, err error)
+// Timer times n registrations and deregistrations of size bytes in mode with access
+// (verbs.Spec.Access), each apart, in ns (verbs.Device.TimeMR). It returns
+// verbs.ErrNoHugepages or verbs.ErrNoODP for a mode the host or the device cannot run.
+type Timer func(size int, mode string, n, access int) (reg, dereg []int64, err error)
 
 // Options is one run.
 type Options struct {
@@ -42,6 +42,9 @@ type Options struct {
 	Iterations int
 	Time       Timer
 	Device     Device
+	// DisablePCIeRelaxed registers without PCIe relaxed ordering (--disable-pcie-relaxed),
+	// which a benchmark's buffer otherwise gets (Access).
+	DisablePCIeRelaxed bool
 	// Memlock is RLIMIT_MEMLOCK's soft limit in bytes, -1 for unlimited; IPCLock says
 	// the process has CAP_IPC_LOCK, which lifts the limit for registrations.
 	Memlock int64
@@ -93,11 +96,21 @@ type Document struct {
 	Rows         []Row  `json:"rows"`
 }
 
-// Config is what was asked for.
+// Config is what was asked for. PCIeRelaxedOrdering: the registrations asked for
+// IBV_ACCESS_RELAXED_ORDERING, as a benchmark's buffers do unless
+// --disable-pcie-relaxed (absent: off, as in every document before the field).
 type Config struct {
-	Sizes      []int    `json:"sizes"`
-	Modes      []string `json:"modes"`
-	Iterations int      `json:"iterations"`
+	Sizes               []int    `json:"sizes"`
+	Modes               []string `json:"modes"`
+	Iterations          int      `json:"iterations"`
+	PCIeRelaxedOrdering bool     `json:"pcie_relaxed_ordering,omitempty"`
+}
+
+// Access is what every registration of o is made with: what a benchmark's buffer gets
+// (verbs.Spec.Access): local write, remote write and read, and relaxed ordering unless
+// disabled.
+func (o Options) Access() int {
+	return verbs.Spec{RemoteWrite: true, RemoteRead: true, RelaxedOrdering: !o.DisablePCIeRelaxed}.Access()
 }
 
 // Row is one size in one mode. A skipped row (the mode cannot run here) and a failed
@@ -146,7 +159,7 @@ func Run(o Options) Document {
 	doc := Document{
 		SchemaVersion: SchemaVersion, Kind: Kind, ToolVersion: o.ToolVersion, Time: now().UTC().Format(time.RFC3339),
 		Device: o.Device, MemlockBytes: o.Memlock, CAPIPCLock: o.IPCLock, PageBytes: page,
-		Config: Config{Sizes: o.Sizes, Modes: o.Modes, Iterations: o.Iterations},
+		Config: Config{Sizes: o.Sizes, Modes: o.Modes, Iterations: o.Iterations, PCIeRelaxedOrdering: !o.DisablePCIeRelaxed},
 		Rows:   []Row{},
 	}
 	for _, size := range o.Sizes {
@@ -176,7 +189,7 @@ func row(o Options, size int, mode string, page int) Row {
 			result.FormatSize(size), pages, result.FormatSize(int(pinned)), result.FormatSize(int(o.Memlock)))
 		return r
 	}
-	reg, dereg, err := o.Time(size, mode, o.Iterations)
+	reg, dereg, err := o.Time(size, mode, o.Iterations, o.Access())
 	switch {
 	case errors.Is(err, verbs.ErrNoHugepages):
 		r.Skipped = "no hugepages reserved (sysctl vm.nr_hugepages)"

@@ -18,7 +18,7 @@ import (
 // deregistration half that, with a little spread; huge has no hugepages when noHuge,
 // odp is not supported, and failAt fails a size after 3 pairs.
 func fakeTimer(noHuge bool, failAt int) Timer {
-	return func(size int, mode string, n int) ([]int64, []int64, error) {
+	return func(size int, mode string, n, _ int) ([]int64, []int64, error) {
 		pages := int64((size + 4095) / 4096)
 		per := int64(250)
 		switch mode {
@@ -154,6 +154,40 @@ func TestMemlock(t *testing.T) {
 	}
 }
 
+// Every registration gets what a benchmark's buffer gets (verbs.Spec.Access): local
+// write, remote write and read, and PCIe relaxed ordering unless disabled; the document
+// and its table say which.
+func TestAccessOfEveryRegistration(t *testing.T) {
+	for _, disable := range []bool{false, true} {
+		o := opts()
+		o.DisablePCIeRelaxed = disable
+		want := verbs.AccessLocalWrite | verbs.AccessRemoteWrite | verbs.AccessRemoteRead
+		if !disable {
+			want |= verbs.AccessRelaxedOrdering
+		}
+		var got []int
+		timer := o.Time
+		o.Time = func(size int, mode string, n, access int) ([]int64, []int64, error) {
+			got = append(got, access)
+			return timer(size, mode, n, access)
+		}
+		d := Run(o)
+		if len(got) != len(d.Rows) {
+			t.Fatalf("disable %v: %d registrations timed for %d rows", disable, len(got), len(d.Rows))
+		}
+		for _, a := range got {
+			if a != want {
+				t.Errorf("disable %v: registered with %s, want %s", disable, verbs.AccessString(a), verbs.AccessString(want))
+			}
+		}
+		var b strings.Builder
+		Table(&b, d)
+		if d.Config.PCIeRelaxedOrdering == disable || strings.Contains(b.String(), "without relaxed ordering") != disable {
+			t.Errorf("disable %v: the document says relaxed ordering %v:\n%s", disable, d.Config.PCIeRelaxedOrdering, b.String())
+		}
+	}
+}
+
 func TestFailingSize(t *testing.T) {
 	o := opts()
 	o.Time = fakeTimer(true, 1<<20)
@@ -179,13 +213,13 @@ func TestNothingMeasured(t *testing.T) {
 		t.Errorf("only skipped rows: %v", err)
 	}
 	o.Modes = []string{"warm"}
-	o.Time = func(int, string, int) ([]int64, []int64, error) { return nil, nil, errors.New("boom") }
+	o.Time = func(int, string, int, int) ([]int64, []int64, error) { return nil, nil, errors.New("boom") }
 	d := Run(o)
 	if err := d.Err(); !errors.Is(err, ErrNothingMeasured) || d.Rows[0].Error != "boom" {
 		t.Errorf("only failed rows: %v %+v", err, d.Rows[0])
 	}
 	// A timer that returns fewer samples than asked without an error is a failure.
-	o.Time = func(int, string, int) ([]int64, []int64, error) { return []int64{1}, []int64{1}, nil }
+	o.Time = func(int, string, int, int) ([]int64, []int64, error) { return []int64{1}, []int64{1}, nil }
 	if r := Run(o).Rows[0]; !strings.Contains(r.Error, "timed 1 registrations") {
 		t.Errorf("short series: %+v", r)
 	}

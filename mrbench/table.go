@@ -8,8 +8,8 @@ import (
 	"github.com/rdmabench/rdmabench/result"
 )
 
-// Table writes the document for people: a line on the device and the memlock limit, a
-// row per size and mode (percentiles the samples do not support show "-"), then the
+// Table writes the document for people: a line on the device, the memlock limit and
+// relaxed ordering when it was off, a row per size and mode (percentiles the samples do not support show "-"), then the
 // errors of the failed rows.
 func Table(w io.Writer, d Document) error { return Show(w, d, report.FormatTable) }
 
@@ -24,7 +24,11 @@ func Show(w io.Writer, d Document, f report.Format) error {
 	if d.CAPIPCLock {
 		lim += " (not applied: CAP_IPC_LOCK)"
 	}
-	line := fmt.Sprintf("%s port %d: ibv_reg_mr / ibv_dereg_mr, %d times each; memlock %s", orDash(d.Device.Name), d.Device.Port, d.Config.Iterations, lim)
+	ro := ""
+	if !d.Config.PCIeRelaxedOrdering {
+		ro = ", without relaxed ordering"
+	}
+	line := fmt.Sprintf("%s port %d: ibv_reg_mr / ibv_dereg_mr%s, %d times each; memlock %s", orDash(d.Device.Name), d.Device.Port, ro, d.Config.Iterations, lim)
 	plain := f == report.FormatPlain
 	size, errPrefix := "size", "  error:"
 	if plain {

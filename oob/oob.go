@@ -34,8 +34,9 @@ import (
 // and traffic class); 8 the
 // GID's address and why it is not the control connection's (gid, gid_note) in a
 // hello's device, and its netdev in an endpoint (gid_netdev), since each connection
-// runs on the GID of its own local address.
-const Version = 8
+// runs on the GID of its own local address; 9 a region plan's (the Go API's)
+// pcie_relaxed_ordering, sl and traffic_class, which a server of 8 refuses.
+const Version = 9
 
 // MaxBody bounds a message body.
 const MaxBody = 1 << 20

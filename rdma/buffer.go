@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/rdmabench/rdmabench/rdma/internal/provider"
+	"github.com/rdmabench/rdmabench/verbs"
 )
 
 // Buffer is registered memory that ops move bytes to and from: a pool's buffer, or
@@ -59,6 +60,7 @@ func (b Buffer) Slice(off, n int) Buffer {
 type Pool struct {
 	d         *Device
 	size, per int
+	access    int // what its blocks are registered with
 	mu        sync.Mutex
 	free      []Buffer
 	blocks    []*block
@@ -77,12 +79,13 @@ var (
 )
 
 // NewPool registers count buffers of size bytes each, for local access (the source of
-// a WRITE, the destination of a READ).
+// a WRITE, the destination of a READ), with PCIe relaxed ordering unless the device's
+// DisablePCIeRelaxed came first.
 func (d *Device) NewPool(size, count int) (*Pool, error) {
 	if size < 1 || count < 1 || size > 1<<31 || size*count/count != size || size*count > 1<<40 {
 		return nil, fmt.Errorf("rdma: a pool of %d buffers of %d bytes: want 1 to 2 GiB per buffer, at most 1 TiB in all", count, size)
 	}
-	p := &Pool{d: d, size: size, per: count}
+	p := &Pool{d: d, size: size, per: count, access: verbs.Spec{RelaxedOrdering: d.relaxed()}.Access()}
 	d.life.RLock()
 	defer d.life.RUnlock()
 	if d.closed {
@@ -99,7 +102,7 @@ func (d *Device) NewPool(size, count int) (*Pool, error) {
 
 // grow registers another block of n buffers (p.mu held, or p not yet shared).
 func (p *Pool) grow(n int) error {
-	mem, err := p.d.p.Register(p.size*n, false, false)
+	mem, err := p.d.p.Register(p.size*n, p.access)
 	if err != nil {
 		return fmt.Errorf("rdma: registering %d buffers of %d bytes: %w", n, p.size, err)
 	}

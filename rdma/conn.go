@@ -39,6 +39,11 @@ type Config struct {
 	// SignalEvery signals at least every SignalEvery-th WR of a post list (default
 	// min(16, SQDepth)); the last WR of a post list is always signalled.
 	SignalEvery int
+	// SL (0 to 15) and TrafficClass (0 to 255) are the service level and the traffic
+	// class of both sides' QPs, given at RTR, as rdmabench's --sl and --tclass: on RoCE
+	// the Ethernet priority and the IP header's TOS byte (DSCP << 2 | ECN), so that the
+	// connection rides in the fabric's lossless or ECN class. Default 0, perftest's.
+	SL, TrafficClass int
 	// Dial, when set, makes the control connection (default: TCP).
 	Dial func(ctx context.Context, addr string) (net.Conn, error)
 }
@@ -65,6 +70,10 @@ func (cfg *Config) defaults() error {
 		return fmt.Errorf("rdma: send queue depth %d: want 1 to 32768", cfg.SQDepth)
 	case cfg.SignalEvery < 1 || cfg.SignalEvery > cfg.SQDepth:
 		return fmt.Errorf("rdma: SignalEvery %d: want 1 to the send queue depth (%d)", cfg.SignalEvery, cfg.SQDepth)
+	case cfg.SL < 0 || cfg.SL > 15:
+		return fmt.Errorf("rdma: SL %d: want a service level from 0 to 15", cfg.SL)
+	case cfg.TrafficClass < 0 || cfg.TrafficClass > 255:
+		return fmt.Errorf("rdma: TrafficClass %d: want a traffic class from 0 to 255", cfg.TrafficClass)
 	}
 	return nil
 }

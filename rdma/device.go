@@ -3,7 +3,9 @@ package rdma
 import (
 	"errors"
 	"fmt"
+	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rdmabench/rdmabench/rdma/internal/provider"
@@ -45,6 +47,8 @@ type Device struct {
 	closed bool       // written under both life and mu
 	pools  map[*Pool]struct{}
 	conns  map[*Conn]struct{}
+	// noRelaxed: DisablePCIeRelaxed was called.
+	noRelaxed atomic.Bool
 }
 
 // Open opens the named device (or, with name "", the first one whose port is ACTIVE)
@@ -68,6 +72,18 @@ func newDevice(p provider.Provider) *Device {
 // Identity describes the device and its port: what a server it dials is told about
 // this client (Conn.Server is the server's).
 func (d *Device) Identity() DeviceInfo { return d.p.Identity() }
+
+// DisablePCIeRelaxed turns PCIe relaxed ordering off for the memory registered from
+// now on: the pools made after it, and the regions of the servers dialled after it,
+// as rdmabench's --disable-pcie-relaxed does on both sides of a test. By default both
+// are registered with IBV_ACCESS_RELAXED_ORDERING, as perftest and rdmabench's
+// bandwidth tests register theirs: the NIC's PCIe writes into the memory may pass each
+// other (an op still resolves only at its completion, which PCIe orders after its
+// data), which some hosts need for line rate. A device without it ignores it.
+func (d *Device) DisablePCIeRelaxed() { d.noRelaxed.Store(true) }
+
+// relaxed says whether memory registered now gets PCIe relaxed ordering.
+func (d *Device) relaxed() bool { return !d.noRelaxed.Load() }
 
 // Close closes the device's connections (as Conn.Close does), then its pools, buffers
 // out or not (their memory becomes invalid), then the device. It waits for the Dials
@@ -113,8 +129,11 @@ type verbsProvider struct{ d *verbs.Device }
 
 func (v verbsProvider) Identity() result.Device { return v.d.Identity() }
 
-func (v verbsProvider) Register(size int, remoteWrite, remoteRead bool) (provider.Memory, error) {
-	m, err := v.d.RegisterMR(size, remoteWrite, remoteRead)
+// GIDFor is the GID of a control connection's local address (verbs.GIDChooser).
+func (v verbsProvider) GIDFor(local net.IP) (verbs.GIDEntry, string) { return v.d.GIDFor(local) }
+
+func (v verbsProvider) Register(size, access int) (provider.Memory, error) {
+	m, err := v.d.RegisterMR(size, access)
 	if err != nil {
 		return nil, err
 	}

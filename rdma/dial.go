@@ -35,6 +35,7 @@ func (d *Device) Dial(ctx context.Context, addr string, cfg Config) (*Conn, erro
 		return nil, err
 	}
 	c := &Conn{d: d, addr: addr, cfg: cfg}
+	me, spec := d.side(nc.LocalAddr(), cfg)
 	// Cancelling ctx cuts the handshake short.
 	stop := context.AfterFunc(ctx, func() { nc.Close() })
 	// From the session on, the device is held: Device.Close waits until the connection
@@ -63,9 +64,8 @@ func (d *Device) Dial(ctx context.Context, addr string, cfg Config) (*Conn, erro
 		if d.closed {
 			return qp.Endpoint{}, errors.New("the client's device closed"), fmt.Errorf("rdma: dialing %s: %w", addr, ErrDeviceClosed)
 		}
-		// The client's own buffer is unused: ops move pool buffers.
 		var err error
-		c.sess, err = d.p.NewSession(verbs.Spec{NumQP: cfg.QPs, SQDepth: cfg.SQDepth, BufSize: 1})
+		c.sess, err = d.p.NewSession(spec)
 		if err != nil {
 			c.sess = nil
 			return qp.Endpoint{}, err, fmt.Errorf("rdma: %w", err)
@@ -76,7 +76,7 @@ func (d *Device) Dial(ctx context.Context, addr string, cfg Config) (*Conn, erro
 		local = c.sess.Local()
 		return local, nil, nil
 	}
-	if err := c.handshake(nc, d.Identity(), connect); err != nil {
+	if err := c.handshake(nc, me, spec, connect); err != nil {
 		return abort(err)
 	}
 	if !stop() {
@@ -91,6 +91,21 @@ func (d *Device) Dial(ctx context.Context, addr string, cfg Config) (*Conn, erro
 	d.mu.Unlock()
 	d.life.RUnlock()
 	return c, nil
+}
+
+// side is the client's side of a connection whose control connection has local as
+// its address: the identity its hello gives and its session's spec, on the GID of that
+// address (verbs.ConnGID: the rule of every rdmabench client; a provider that picks no
+// GID per connection keeps its one), with the device's relaxed ordering and cfg's
+// service level and traffic class. Its own buffer is unused: ops move pool buffers.
+func (d *Device) side(local net.Addr, cfg Config) (DeviceInfo, verbs.Spec) {
+	me := d.Identity()
+	spec := verbs.Spec{NumQP: cfg.QPs, SQDepth: cfg.SQDepth, BufSize: 1,
+		RelaxedOrdering: d.relaxed(), SL: cfg.SL, TrafficClass: cfg.TrafficClass}
+	if g, note, ok := verbs.ConnGID(d.p, local); ok {
+		me, spec.GIDs = verbs.MarkGID(me, g, note), []verbs.GIDEntry{g}
+	}
+	return me, spec
 }
 
 // dialControl makes the control connection to the server at addr.
@@ -112,18 +127,21 @@ func dialControl(ctx context.Context, addr string, cfg *Config) (net.Conn, error
 
 // handshake is all that Dial says to the server, and hears from it, before the region
 // is ready: the session's steps (oob.Peer) on nc. It opens the session as the device id
-// (proving c.cfg.Token), proposes a region (c.cfg), takes the server's hello (c.server)
+// (proving c.cfg.Token), proposes a region (c.cfg; registered with relaxed ordering, and
+// its QPs given the service level and traffic class, as the client's spec), takes the
+// server's hello (c.server)
 // and endpoint (c.region), and connects with the endpoint that connect makes from the
 // server's; it returns once the server is ready, or with the first error. When
 // connect fails, the server is told tell and handshake returns err.
-func (c *Conn) handshake(nc net.Conn, id DeviceInfo, connect func(region qp.Endpoint) (local qp.Endpoint, tell, err error)) error {
+func (c *Conn) handshake(nc net.Conn, id DeviceInfo, spec verbs.Spec, connect func(region qp.Endpoint) (local qp.Endpoint, tell, err error)) error {
 	addr, cfg := c.addr, &c.cfg
 	p, err := oob.Open(nc, addr, id, cfg.Token, cfg.Timeout)
 	if err != nil {
 		return fmt.Errorf("rdma: %w", err)
 	}
 	c.peer, c.server = p, p.Server.Device
-	plan := result.Config{Op: "write", Test: result.Region, MsgSizeBytes: cfg.Size, NumQPs: cfg.QPs, SQDepth: cfg.SQDepth}
+	plan := result.Config{Op: "write", Test: result.Region, MsgSizeBytes: cfg.Size, NumQPs: cfg.QPs, SQDepth: cfg.SQDepth,
+		PCIeRelaxedOrdering: spec.RelaxedOrdering, SL: spec.SL, TrafficClass: spec.TrafficClass}
 	if err := p.Offer(&plan); err != nil {
 		return fmt.Errorf("rdma: %s: %w", addr, err)
 	}

@@ -112,23 +112,28 @@ func TestDialRefused(t *testing.T) {
 func fakeServer(t *testing.T, answer func(c *oob.Conn, plan *result.Config)) func(ctx context.Context, addr string) (net.Conn, error) {
 	return func(ctx context.Context, addr string) (net.Conn, error) {
 		a, b := net.Pipe()
-		go func() {
-			defer b.Close()
-			c := oob.NewConn(b, 2*time.Second)
-			if _, err := c.Expect(oob.THello); err != nil {
-				t.Errorf("server: %v", err)
-				return
-			}
-			c.Send(oob.Msg{Type: oob.THello, Hello: &oob.Hello{Proto: oob.Version, Tool: "fake"}})
-			m, err := c.Expect(oob.TPlan)
-			if err != nil {
-				t.Errorf("server: %v", err)
-				return
-			}
-			answer(c, m.Plan)
-		}()
+		go fakeServe(t, b, func(c *oob.Conn, _ *oob.Hello, plan *result.Config) { answer(c, plan) })
 		return a, nil
 	}
+}
+
+// fakeServe is fakeServer's side of the protocol on b: it takes the client's hello,
+// answers it, and hands the hello and the plan to answer.
+func fakeServe(t *testing.T, b net.Conn, answer func(c *oob.Conn, hello *oob.Hello, plan *result.Config)) {
+	defer b.Close()
+	c := oob.NewConn(b, 2*time.Second)
+	h, err := c.Expect(oob.THello)
+	if err != nil {
+		t.Errorf("server: %v", err)
+		return
+	}
+	c.Send(oob.Msg{Type: oob.THello, Hello: &oob.Hello{Proto: oob.Version, Tool: "fake"}})
+	m, err := c.Expect(oob.TPlan)
+	if err != nil {
+		t.Errorf("server: %v", err)
+		return
+	}
+	answer(c, h.Hello, m.Plan)
 }
 
 func TestDialPlan(t *testing.T) {
@@ -139,7 +144,7 @@ func TestDialPlan(t *testing.T) {
 		got = *plan
 		c.SendError(errors.New("too big for me"))
 	})})
-	want := result.Config{Op: "write", Test: result.Region, MsgSizeBytes: 12345, NumQPs: 2, SQDepth: 32}
+	want := result.Config{Op: "write", Test: result.Region, MsgSizeBytes: 12345, NumQPs: 2, SQDepth: 32, PCIeRelaxedOrdering: true}
 	if got != want {
 		t.Fatalf("plan %+v, want %+v", got, want)
 	}
@@ -192,7 +197,8 @@ func TestDialUnreachable(t *testing.T) {
 func TestConfigChecked(t *testing.T) {
 	dev := NewLoopback().Device()
 	defer dev.Close()
-	for _, cfg := range []Config{{}, {Size: 1<<31 + 1}, {Size: 1, QPs: -1}, {Size: 1, SQDepth: 4, SignalEvery: 5}} {
+	for _, cfg := range []Config{{}, {Size: 1<<31 + 1}, {Size: 1, QPs: -1}, {Size: 1, SQDepth: 4, SignalEvery: 5},
+		{Size: 1, SL: 16}, {Size: 1, SL: -1}, {Size: 1, TrafficClass: 256}, {Size: 1, TrafficClass: -1}} {
 		if _, err := dev.Dial(bg, "h", cfg); err == nil {
 			t.Errorf("%+v: no error", cfg)
 		}

@@ -100,6 +100,9 @@ var csvColumns = []csvColumn{
 	boolColumn("pcie_relaxed_ordering", func(r *Result) *bool { return &r.Config.PCIeRelaxedOrdering }),
 	countColumn("sl", func(r *Result) *int { return &r.Config.SL }),
 	countColumn("traffic_class", func(r *Result) *int { return &r.Config.TrafficClass }),
+	// paused goes with tainted (pause frames moved during the run), here at the end so
+	// that a file of the columns before still reads (as not paused).
+	boolColumn("paused", func(r *Result) *bool { return &r.Paused }),
 }
 
 // csvBaseColumns is how many columns CSV had before the fan, registration, baseline

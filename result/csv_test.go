@@ -71,7 +71,13 @@ func csvParts() (in, back []result.Result, cells []map[string]string) {
 	r.Reverse = &result.Direction{Messages: 2000, Bytes: 131072000, DurationNS: 4e9, BWGbps: 0.25, MsgRateMpps: 0.0005}
 	r.BWSumGbps, b.BWSumGbps = 0.5, 0.5
 	b.Reverse = &result.Direction{BWGbps: 0.25}
-	add(r, b, map[string]string{"bidirectional": "true", "qp_timeout": "20", "bw_sum_gbit_per_s": "0.5", "reverse_bw_gbit_per_s": "0.25", "baseline": "", "mr": ""})
+	add(r, b, map[string]string{"bidirectional": "true", "qp_timeout": "20", "bw_sum_gbit_per_s": "0.5", "reverse_bw_gbit_per_s": "0.25", "baseline": "", "mr": "", "paused": "false"})
+
+	// Paused (pause frames moved during the run), not tainted: a file from before the
+	// column reads it as not paused.
+	r, b = csvBase("read"), csvBase("read")
+	r.Paused, b.Paused = true, true
+	add(r, b, map[string]string{"paused": "true", "tainted": "false"})
 	return in, back, cells
 }
 
@@ -99,7 +105,8 @@ func sameResults(t *testing.T, what string, got, want []result.Result) {
 }
 
 // The fan summary, registration counts, TCP baseline and bidirectional sum have their
-// cells, empty where the part is absent, and read back as what CSV carries of them.
+// cells, empty where the part is absent, and read back as what CSV carries of them; so
+// does whether the run was paused.
 func TestCSVCarriesTheOptionalParts(t *testing.T) {
 	in, want, cells := csvParts()
 	var doc bytes.Buffer

@@ -37,8 +37,8 @@ func TestRTRAddress(t *testing.T) {
 		t.Errorf("InfiniBand with -x: %+v %v, want a GRH with the traffic class, hop limit 255", a, err)
 	}
 	a, err := Spec{SL: 3, TrafficClass: 96}.RTRAddress("Ethernet", false)
-	if err != nil || a != (RTRAddress{SL: 3, Global: true, TrafficClass: 96, HopLimit: 64}) {
-		t.Errorf("RoCE: %+v %v", a, err)
+	if err != nil || a != (RTRAddress{SL: 3, Global: true, TrafficClass: 96, HopLimit: 255}) {
+		t.Errorf("RoCE: %+v %v, want a GRH with the traffic class, hop limit 255 (perftest's)", a, err)
 	}
 	a, err = Spec{SL: 15}.RTRAddress("InfiniBand", false)
 	if err != nil || a != (RTRAddress{SL: 15}) {

@@ -5,6 +5,7 @@ import (
 	"net"
 	"strings"
 
+	"github.com/rdmabench/rdmabench/result"
 	"github.com/rdmabench/rdmabench/verbs/qp"
 )
 
@@ -125,6 +126,44 @@ func GIDForAddr(dev string, p PortInfo, local net.IP, fallback GIDEntry) (g GIDE
 	return fallback, fmt.Sprintf("no RoCE v2 GID of %s port %d holds %s, the control connection's local address: %s", dev, p.Port, local, which)
 }
 
+// GIDChooser is a device that picks a GID per connection: Device's GIDFor, the GID of
+// the control connection's local address (GIDForAddr), so that the RDMA traffic leaves
+// from the address, netdev and VLAN the peer was reached on. Devices without it (fakes,
+// the Go API's loopback fabric) run every connection on their one GID.
+type GIDChooser interface {
+	GIDFor(local net.IP) (GIDEntry, string)
+}
+
+// ConnGID is the GID dev runs a connection on whose control connection has local as
+// this side's address (the client's own end, or the address a server was reached on),
+// and why it is not local's when it is not; ok is false when dev picks no GID per
+// connection (it is no GIDChooser).
+func ConnGID(dev any, local net.Addr) (g GIDEntry, note string, ok bool) {
+	c, ok := dev.(GIDChooser)
+	if !ok {
+		return GIDEntry{}, "", false
+	}
+	g, note = c.GIDFor(addrIP(local))
+	return g, note, true
+}
+
+func addrIP(a net.Addr) net.IP {
+	if ta, ok := a.(*net.TCPAddr); ok {
+		if v4 := ta.IP.To4(); v4 != nil {
+			return v4
+		}
+		return ta.IP
+	}
+	return nil
+}
+
+// MarkGID is me, a device's identity, on the GID g of one connection; note says why g
+// is not the GID of the connection's address, when it is not (ConnGID).
+func MarkGID(me result.Device, g GIDEntry, note string) result.Device {
+	me.GIDIndex, me.GIDType, me.GID, me.GIDNote = g.Index, g.Type, g.GID, note
+	return me
+}
+
 func netdevOf(g GIDEntry) string {
 	if g.Netdev == "" {
 		return ""
@@ -151,15 +190,17 @@ func RTRHint(linkLayer string, local GIDEntry, lid uint16, remote qp.Endpoint) s
 }
 
 // grh says whether a port's QPs send a GRH and with which hop limit: on RoCE always (the
-// GID is the IP address; 64, the IP TTL rdmabench has always sent); on InfiniBand only
-// with -x (pinned), as perftest, which then sets a GRH with hop limit 255 (a packet may
-// cross IB routers, and carries the same 40 bytes more as perftest's with -x).
+// GID is the IP address), on InfiniBand only with -x (pinned), as perftest. The hop
+// limit is perftest's, 255, wherever a GRH is sent: its RTR (ctx_modify_qp_to_rtr in
+// perftest_resources.c) sets grh.hop_limit = 0xFF with every GRH, so a RoCE v2 packet
+// leaves with IP TTL 255 as perftest's does, and an InfiniBand one may cross IB routers
+// (and carries the same 40 bytes more as perftest's with -x).
 func grh(linkLayer string, pinned bool) (global bool, hopLimit uint8) {
-	switch {
-	case linkLayer == "Ethernet":
-		return true, 64
-	case pinned:
-		return true, 0xff
+	if linkLayer == "Ethernet" || pinned {
+		return true, perftestHopLimit
 	}
 	return false, 0
 }
+
+// perftestHopLimit is the GRH hop limit perftest sets at RTR (0xFF).
+const perftestHopLimit = 0xff

@@ -21,14 +21,11 @@ var ErrNoHugepages = errors.New("no hugepages reserved (sysctl vm.nr_hugepages)"
 // ErrNoODP: the device does not support on-demand paging (mode "odp").
 var ErrNoODP = errors.New("no ODP")
 
-// MRAccess is what TimeMR registers with: what a benchmark's buffer needs.
-const MRAccess = C.IBV_ACCESS_LOCAL_WRITE | C.IBV_ACCESS_REMOTE_WRITE | C.IBV_ACCESS_REMOTE_READ
-
 var mrModes = map[string]C.int{"warm": C.RB_MR_WARM, "cold": C.RB_MR_COLD, "huge": C.RB_MR_HUGE, "odp": C.RB_MR_ODP}
 
-// TimeMR registers and deregisters size bytes n times on d's PD and returns each
-// ibv_reg_mr's and each ibv_dereg_mr's latency in ns, timed apart, in one cgo call.
-// mode is one of:
+// TimeMR registers and deregisters size bytes n times on d's PD with access
+// (Spec.Access), and returns each ibv_reg_mr's and each ibv_dereg_mr's latency in ns,
+// timed apart, in one cgo call. mode is one of:
 //
 //	warm  the same pages (mapped once and touched) every time
 //	cold  a fresh anonymous mapping every time (not populated: the registration
@@ -37,7 +34,7 @@ var mrModes = map[string]C.int{"warm": C.RB_MR_WARM, "cold": C.RB_MR_COLD, "huge
 //	odp   like warm, with IBV_ACCESS_ON_DEMAND; ErrNoODP when the device has no ODP
 //
 // On a failure the samples of the pairs that completed are returned with the error.
-func (d *Device) TimeMR(size int, mode string, n int) (reg, dereg []int64, err error) {
+func (d *Device) TimeMR(size int, mode string, n, access int) (reg, dereg []int64, err error) {
 	m, ok := mrModes[mode]
 	switch {
 	case d == nil || d.pd == nil:
@@ -46,6 +43,8 @@ func (d *Device) TimeMR(size int, mode string, n int) (reg, dereg []int64, err e
 		return nil, nil, fmt.Errorf("TimeMR: unknown mode %q (want warm, cold, huge or odp)", mode)
 	case size < 1 || n < 1:
 		return nil, nil, fmt.Errorf("TimeMR: invalid size %d or count %d", size, n)
+	case access&AccessRelaxedOrdering != 0 && !RelaxedOrderingBuilt:
+		return nil, nil, errNoRelaxedOrdering
 	}
 	if m == C.RB_MR_ODP && C.rb_mr_odp(d.ctx) == 0 {
 		// A query that failed (< 0) says nothing: the registration itself will tell.
@@ -63,7 +62,7 @@ func (d *Device) TimeMR(size int, mode string, n int) (reg, dereg []int64, err e
 	defer C.free(unsafe.Pointer(cdereg))
 	var done, ferr C.int
 	var fverb *C.char
-	rc := C.rb_mr_time(d.pd, C.size_t(size), m, C.int(n), C.int(MRAccess), creg, cdereg, &done, &fverb, &ferr)
+	rc := C.rb_mr_time(d.pd, C.size_t(size), m, C.int(n), C.int(access), creg, cdereg, &done, &fverb, &ferr)
 	k := int(done)
 	reg = append([]int64(nil), unsafe.Slice((*int64)(unsafe.Pointer(creg)), n)[:k]...)
 	dereg = append([]int64(nil), unsafe.Slice((*int64)(unsafe.Pointer(cdereg)), n)[:k]...)

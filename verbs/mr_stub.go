@@ -11,6 +11,6 @@ var ErrNoHugepages = errors.New("no hugepages reserved (sysctl vm.nr_hugepages)"
 var ErrNoODP = errors.New("no ODP")
 
 // TimeMR needs cgo: see mr.go.
-func (d *Device) TimeMR(size int, mode string, n int) (reg, dereg []int64, err error) {
+func (d *Device) TimeMR(size int, mode string, n, access int) (reg, dereg []int64, err error) {
 	return nil, nil, ErrUnsupported
 }

@@ -62,15 +62,17 @@ type MR struct {
 	mr     *C.struct_ibv_mr
 }
 
-// RegisterMR maps size bytes (page-aligned, zeroed) and registers them for local write
-// and the remote access asked for. Close releases both; the device's PD cannot be
-// deallocated while an MR lives.
-func (d *Device) RegisterMR(size int, remoteWrite, remoteRead bool) (_ *MR, err error) {
-	if size < 1 {
+// RegisterMR maps size bytes (page-aligned, zeroed) and registers them with access
+// (Spec.Access: local write, the remote access asked for, relaxed ordering). Close
+// releases both; the device's PD cannot be deallocated while an MR lives.
+func (d *Device) RegisterMR(size, access int) (_ *MR, err error) {
+	switch {
+	case size < 1:
 		return nil, fmt.Errorf("register memory: %d bytes", size)
-	}
-	if d.pd == nil {
+	case d.pd == nil:
 		return nil, fmt.Errorf("register memory: the device is closed")
+	case access&AccessRelaxedOrdering != 0 && !RelaxedOrderingBuilt:
+		return nil, errNoRelaxedOrdering
 	}
 	page := os.Getpagesize()
 	m := &MR{size: size, mapLen: (size + page - 1) / page * page}
@@ -80,11 +82,10 @@ func (d *Device) RegisterMR(size int, remoteWrite, remoteRead bool) (_ *MR, err 
 		return nil, fmt.Errorf("mmap of %d bytes: %v", m.mapLen, errnoOr(cerr))
 	}
 	m.base = p
-	access := C.int(Spec{RemoteWrite: remoteWrite, RemoteRead: remoteRead}.Access())
-	mr, cerr := C.rb_reg_mr(d.pd, p, C.size_t(size), access)
+	mr, cerr := C.rb_reg_mr(d.pd, p, C.size_t(size), C.int(access))
 	if mr == nil {
 		C.rb_munmap(p, C.size_t(m.mapLen))
-		return nil, &VerbError{Verb: "ibv_reg_mr", Phase: fmt.Sprintf("%d bytes", size), Err: regMRError(errnoOr(cerr), uint64(size))}
+		return nil, &VerbError{Verb: "ibv_reg_mr", Phase: fmt.Sprintf("%d bytes, access %s", size, AccessString(access)), Err: regMRError(errnoOr(cerr), uint64(size))}
 	}
 	m.mr = mr
 	m.Addr, m.LKey, m.RKey = uint64(uintptr(p)), uint32(mr.lkey), uint32(mr.rkey)

@@ -16,7 +16,7 @@ type MR struct {
 	RKey uint32
 }
 
-func (d *Device) RegisterMR(size int, remoteWrite, remoteRead bool) (*MR, error) {
+func (d *Device) RegisterMR(size, access int) (*MR, error) {
 	return nil, ErrUnsupported
 }
 func (m *MR) Bytes() []byte { return nil }

@@ -105,14 +105,16 @@ func TestMemlockHint(t *testing.T) {
 	}
 }
 
-// -x on InfiniBand is not ignored: a GRH, as perftest sends one with -x.
+// -x on InfiniBand is not ignored: a GRH, as perftest sends one with -x. Every GRH has
+// perftest's hop limit, 255 (its RTR sets grh.hop_limit = 0xFF), on RoCE too: the IP
+// TTL of the packets is perftest's.
 func TestGRHOnInfiniBandOnlyWithX(t *testing.T) {
 	for _, c := range []struct {
 		ll     string
 		pinned bool
 		global bool
 		hops   uint8
-	}{{"Ethernet", false, true, 64}, {"Ethernet", true, true, 64}, {"InfiniBand", false, false, 0}, {"InfiniBand", true, true, 255}} {
+	}{{"Ethernet", false, true, 255}, {"Ethernet", true, true, 255}, {"InfiniBand", false, false, 0}, {"InfiniBand", true, true, 255}} {
 		if g, h := grh(c.ll, c.pinned); g != c.global || h != c.hops {
 			t.Errorf("grh(%s, -x %v) = %v %d, want %v %d", c.ll, c.pinned, g, h, c.global, c.hops)
 		}

@@ -37,7 +37,7 @@ var _ = [1]struct{}{}[(AccessRelaxedOrdering-C.RB_ACCESS_RELAXED_ORDERING)*C.RB_
 // that asks for relaxed ordering is refused, not run without it.
 const RelaxedOrderingBuilt = C.RB_ACCESS_RELAXED_ORDERING != 0
 
-var errNoRelaxedOrdering = errors.New("this rdmabench was built against libibverbs headers without IBV_ACCESS_RELAXED_ORDERING (rdma-core older than 28): rebuild it against rdma-core 28 or later, or run with --disable-pcie-relaxed on both sides")
+var errNoRelaxedOrdering = errors.New("this rdmabench was built against libibverbs headers without IBV_ACCESS_RELAXED_ORDERING (rdma-core older than 28): rebuild it against rdma-core 28 or later, or turn relaxed ordering off (--disable-pcie-relaxed, on both sides of a test; Device.DisablePCIeRelaxed in the Go API)")
 
 // Device is an opened device with its protection domain, bound to one port and GID.
 type Device struct {

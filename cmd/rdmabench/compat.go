@@ -55,7 +55,7 @@ var refusedFlags = []refusedFlag{
 	{"comm-rdma-cm", "z", false, "rdmabench exchanges QP details over its own TCP control connection: drop -z"},
 	{"tos", "T", true, "-T sets the type of service of rdma_cm's QPs (rdma_set_option), and rdmabench connects its QPs without rdma_cm: give the traffic class with --tclass (the GRH's, which on RoCE is the IP header's TOS byte: DSCP << 2 | ECN), and the service level with --sl"},
 	{"flow-label", "", true, "the flow label is not settable in rdmabench: drop --flow_label"},
-	{"hop-limit", "L", true, "the hop limit is not settable in rdmabench: drop -L"},
+	{"hop-limit", "L", true, "the hop limit is not settable in rdmabench (perftest's -L is for its raw Ethernet tests; the GRH of its and rdmabench's RC QPs has hop limit 255): drop -L"},
 	{"pkey-index", "", true, "rdmabench uses P_Key index 0: drop --pkey_index"},
 	{"version", "V", false, "use 'rdmabench --version'"},
 	{"nopeak", "N", false, "rdmabench computes no per-WR peak: --format perftest shows a peak only from --interval samples (docs/usage.md)"},

@@ -22,8 +22,10 @@ type mrOptions struct {
 	Sizes      []int
 	Modes      []string
 	Iterations int
-	JSON       string // a file, or "-" for stdout (the table then goes to stderr)
-	Format     string // --format: auto, table or plain
+	// NoRelaxed is --disable-pcie-relaxed: register without PCIe relaxed ordering.
+	NoRelaxed bool
+	JSON      string // a file, or "-" for stdout (the table then goes to stderr)
+	Format    string // --format: auto, table or plain
 	// Open and Limits are seams for tests (nil: the device's TimeMR, mrbench.Limits).
 	// Open returns the timing function, the device's identity and what closes it.
 	Open   func(bench.Local) (mrbench.Timer, mrbench.Device, func() error, error)
@@ -39,7 +41,8 @@ func newCmdMR(runF func(*mrOptions) error) *cobra.Command {
 		Short:   "Measure what registering memory costs: ibv_reg_mr/ibv_dereg_mr per size and mode",
 		Long: `Measure what registering memory costs, on one host: the latency of ibv_reg_mr and,
 timed apart, of ibv_dereg_mr, n times per buffer size and mode, with the access a
-benchmark's buffer gets (local write, remote write, remote read). Modes:
+benchmark's buffer gets (local write, remote write, remote read, and PCIe relaxed
+ordering unless --disable-pcie-relaxed, as write and read register). Modes:
 
   warm  the same pages (mapped once and touched) registered and deregistered n times
   cold  a fresh anonymous mapping each time, not populated: the registration faults
@@ -110,6 +113,8 @@ every row failed or was skipped. --json writes the document (kind "mr").`,
 	f.StringSliceVar(&sizes, "sizes", def, "buffer sizes to register (units: 4K, 1M, 2G)")
 	f.StringSliceVar(&modes, "modes", mrbench.Modes, "registration modes: warm, cold, huge, odp")
 	f.IntVarP(&o.Iterations, "iterations", "n", 20, "registrations (and deregistrations) per size and mode")
+	f.BoolVar(&o.NoRelaxed, "disable-pcie-relaxed", false, "register without PCIe relaxed ordering (IBV_ACCESS_RELAXED_ORDERING), "+
+		"as write and read with --disable-pcie-relaxed; by default it is on, as a benchmark's buffers get it; a device without it ignores it")
 	f.StringVar(&o.JSON, "json", "", "write the document as JSON to FILE ('-': stdout, the table then goes to stderr)")
 	addTableFormatFlag(cmd, &o.Format, "auto")
 	return cmd
@@ -143,7 +148,7 @@ func mrRun(o *mrOptions) error {
 		defer closeDev()
 	}
 	doc := mrbench.Run(mrbench.Options{
-		Sizes: o.Sizes, Modes: o.Modes, Iterations: o.Iterations, Time: timer, Device: dev,
+		Sizes: o.Sizes, Modes: o.Modes, Iterations: o.Iterations, Time: timer, Device: dev, DisablePCIeRelaxed: o.NoRelaxed,
 		Memlock: memlock, IPCLock: ipcLock, PageSize: os.Getpagesize(), ToolVersion: version,
 	})
 	out := outputs{JSON: o.JSON, Format: o.Format, Stdout: o.Out, Stderr: o.Err}

@@ -27,6 +27,7 @@ func TestMRFlags(t *testing.T) {
 				o.Sizes, o.Modes, o.Iterations, o.JSON = []int{4 << 10, 1 << 20, 64 << 20}, []string{"warm", "cold"}, 100, "mr.json"
 			}},
 		{args: []string{"--format", "plain"}, want: func(o *mrOptions) { o.Format = "plain" }},
+		{args: []string{"--disable-pcie-relaxed"}, want: func(o *mrOptions) { o.NoRelaxed = true }},
 		{args: []string{"--format", "perftest"}, wantErr: `--format "perftest": want auto, table, plain`},
 		{args: []string{"--sizes", "4096", "--sizes", "8K", "--modes", "odp", "--iterations", "1", "--json", "-"},
 			want: func(o *mrOptions) {
@@ -59,7 +60,7 @@ func fakeMR(memlock int64, failing ...int) func(*mrOptions) error {
 			if l.Device == "nodev" {
 				return nil, mrbench.Device{}, nil, verbs.ErrNoDevice
 			}
-			timer := func(size int, mode string, n int) ([]int64, []int64, error) {
+			timer := func(size int, mode string, n, _ int) ([]int64, []int64, error) {
 				switch mode {
 				case "huge":
 					return nil, nil, verbs.ErrNoHugepages
@@ -201,6 +202,36 @@ func TestMRJSONStdout(t *testing.T) {
 	// stderr is not a terminal: --format auto is plain there.
 	if !strings.HasPrefix(stderr.String(), "bytes mode pages reg_p50_us") {
 		t.Errorf("stderr has no plain table: %s", stderr.String())
+	}
+}
+
+// The registrations get PCIe relaxed ordering unless --disable-pcie-relaxed, as a
+// benchmark's buffers, and the document and the table say which.
+func TestMRRelaxedOrdering(t *testing.T) {
+	for _, disable := range []bool{false, true} {
+		args := []string{"--json", "-", "--sizes", "4K", "--modes", "warm"}
+		if disable {
+			args = append(args, "--disable-pcie-relaxed")
+		}
+		cmd := newCmdMR(fakeMR(-1))
+		var stdout, stderr strings.Builder
+		cmd.SetOut(&stdout)
+		cmd.SetErr(&stderr)
+		cmd.SetArgs(args)
+		if err := cmd.Execute(); err != nil {
+			t.Fatal(err)
+		}
+		var doc struct {
+			Config struct {
+				Relaxed bool `json:"pcie_relaxed_ordering"`
+			} `json:"config"`
+		}
+		if err := json.Unmarshal([]byte(stdout.String()), &doc); err != nil || doc.Config.Relaxed == disable {
+			t.Errorf("--disable-pcie-relaxed %v: the document says relaxed ordering %v (%v)", disable, doc.Config.Relaxed, err)
+		}
+		if strings.Contains(stderr.String(), "without relaxed ordering") != disable {
+			t.Errorf("--disable-pcie-relaxed %v: the table says\n%s", disable, stderr.String())
+		}
 	}
 }
 

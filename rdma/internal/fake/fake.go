@@ -150,11 +150,11 @@ func (d *Device) Close() error {
 	return nil
 }
 
-// Register registers size zeroed bytes.
-func (d *Device) Register(size int, remoteWrite, remoteRead bool) (provider.Memory, error) {
+// Register registers size zeroed bytes with access (verbs.Spec.Access).
+func (d *Device) Register(size, access int) (provider.Memory, error) {
 	d.f.mu.Lock()
 	defer d.f.mu.Unlock()
-	m, err := d.register(size, remoteWrite, remoteRead)
+	m, err := d.register(size, access)
 	if err != nil {
 		return nil, err
 	}
@@ -162,7 +162,7 @@ func (d *Device) Register(size int, remoteWrite, remoteRead bool) (provider.Memo
 	return m, nil
 }
 
-func (d *Device) register(size int, remoteWrite, remoteRead bool) (*Memory, error) {
+func (d *Device) register(size, access int) (*Memory, error) {
 	if d.closed {
 		return nil, errors.New("fake: the device is closed")
 	}
@@ -171,7 +171,8 @@ func (d *Device) register(size int, remoteWrite, remoteRead bool) (*Memory, erro
 	}
 	f := d.f
 	f.nextKey++
-	m := &Memory{f: f, dev: d, key: f.nextKey, addr: uint64(f.nextKey) << 32, buf: make([]byte, size), rw: remoteWrite, rr: remoteRead}
+	m := &Memory{f: f, dev: d, key: f.nextKey, addr: uint64(f.nextKey) << 32, buf: make([]byte, size),
+		rw: access&verbs.AccessRemoteWrite != 0, rr: access&verbs.AccessRemoteRead != 0}
 	f.mems[m.key] = m
 	return m, nil
 }
@@ -216,7 +217,7 @@ func (d *Device) NewSession(spec verbs.Spec) (provider.Session, error) {
 	f := d.f
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	buf, err := d.register(spec.BufSize, spec.RemoteWrite, spec.RemoteRead)
+	buf, err := d.register(spec.BufSize, spec.Access())
 	if err != nil {
 		return nil, err
 	}

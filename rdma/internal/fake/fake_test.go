@@ -29,7 +29,7 @@ func pair(t *testing.T, depth int) (*Fabric, provider.Session, provider.Session,
 	if err := cli.Connect(srv.Local(), 0); err != nil {
 		t.Fatal(err)
 	}
-	mem, err := cd.Register(4096, false, false)
+	mem, err := cd.Register(4096, verbs.AccessLocalWrite)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,8 +130,8 @@ func TestAccessChecked(t *testing.T) {
 	cli, _ := cd.NewSession(verbs.Spec{NumQP: 1, SQDepth: 4, BufSize: 1})
 	srv.Connect(cli.Local(), 0)
 	cli.Connect(srv.Local(), 0)
-	mem, _ := cd.Register(64, false, false)
-	foreign, _ := sd.Register(64, false, false)
+	mem, _ := cd.Register(64, verbs.AccessLocalWrite)
+	foreign, _ := sd.Register(64, verbs.AccessLocalWrite)
 	write(cli, mem, srv, 0, 1, 0, 8, true)
 	cli.Post(0, 1)
 	if n, _ := cli.Poll(); n != 1 || cli.WCs()[0].Status != verbs.WCRemAccessErr {

@@ -15,9 +15,10 @@ import (
 type Provider interface {
 	// Identity is the device as hellos name it.
 	Identity() result.Device
-	// Register registers size bytes (zeroed, off the Go heap for a real device) for
-	// local write and the remote access asked for.
-	Register(size int, remoteWrite, remoteRead bool) (Memory, error)
+	// Register registers size bytes (zeroed, off the Go heap for a real device) with
+	// access (verbs.Spec.Access: local write, the remote access asked for, relaxed
+	// ordering).
+	Register(size, access int) (Memory, error)
 	// NewSession creates a CQ, spec.NumQP RC QPs of spec.SQDepth sharing it, and a
 	// buffer of spec.BufSize bytes with the remote access spec asks for.
 	NewSession(spec verbs.Spec) (Session, error)
