@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/rdmabench/rdmabench/counters"
+	"github.com/rdmabench/rdmabench/internal/stat"
 	"github.com/rdmabench/rdmabench/result"
 )
 
@@ -1024,7 +1025,7 @@ func (h *hunter) effect(f Finding, out trialOut) Effect {
 			}
 		}
 	}
-	e := Effect{Runs: len(vals), Median: median(vals)}
+	e := Effect{Runs: len(vals), Median: stat.Median(vals)}
 	if len(vals) > 0 {
 		e.Min, e.Max = slices.Min(vals), slices.Max(vals)
 	}
@@ -1038,7 +1039,7 @@ func (h *hunter) effect(f Finding, out trialOut) Effect {
 		e.Text = fmt.Sprintf("%.2fx the %g Gb/s link (%s)", e.Median, h.p.LinkGbps, rng("%.2f"))
 	case f.Class == LowThroughput:
 		e.Metric, e.Reference = "bw_over_best_seen", out.ref
-		e.Gbps, e.ReferenceGbps = median(out.gbps), median(out.refGbps)
+		e.Gbps, e.ReferenceGbps = stat.Median(out.gbps), stat.Median(out.refGbps)
 		e.Text = fmt.Sprintf("%.2fx the best %s %s throughput seen (%.3g against %.3g Gb/s, the best point re-measured alongside; %s)",
 			e.Median, strings.ToUpper(f.Point.Op), result.FormatSize(f.Point.MsgSizeBytes), e.Gbps, e.ReferenceGbps, rng("%.2f"))
 	case f.Class == Tail:

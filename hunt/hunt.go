@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/counters"
+	"github.com/rdmabench/rdmabench/internal/stat"
 	"github.com/rdmabench/rdmabench/result"
 )
 
@@ -254,7 +255,7 @@ func (d *pointData) median(r Rules) (float64, bool) {
 		}
 		d.medN, d.medOK = len(d.runs), len(bw) > 0
 		if d.medOK {
-			d.med = median(bw)
+			d.med = stat.Median(bw)
 		}
 	}
 	return d.med, d.medOK
@@ -435,7 +436,7 @@ func (h *hunter) observe(m Measurement) {
 // best rate its operation reached (defaultRateGbps before any).
 func (h *hunter) estimate(pt Point) time.Duration {
 	if len(h.overheads) != h.overN {
-		h.overN, h.overMed = len(h.overheads), median(h.overheads)
+		h.overN, h.overMed = len(h.overheads), stat.Median(h.overheads)
 	}
 	setup := 0.0
 	if h.overN > 0 {
@@ -1016,5 +1017,5 @@ func screenRefFrom(list []pointMedian, pt Point) float64 {
 	if len(meds) < minScreenPoints {
 		return 0
 	}
-	return median(meds[:min(3, max(1, len(meds)/4))])
+	return stat.Median(meds[:min(3, max(1, len(meds)/4))])
 }

@@ -2,7 +2,6 @@ package hunt
 
 import (
 	"fmt"
-	"math"
 	"regexp"
 	"slices"
 	"sort"
@@ -406,17 +405,4 @@ func tailRatio(r Measurement) (float64, bool) {
 		return 0, false
 	}
 	return float64(*r.P99NS) / float64(*r.P50NS), true
-}
-
-// median of xs (the mean of the middle two for an even count); NaN for none.
-func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return math.NaN()
-	}
-	s := slices.Sorted(slices.Values(xs))
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
 }

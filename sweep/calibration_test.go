@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rdmabench/rdmabench/internal/stat"
 	"github.com/rdmabench/rdmabench/profiles"
 	"github.com/rdmabench/rdmabench/result"
 )
@@ -251,7 +252,7 @@ func TestCalibration(t *testing.T) {
 	fmt.Fprintf(&b, "| landscape | noise | resolution (median) | chosen within it of the optimum | gain intervals covering the truth | decided (of which within it) | verdicts right / wrong / cannot tell | wrong of decided | over budget | runs per sweep |\n|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, c := range rows {
 		v := c.right + c.wrong + c.cannotTell
-		fmt.Fprintf(&b, "| %s | %.0f%% | %.1f%% | %s | %s | %s (%s) | %s / %s / %s | %s | %d | %d |\n", c.landscape, 100*c.sigma, 100*median(c.resolutions),
+		fmt.Fprintf(&b, "| %s | %.0f%% | %.1f%% | %s | %s | %s (%s) | %s / %s / %s | %s | %d | %d |\n", c.landscape, 100*c.sigma, 100*stat.Median(c.resolutions),
 			pc(c.within, c.graded), pc(c.covered, c.gains), pc(c.decided, c.seeds), pc(c.decidedRight, c.decided),
 			pc(c.right, v), pc(c.wrong, v), pc(c.cannotTell, v), pc(c.wrong, c.right+c.wrong), c.overBudget, c.runs/c.seeds)
 	}
@@ -274,7 +275,7 @@ func TestCalibration(t *testing.T) {
 			t.Errorf("%s: the sometimes-tainted points chosen in %d of %d seeds (%d decided); chance among the optimum's points: %.0f%%; want none decided and under half of chance",
 				at, c.taintChosen, c.seeds, c.taintDecided, 100*c.taintChance)
 		}
-		if r := median(c.resolutions); c.sigma == 0.01 && (r < 0.01 || r > 0.03) {
+		if r := stat.Median(c.resolutions); c.sigma == 0.01 && (r < 0.01 || r > 0.03) {
 			t.Errorf("%s: resolution %.1f%%, want near 2%% (1%% to 3%%) at a real NIC's noise", at, 100*r)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/rdmabench/rdmabench/internal/stat"
 	"github.com/rdmabench/rdmabench/profiles"
 	"github.com/rdmabench/rdmabench/result"
 )
@@ -246,14 +247,14 @@ func (s *state) noise(pt profiles.Point, with []*member, o Objective, from int) 
 	var sds []float64
 	for _, m := range with {
 		if diff := s.diffs(m.pt, pt, o, from); m.pt != pt && len(diff) >= 3 {
-			_, sd := meanSD(diff)
+			_, sd := stat.MeanSD(diff)
 			sds = append(sds, sd/math.Sqrt2)
 		}
 	}
 	if len(sds) == 0 {
 		return 0
 	}
-	return math.Exp(median(sds)) - 1
+	return math.Exp(stat.Median(sds)) - 1
 }
 
 // estimate summarises pt's runs from round `from` on (all runs where it has none there).
@@ -288,9 +289,9 @@ func (s *state) estimate(pt profiles.Point, o Objective, from int) Estimate {
 		return e
 	}
 	e.Median, e.CILow, e.CIHigh = level(vals)
-	e.BWGbps, e.MsgRateMpps = median(bw), median(rate)
+	e.BWGbps, e.MsgRateMpps = stat.Median(bw), stat.Median(rate)
 	if len(p99) > 0 {
-		m := int64(median(p99))
+		m := int64(stat.Median(p99))
 		e.P99NS = &m
 	}
 	return e

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/rdmabench/rdmabench/internal/stat"
 	"github.com/rdmabench/rdmabench/profiles"
 )
 
@@ -338,7 +339,7 @@ func (s *state) decide(f *final) decision {
 	bestV := 0.0
 	for _, pt := range comp {
 		if diff := s.diffs(pt, anchor, o, 0); len(diff) > 0 && pt != anchor {
-			if m, _ := meanSD(diff); m > bestV {
+			if m, _ := stat.MeanSD(diff); m > bestV {
 				d.leader, bestV = pt, m
 			}
 		}

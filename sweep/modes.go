@@ -6,6 +6,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/rdmabench/rdmabench/internal/stat"
 	"github.com/rdmabench/rdmabench/profiles"
 	"github.com/rdmabench/rdmabench/result"
 )
@@ -219,11 +220,11 @@ func compareSize(ctx context.Context, m Measurer, record func(Recorded) error, p
 		}
 	}
 	row.Pairs = len(dAB)
-	row.A, row.B = median(a), median(b)
+	row.A, row.B = stat.Median(a), stat.Median(b)
 	row.BOverA = pairRatio(dAB)
 	row.Verdict = row.BOverA.Judge(p.Tolerance)
 	if len(dBT) > 0 {
-		t, r := median(tcp), pairRatio(dBT)
+		t, r := stat.Median(tcp), pairRatio(dBT)
 		row.TCP, row.BOverTCP, row.TCPVerdict = &t, &r, r.Judge(p.Tolerance)
 	}
 	return row, false, nil

@@ -5,6 +5,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/rdmabench/rdmabench/internal/stat"
 	"github.com/rdmabench/rdmabench/profiles"
 	"github.com/rdmabench/rdmabench/result"
 )
@@ -238,7 +239,7 @@ func (s *state) pairedNoise() (sd float64, df int) {
 		seen[[2]profiles.Point{a, b}] = true
 		for _, o := range []Objective{s.objs[0], {Name: "bw"}} {
 			if d := s.diffs(a, b, o, 0); len(d) >= 2 {
-				_, v := meanSD(d)
+				_, v := stat.MeanSD(d)
 				pairs = append(pairs, pairSD{v * v, len(d) - 1})
 				return
 			}
@@ -257,7 +258,7 @@ func (s *state) pairedNoise() (sd float64, df int) {
 	for i, p := range pairs {
 		vs[i] = p.v
 	}
-	cut := max(median(vs)*outlierNoise*outlierNoise, outlierFloor*outlierFloor)
+	cut := max(stat.Median(vs)*outlierNoise*outlierNoise, outlierFloor*outlierFloor)
 	var ss float64
 	for _, p := range pairs {
 		if len(pairs) < 3 || p.v <= cut {

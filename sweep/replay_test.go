@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rdmabench/rdmabench/internal/stat"
 	"github.com/rdmabench/rdmabench/profiles"
 	"github.com/rdmabench/rdmabench/result"
 )
@@ -101,12 +102,12 @@ func (r *replay) Measure(ctx context.Context, c result.Config) (result.Result, e
 		b, _ := Throughput(q.Result)
 		vs = append(vs, b)
 	}
-	med := median(vs)
+	med := stat.Median(vs)
 	var dev []float64
 	for _, v := range vs {
 		dev = append(dev, math.Abs(v/med-1))
 	}
-	sigma := max(1.4826*median(dev), r.floor)
+	sigma := max(1.4826*stat.Median(dev), r.floor)
 	if sigma > 0.05 {
 		return res, nil // bimodal: the recorded runs as they came
 	}

@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/rdmabench/rdmabench/internal/stat"
 	"github.com/rdmabench/rdmabench/profiles"
 )
 
@@ -185,12 +186,12 @@ func (s *state) searchNoise(o Objective) (float64, bool) {
 	var sds []float64
 	for _, st := range s.o.Descent {
 		if d := s.diffs(st.To, st.From, o, 0); len(d) >= minPairs {
-			_, sd := meanSD(d)
+			_, sd := stat.MeanSD(d)
 			sds = append(sds, sd)
 		}
 	}
 	if len(sds) == 0 {
 		return 0, false
 	}
-	return median(sds), true
+	return stat.Median(sds), true
 }

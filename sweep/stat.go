@@ -5,6 +5,8 @@ import (
 	"slices"
 	"sort"
 	"sync"
+
+	"github.com/rdmabench/rdmabench/internal/stat"
 )
 
 // The statistics of a sweep, in one place. Every decision compares two points on
@@ -60,11 +62,11 @@ func pairRatio(d []float64) Ratio {
 	if len(d) == 0 {
 		return r
 	}
-	r.Median = math.Exp(median(d))
+	r.Median = math.Exp(stat.Median(d))
 	if len(d) < 2 {
 		return r
 	}
-	m, sd := meanSD(d)
+	m, sd := stat.MeanSD(d)
 	r.mean, r.se, r.df = m, sd/math.Sqrt(float64(len(d))), len(d)-1
 	lo, hi := r.bounds(alpha)
 	r.Low, r.High = &lo, &hi
@@ -82,7 +84,7 @@ func moderatedRatio(d []float64, s0 float64, d0 int) Ratio {
 	if d0 <= 0 || r.N < 2 {
 		return r
 	}
-	_, sd := meanSD(d)
+	_, sd := stat.MeanSD(d)
 	n1 := float64(r.N - 1)
 	v := (n1*sd*sd + float64(d0)*s0*s0) / (n1 + float64(d0))
 	r.se, r.df = math.Sqrt(v/float64(r.N)), r.N-1+d0
@@ -131,7 +133,7 @@ func (r Ratio) p(tol float64) float64 {
 		return 0
 	}
 	m, band := math.Abs(r.mean), math.Log1p(tol)
-	return 2 * (1 - tCDF(max(m, band-m)/r.se, r.df))
+	return 2 * stat.TTail(max(m, band-m)/r.se, float64(r.df))
 }
 
 // holm judges comparisons together at level a (Holm's step-down): the one with the
@@ -159,72 +161,23 @@ func holm(rs []Ratio, tol, a float64) []Relation {
 
 // tInterval is the 95% t-interval of the mean of v (len >= 2).
 func tInterval(v []float64) (lo, hi float64) {
-	m, sd := meanSD(v)
+	m, sd := stat.MeanSD(v)
 	h := tQuantile(1-alpha/2, len(v)-1) * sd / math.Sqrt(float64(len(v)))
 	return m - h, m + h
 }
 
-// tCDF is Student's t distribution function with df degrees of freedom, exact for
-// integer df (Abramowitz and Stegun 26.7.3-4).
-func tCDF(t float64, df int) float64 {
-	if math.IsInf(t, 1) {
-		return 1
-	}
-	if t < 0 {
-		return 1 - tCDF(-t, df)
-	}
-	th := math.Atan(t / math.Sqrt(float64(df)))
-	c2, sn := math.Cos(th)*math.Cos(th), math.Sin(th)
-	var a float64 // P(|T| < t)
-	if df%2 == 1 {
-		sum, term := 0.0, 1.0
-		if df > 1 {
-			sum = 1
-			for k := 3; k <= df-2; k += 2 {
-				term *= c2 * float64(k-1) / float64(k)
-				sum += term
-			}
-		}
-		a = 2 / math.Pi * (th + sn*math.Cos(th)*sum)
-		if df == 1 {
-			a = 2 / math.Pi * th
-		}
-	} else {
-		sum, term := 1.0, 1.0
-		for k := 2; k <= df-2; k += 2 {
-			term *= c2 * float64(k-1) / float64(k)
-			sum += term
-		}
-		a = sn * sum
-	}
-	return 0.5 + a/2
-}
-
-// tQuantile is the p quantile (p >= 0.5) of Student's t with df degrees of freedom
-// (bisection on tCDF, remembered).
+// tQuantile is Student's t's p quantile with df degrees of freedom (stat.TQuantile),
+// remembered: the sweep asks for the same few again and again, and each costs ~10us.
 func tQuantile(p float64, df int) float64 {
-	if df < 1 || p >= 1 {
-		return math.Inf(1)
-	}
 	k := tqKey{p, df}
 	tqMu.Lock()
 	defer tqMu.Unlock()
 	if v, ok := tqCache[k]; ok {
 		return v
 	}
-	lo, hi := 0.0, 1.0
-	for tCDF(hi, df) < p {
-		lo, hi = hi, 2*hi
-	}
-	for range 60 {
-		if mid := (lo + hi) / 2; tCDF(mid, df) < p {
-			lo = mid
-		} else {
-			hi = mid
-		}
-	}
-	tqCache[k] = hi
-	return hi
+	v := stat.TQuantile(p, float64(df))
+	tqCache[k] = v
+	return v
 }
 
 type tqKey struct {
@@ -237,40 +190,12 @@ var (
 	tqCache = map[tqKey]float64{}
 )
 
-func meanSD(v []float64) (mean, sd float64) {
-	for _, x := range v {
-		mean += x
-	}
-	mean /= float64(len(v))
-	if len(v) < 2 {
-		return mean, 0
-	}
-	var ss float64
-	for _, x := range v {
-		ss += (x - mean) * (x - mean)
-	}
-	return mean, math.Sqrt(ss / float64(len(v)-1))
-}
-
-func median(v []float64) float64 {
-	s := slices.Clone(v)
-	slices.Sort(s)
-	n := len(s)
-	if n == 0 {
-		return math.NaN()
-	}
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
-}
-
 // level is one point's own runs: median and the 95% interval of the geometric mean.
 func level(v []float64) (med float64, lo, hi *float64) {
 	if len(v) == 0 {
 		return 0, nil, nil
 	}
-	med = median(v)
+	med = stat.Median(v)
 	if len(v) < 2 || slices.Min(v) <= 0 {
 		return med, nil, nil
 	}

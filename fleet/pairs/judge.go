@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/rdmabench/rdmabench/internal/stat"
 )
 
 // PairResult is what one test of a fleet measured: A the client, B the server, its
@@ -145,7 +147,7 @@ func judge(v *Verdict, measured []float64, outlier func(median float64) (bool, s
 		v.Why = fmt.Sprintf("cannot tell: %d measured %s pairs, a fleet median needs at least %d", len(measured), metricWords(v.Metric), MinMeasured)
 		return
 	}
-	v.Median = median(measured)
+	v.Median = stat.Median(measured)
 	v.Bad, v.Why = outlier(v.Median)
 }
 
@@ -154,16 +156,6 @@ func metricWords(m string) string {
 		return "latency"
 	}
 	return "bandwidth"
-}
-
-// median of xs (not empty): the middle value, or the mean of the two middle values.
-func median(xs []float64) float64 {
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
 // Retests keeps the books of --retest N: the pairs bad in the first pass run again in

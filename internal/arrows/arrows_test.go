@@ -40,6 +40,7 @@ var rules = []struct {
 	{"sweep", "the search decides from results; the engine is given to it", []string{"bench", "report", "fleet", "oob"}},
 	{"hunt", "the hunt judges results; the engine and the plans' validation are given to it", []string{"bench/...", "verbs", "oob", "report", "fleet", "sweep"}},
 	{"fleet/pairs", "a fleet's rules (schedule, judging) need no network", []string{"oob", "bench", "fleet"}},
+	{"internal/stat", "the statistics are arithmetic on numbers: they know no results, plans or programs", append([]string{"result", "profiles", "counters", "host", "verbs", "oob", "bench/...", "rdma"}, application...)},
 }
 
 // goList runs go list with cgo on, for Linux, and no GOFLAGS from the environment: the

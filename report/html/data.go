@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/rdmabench/rdmabench/internal/stat"
 	"github.com/rdmabench/rdmabench/profiles"
 	"github.com/rdmabench/rdmabench/report"
 	"github.com/rdmabench/rdmabench/result"
@@ -100,7 +101,7 @@ func (s *Series) cells(test string) []*cell {
 	}
 	out := make([]*cell, 0, len(byKey))
 	for _, c := range byKey {
-		c.BWMed, c.RateMed = median(c.BW), median(c.Rate)
+		c.BWMed, c.RateMed = stat.Median(c.BW), stat.Median(c.Rate)
 		out = append(out, c)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
@@ -118,19 +119,6 @@ func flagName(counter, side, class string) string {
 		return counter
 	}
 	return counter + " (" + strings.Join(what, ", ") + ")"
-}
-
-func median(v []float64) float64 {
-	if len(v) == 0 {
-		return math.NaN()
-	}
-	s := append([]float64(nil), v...)
-	sort.Float64s(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
 }
 
 // pointName is a point in one short cell: size/depth/offset/cq-mod/post-list.
