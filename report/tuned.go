@@ -381,7 +381,7 @@ func TunedNotes(op string, o sweep.Outcome) []string {
 	add("%s: %s%s; noise %.1f%% per run", op, state, map[bool]string{true: ", interrupted"}[o.Interrupted], 100*o.Noise)
 	add("%s: resolution %s (%s)", op, sweep.FmtResolution(o.Resolution), ResolutionBasis(o))
 	if pr := o.Projection; pr != nil && pr.Pairs >= 2 {
-		line := fmt.Sprintf("%s probe: %.1f%% noise per run over %d pairs, %.1f s a run", op, 100*pr.Noise, pr.Pairs, pr.RunS)
+		line := fmt.Sprintf("%s probe: %s noise per run over %d pairs, %.1f s a run", op, sweep.FmtNoise(pr.Noise), pr.Pairs, pr.RunS)
 		if pr.FinerBudgetS > 0 {
 			line += fmt.Sprintf("; %s would take a budget of about %.0f s", sweep.FmtResolution(pr.Finer), pr.FinerBudgetS)
 		}

@@ -268,7 +268,7 @@ func summaryLines(op string, o sweep.Outcome, plain bool) []string {
 		budget += ", decided"
 	}
 	if o.Noise > 0 {
-		res += fmt.Sprintf(" (noise %.1f%% a run)", 100*o.Noise)
+		res += fmt.Sprintf(" (noise %s a run)", sweep.FmtNoise(o.Noise))
 	}
 	first := fmt.Sprintf("%s: %s; %s", op, res, budget)
 	gain := func(name string) string {

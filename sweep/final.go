@@ -235,7 +235,7 @@ func (s *state) planFinal(f *final) {
 	s.o.FinalPlan.Rounds = n
 	s.looks = looksUpTo(n)
 	s.o.Resolution = s.tol
-	s.notice("final rounds: %d points, up to %d rounds, %.2f%% noise per run (%d degrees of freedom): deciding at %s", m, n, 100*s.o.FinalPlan.Noise, df, FmtResolution(s.tol))
+	s.notice("final rounds: %d points, up to %d rounds, %s noise per run (%d degrees of freedom): deciding at %s", m, n, FmtNoise(s.o.FinalPlan.Noise), df, FmtResolution(s.tol))
 }
 
 // dropRival leaves out of f the rival ranked last (by its mean in the search) among

@@ -284,6 +284,18 @@ func FmtResolution(r float64) string {
 	return fmt.Sprintf("+-%.1f%%", 100*r)
 }
 
+// FmtNoise is a noise per run (a fraction) as a percentage with the digits it needs: the
+// virtual bed's 0.03% is not 0.0%.
+func FmtNoise(n float64) string {
+	switch {
+	case n >= 0.01:
+		return fmt.Sprintf("%.1f%%", 100*n)
+	case n >= 0.0001:
+		return fmt.Sprintf("%.2f%%", 100*n)
+	}
+	return "under 0.01%"
+}
+
 // guess is the number of measurements to expect, for the progress bar.
 func (s *state) guess() int {
 	final := 3*(1+6+10)*s.p.Repeat + (1+len(s.p.Others)+len(s.p.References))*s.p.Repeat

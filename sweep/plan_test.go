@@ -107,3 +107,12 @@ func TestOptionsPlan(t *testing.T) {
 		t.Errorf("-u 20: perftest's reference %v", got)
 	}
 }
+
+// The virtual bed's noise is a few hundredths of a percent: shown as 0.0% it read as none.
+func TestFmtNoise(t *testing.T) {
+	for n, want := range map[float64]string{0.2: "20.0%", 0.012: "1.2%", 0.0034: "0.34%", 0.00028: "0.03%", 0.00004: "under 0.01%", 0: "under 0.01%"} {
+		if got := FmtNoise(n); got != want {
+			t.Errorf("FmtNoise(%g) = %q, want %q", n, got, want)
+		}
+	}
+}

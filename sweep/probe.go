@@ -138,15 +138,15 @@ func (s *state) noticeProjection(pr *Projection) {
 	case pr.Pairs < 2:
 		s.notice("probe: no noise measured (%d pairs): deciding at %s until the final rounds know more", pr.Pairs, FmtResolution(s.tol))
 	case s.p.Resolution > 0:
-		line := fmt.Sprintf("probe: %.1f%% noise per run, %.1f s a run: the asked %s takes a budget of about %.0f s", 100*pr.Noise, pr.RunS, FmtResolution(s.p.Resolution), pr.AskedBudgetS)
+		line := fmt.Sprintf("probe: %s noise per run, %.1f s a run: the asked %s takes a budget of about %.0f s", FmtNoise(pr.Noise), pr.RunS, FmtResolution(s.p.Resolution), pr.AskedBudgetS)
 		if !pr.AskedReachedS {
 			line += " (more rounds than the final looks allow: some comparisons may stay open)"
 		}
 		s.notice("%s", line)
 	default:
-		line := fmt.Sprintf("probe: %.1f%% noise per run, %.1f s a run: the budget buys about %s", 100*pr.Noise, pr.RunS, FmtResolution(pr.Resolution))
+		line := fmt.Sprintf("probe: %s noise per run, %.1f s a run: the budget buys about %s", FmtNoise(pr.Noise), pr.RunS, FmtResolution(pr.Resolution))
 		if pr.Resolution > 1 {
-			line = fmt.Sprintf("probe: %.1f%% noise per run, %.1f s a run: the budget buys %s", 100*pr.Noise, pr.RunS, FmtResolution(pr.Resolution))
+			line = fmt.Sprintf("probe: %s noise per run, %.1f s a run: the budget buys %s", FmtNoise(pr.Noise), pr.RunS, FmtResolution(pr.Resolution))
 		}
 		if pr.FinerBudgetS > 0 {
 			line += fmt.Sprintf("; %s would take a budget of about %.0f s", FmtResolution(pr.Finer), pr.FinerBudgetS)
