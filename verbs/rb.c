@@ -81,12 +81,9 @@ static int clk_end(rb_clock *c, rb_xfer *x, int rc) {
 // HNS. The WRs' fields are read as they are, so every loop builds the same chain for
 // either path. On an error ibv_post_send may have posted the WRs before the one that
 // failed, ibv_wr_complete none of the batch; every loop fails on it either way.
-static inline int post(const rb_xfer *x, int q, struct ibv_qp *qp, struct ibv_send_wr *wr) {
-	if (!x->qpx) {
-		struct ibv_send_wr *bad;
-		return ibv_post_send(qp, wr, &bad);
-	}
-	struct ibv_qp_ex *e = x->qpx[q];
+// The extended API's batch, out of line; post itself is inlined into every loop, so
+// that the legacy path costs the loops no call of their own (ibv_post_send is one).
+static int post_wr_api(struct ibv_qp_ex *e, struct ibv_send_wr *wr) {
 	ibv_wr_start(e);
 	for (; wr; wr = wr->next) {
 		const struct ibv_sge *sg = wr->sg_list;
@@ -102,6 +99,21 @@ static inline int post(const rb_xfer *x, int q, struct ibv_qp *qp, struct ibv_se
 			ibv_wr_set_sge(e, sg->lkey, sg->addr, sg->length);
 	}
 	return ibv_wr_complete(e);
+}
+
+// post_qpx is post with x->qpx given (a loop that read it once, into a register).
+static inline __attribute__((always_inline)) int post_qpx(struct ibv_qp_ex *const *qpx, int q, struct ibv_qp *qp,
+                                                          struct ibv_send_wr *wr) {
+	if (!qpx) {
+		struct ibv_send_wr *bad;
+		return ibv_post_send(qp, wr, &bad);
+	}
+	return post_wr_api(qpx[q], wr);
+}
+
+static inline __attribute__((always_inline)) int post(const rb_xfer *x, int q, struct ibv_qp *qp,
+                                                      struct ibv_send_wr *wr) {
+	return post_qpx(x->qpx, q, qp, wr);
 }
 
 // post_verb names the verb whose error post returned.
@@ -302,6 +314,14 @@ static int bw(rb_bw_args *a, uint64_t *posted, uint64_t *target, uint32_t *lcur,
 	const uint64_t depth = a->tx_depth, mod = a->cq_mod;
 	const uint32_t pl = a->post_list;
 	uint64_t *done = a->done;
+	// What the WRs are built from, read once (see the post loop).
+	const int send_flags = x->send_flags;
+	const uint64_t laddr = x->laddr, lstride = a->lstride, stride = a->stride;
+	const uint32_t lslots = a->lslots, rslots = a->rslots;
+	const uint64_t *const raddr = a->raddr;
+	const uint32_t *const rkey = a->rkey;
+	struct ibv_qp *const *const qps = a->qps;
+	struct ibv_qp_ex *const *const qpx = x->qpx;
 	for (uint32_t i = 0; i < pl; i++) {
 		sge[i].length = x->size;
 		sge[i].lkey = x->lkey;
@@ -358,8 +378,16 @@ static int bw(rb_bw_args *a, uint64_t *posted, uint64_t *target, uint32_t *lcur,
 		work++;
 		uint32_t work0 = work;
 		for (int k = 0, q = q0; k < nqp; k++, q = q + 1 == nqp ? 0 : q + 1) {
-			while (posted[q] < target[q]) {
-				uint64_t n = target[q] - posted[q], room = depth - (posted[q] - done[q]);
+			// The QP's counts and addresses in locals: the post is an opaque call, after
+			// which the compiler would load every one of them again for each WR.
+			uint64_t p = posted[q];
+			const uint64_t tq = target[q], dq = done[q];
+			const uint64_t lbase = laddr + q * lstride, rbase = raddr[q];
+			const uint32_t rk = rkey[q];
+			struct ibv_qp *qp = qps[q];
+			uint32_t lc = lcur[q], rc = rcur[q];
+			while (p < tq) {
+				uint64_t n = tq - p, room = depth - (p - dq);
 				if (n > pl)
 					n = pl;
 				if (n > room)
@@ -368,38 +396,46 @@ static int bw(rb_bw_args *a, uint64_t *posted, uint64_t *target, uint32_t *lcur,
 					break;
 				int signalled = 0;
 				for (uint64_t i = 0; i < n; i++) {
-					uint64_t seq = posted[q] + i;
+					uint64_t seq = p + i;
 					wr[i].wr_id = ((uint64_t)q << RB_QSHIFT) | seq;
-					wr[i].send_flags = x->send_flags;
-					if ((seq + 1) % mod == 0 || seq + 1 == target[q]) {
+					wr[i].send_flags = send_flags;
+					if ((seq + 1) % mod == 0 || seq + 1 == tq) {
 						wr[i].send_flags |= IBV_SEND_SIGNALED;
 						signalled = 1;
 					}
-					sge[i].addr = x->laddr + q * a->lstride + (uint64_t)lcur[q] * a->stride;
-					wr[i].wr.rdma.remote_addr = a->raddr[q] + (uint64_t)rcur[q] * a->stride;
-					wr[i].wr.rdma.rkey = a->rkey[q];
-					if (++lcur[q] == a->lslots)
-						lcur[q] = 0;
-					if (++rcur[q] == a->rslots)
-						rcur[q] = 0;
+					sge[i].addr = lbase + (uint64_t)lc * stride;
+					wr[i].wr.rdma.remote_addr = rbase + (uint64_t)rc * stride;
+					wr[i].wr.rdma.rkey = rk;
+					if (++lc == lslots)
+						lc = 0;
+					if (++rc == rslots)
+						rc = 0;
 				}
-				wr[n - 1].next = NULL;
+				if (n < pl) // a whole chain ends in NULL already
+					wr[n - 1].next = NULL;
 				if (signalled) {
 					int64_t t = ticks();
 					for (uint64_t i = 0; i < n; i++)
 						if (wr[i].send_flags & IBV_SEND_SIGNALED)
-							pts[(size_t)q * depth + (posted[q] + i) % depth] = t;
+							pts[(size_t)q * depth + (p + i) % depth] = t;
 				}
-				int err = post(x, q, a->qps[q], wr);
+				int err = post_qpx(qpx, q, qp, wr);
 				if (n < pl)
 					wr[n - 1].next = &wr[n];
-				if (err)
+				if (err) {
+					posted[q] = p;
+					lcur[q] = lc;
+					rcur[q] = rc;
 					return verb_failed(x, post_verb(x), err);
-				posted[q] += n;
+				}
+				p += n;
 				work += n;
-				if (posted[q] == target[q])
+				if (p == tq)
 					feeding--;
 			}
+			posted[q] = p;
+			lcur[q] = lc;
+			rcur[q] = rc;
 		}
 		if (work != work0 && ++q0 == nqp)
 			q0 = 0;
