@@ -1,5 +1,5 @@
 # test/interop.sh [ROUNDS]: rdmabench and perftest on the two ends of one link, in every
-# pairing, for perftest's four tests: perftest to perftest (the reference), an rdmabench
+# pairing, for perftest's four tests (and the bandwidth tests' 64 B message rate): perftest to perftest (the reference), an rdmabench
 # client against a plain perftest server (--perftest), and a plain perftest client
 # against 'rdmabench server --perftest-port'. The three pairings rotate ROUNDS times per
 # test in one boot of the test bed (two devices standing in for two hosts), then the
@@ -62,6 +62,8 @@ test_() { # NAME PERFTEST RDMABENCH ARGS COLUMN EXPR
 # latency "#bytes #iterations t_min t_max t_typical ..." (t_typical: the median).
 test_ write_bw_64K_MiBps ib_write_bw "write bw" "-s 65536 -n 2000" 4 "bw_mib_per_s"
 test_ read_bw_64K_MiBps  ib_read_bw  "read bw"  "-s 65536 -n 2000" 4 "bw_mib_per_s"
+test_ write_rate_64B_Mpps ib_write_bw "write bw" "-s 64 -n 20000" 5 "msg_rate_mpps"
+test_ read_rate_64B_Mpps  ib_read_bw  "read bw"  "-s 64 -n 20000" 5 "msg_rate_mpps"
 test_ write_lat_2B_p50_us ib_write_lat "write lat" "-s 2 -n 2000" 5 "lat_ns['p50']/1000"
 test_ read_lat_2B_p50_us  ib_read_lat  "read lat"  "-s 2 -n 2000" 5 "lat_ns['p50']/1000"
 kill $SPID 2>/dev/null
@@ -80,7 +82,7 @@ def nums(f):
             out.append(v)
     return out
 print(f"{'test':22} {'perftest->perftest':>19} {'rdmabench->perftest':>20} {'perftest->rdmabench':>20}")
-for name in ["write_bw_64K_MiBps", "read_bw_64K_MiBps", "write_lat_2B_p50_us", "read_lat_2B_p50_us"]:
+for name in ["write_bw_64K_MiBps", "read_bw_64K_MiBps", "write_rate_64B_Mpps", "read_rate_64B_Mpps", "write_lat_2B_p50_us", "read_lat_2B_p50_us"]:
     cols = []
     ref = None
     for k in ["pp", "rp", "pr"]:
@@ -88,13 +90,14 @@ for name in ["write_bw_64K_MiBps", "read_bw_64K_MiBps", "write_lat_2B_p50_us", "
         if not xs:
             cols.append("-"); continue
         m = statistics.median(xs)
+        v = f"{m:.2f}" if m >= 1 else f"{m:.5f}"
         if k == "pp":
             ref = m
-            cols.append(f"{m:.2f} (n={len(xs)})")
+            cols.append(f"{v} (n={len(xs)})")
         else:
-            cols.append(f"{m:.2f} x{m / ref:.2f} (n={len(xs)})" if ref else f"{m:.2f} (n={len(xs)})")
+            cols.append(f"{v} x{m / ref:.3f} (n={len(xs)})" if ref else f"{v} (n={len(xs)})")
     print(f"{name:22} {cols[0]:>19} {cols[1]:>20} {cols[2]:>20}")
 print("medians over the rounds; xR: the ratio to perftest->perftest in the same boot. Bandwidth: the")
-print("client's MiB/s (perftest's 'BW average', rdmabench's bw_mib_per_s); latency: the median one-way")
+print("client's MiB/s (perftest's 'BW average', rdmabench's bw_mib_per_s); rate: its Mpps; latency: the median one-way")
 print("(write: half the round trip) or READ completion in us, as the client measured it.")
 PY

@@ -74,15 +74,9 @@ static int clk_end(rb_clock *c, rb_xfer *x, int rc) {
 
 // ---- posting ----
 
-// post hands a chain of WRs (RDMA WRITE or READ, one SGE each) to QP q of the loop:
-// with ibv_post_send, or, where the session's QPs were created for the extended QP API
-// (x->qpx set: --post-api wr), as one batch between ibv_wr_start and ibv_wr_complete,
-// which rings the doorbell once for the whole chain, as perftest posts on mlx5, EFA and
-// HNS. The WRs' fields are read as they are, so every loop builds the same chain for
-// either path. On an error ibv_post_send may have posted the WRs before the one that
-// failed, ibv_wr_complete none of the batch; every loop fails on it either way.
-// The extended API's batch, out of line; post itself is inlined into every loop, so
-// that the legacy path costs the loops no call of their own (ibv_post_send is one).
+// post_wr_api is post's extended-API batch, out of line: post itself is inlined into
+// every loop, so that the legacy path costs the loops no call of their own
+// (ibv_post_send is one).
 static int post_wr_api(struct ibv_qp_ex *e, struct ibv_send_wr *wr) {
 	ibv_wr_start(e);
 	for (; wr; wr = wr->next) {
@@ -111,6 +105,13 @@ static inline __attribute__((always_inline)) int post_qpx(struct ibv_qp_ex *cons
 	return post_wr_api(qpx[q], wr);
 }
 
+// post hands a chain of WRs (RDMA WRITE or READ, one SGE each) to QP q of the loop:
+// with ibv_post_send, or, where the session's QPs were created for the extended QP API
+// (x->qpx set: --post-api wr), as one batch between ibv_wr_start and ibv_wr_complete,
+// which rings the doorbell once for the whole chain, as perftest posts on mlx5, EFA and
+// HNS. The WRs' fields are read as they are, so every loop builds the same chain for
+// either path. On an error ibv_post_send may have posted the WRs before the one that
+// failed, ibv_wr_complete none of the batch; every loop fails on it either way.
 static inline __attribute__((always_inline)) int post(const rb_xfer *x, int q, struct ibv_qp *qp,
                                                       struct ibv_send_wr *wr) {
 	return post_qpx(x->qpx, q, qp, wr);
