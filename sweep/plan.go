@@ -280,6 +280,8 @@ func FmtResolution(r float64) string {
 		return "nothing finer than +-100%"
 	case r >= 0.1:
 		return fmt.Sprintf("+-%.0f%%", 100*r)
+	case r < 0.001: // the virtual bed's probe can promise +-0.02%: not +-0.0%
+		return fmt.Sprintf("+-%.2f%%", 100*r)
 	}
 	return fmt.Sprintf("+-%.1f%%", 100*r)
 }

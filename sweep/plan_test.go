@@ -116,3 +116,11 @@ func TestFmtNoise(t *testing.T) {
 		}
 	}
 }
+
+func TestFmtResolution(t *testing.T) {
+	for r, want := range map[float64]string{2: "nothing finer than +-100%", 0.3: "+-30%", 0.02: "+-2.0%", 0.005: "+-0.5%", 0.0002: "+-0.02%"} {
+		if got := FmtResolution(r); got != want {
+			t.Errorf("FmtResolution(%g) = %q, want %q", r, got, want)
+		}
+	}
+}
