@@ -96,6 +96,9 @@ func checkHealthy(c BWCase, o BWOutcome) []string {
 				break
 			}
 		}
+		if bad := rkeysOf(q, o.Executed[q], o.RKeys[q], RKey(q)); bad != "" {
+			f("%s", bad)
+		}
 	}
 	if o.Completed != sum {
 		f("completed %d, the QPs' done add up to %d", o.Completed, sum)
@@ -144,6 +147,20 @@ func checkHealthy(c BWCase, o BWOutcome) []string {
 		}
 	}
 	return bad
+}
+
+// rkeysOf returns what is wrong with the rkeys QP q's executed WRs carried (every one
+// must be want: QP q's own, RKey(q), where each QP has its region), or "".
+func rkeysOf(q int, executed uint64, keys []uint32, want uint32) string {
+	if uint64(len(keys)) != executed {
+		return fmt.Sprintf("QP %d: %d rkeys for %d WRs", q, len(keys), executed)
+	}
+	for i, k := range keys {
+		if k != want {
+			return fmt.Sprintf("QP %d WR %d: rkey %#x, want %#x", q, i, k, want)
+		}
+	}
+	return ""
 }
 
 const defaultNowNS = 50

@@ -196,6 +196,7 @@ static void exec(qm_model *m, qm_qp *p, uint64_t n) {
 			}
 			p->addrs[p->naddr].l = w->laddr - (uint64_t)(uintptr_t)m->cfg.lbase;
 			p->addrs[p->naddr].r = w->raddr - (uint64_t)(uintptr_t)m->cfg.rbase;
+			p->addrs[p->naddr].rkey = w->rkey;
 			p->naddr++;
 			if (w->opcode == IBV_WR_RDMA_WRITE)
 				peer_sees_write(m, w);
@@ -263,9 +264,22 @@ static int busy(qm_model *m) {
 
 // ---- the verbs ----
 
-static int post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad) {
-	qm_model *m = MODEL_OF(qp->context);
-	qm_qp *p = (qm_qp *)qp;
+#define QM_NO_FAIL UINT32_MAX
+
+// post_call counts a post call (ibv_post_send or ibv_wr_complete) and says whether it
+// is the one the configuration fails (qm_config.post_fail_at).
+static int post_call(qm_model *m, qm_qp *p) {
+	m->post_calls++;
+	if (!m->cfg.post_fail_at || m->post_calls != m->cfg.post_fail_at)
+		return 0;
+	m->post_failed = 1;
+	m->post_fail_qp = p->idx;
+	return 1;
+}
+
+// post_chain posts a chain of WRs to p; fail_wr (QM_NO_FAIL: none) is the WR of the
+// chain at which an injected failure strikes (the last one if the chain is shorter).
+static int post_chain(qm_model *m, qm_qp *p, struct ibv_send_wr *wr, struct ibv_send_wr **bad, uint32_t fail_wr) {
 	int64_t entry = m->clock;
 	m->posts++;
 	if (!m->posted_since_poll) {
@@ -286,7 +300,18 @@ static int post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_
 		m->first_post_clock = m->clock;
 	}
 	m->last_post_clock = m->clock;
-	for (; wr; wr = wr->next) {
+	if (fail_wr != QM_NO_FAIL) {
+		uint32_t n = 0;
+		for (struct ibv_send_wr *w = wr; w; w = w->next)
+			n++;
+		m->post_fail_len = n;
+	}
+	for (uint32_t i = 0; wr; wr = wr->next, i++) {
+		if (fail_wr != QM_NO_FAIL && (i == fail_wr || !wr->next)) {
+			m->post_fail_posted = i;
+			*bad = wr;
+			return m->cfg.post_fail_err;
+		}
 		if (p->tail - p->head >= m->cfg.depth) {
 			violation(m, QM_V_SQ_OVERFLOW, "QP %d: post with %llu of %u slots in use", p->idx,
 			          (unsigned long long)(p->tail - p->head), m->cfg.depth);
@@ -311,6 +336,7 @@ static int post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_
 		qm_wr *w = &p->ring[p->tail % m->cfg.depth];
 		w->wr_id = wr->wr_id;
 		w->lkey = wr->sg_list[0].lkey;
+		w->rkey = wr->wr.rdma.rkey;
 		w->laddr = wr->sg_list[0].addr;
 		w->raddr = wr->wr.rdma.remote_addr;
 		w->len = wr->sg_list[0].length;
@@ -327,6 +353,12 @@ static int post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_
 		cq_arrive(m);
 	}
 	return 0;
+}
+
+static int post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad) {
+	qm_model *m = MODEL_OF(qp->context);
+	qm_qp *p = (qm_qp *)qp;
+	return post_chain(m, p, wr, bad, post_call(m, p) ? m->cfg.post_fail_wr : QM_NO_FAIL);
 }
 
 // ---- the extended QP API (ibv_wr_*) ----
@@ -395,6 +427,11 @@ static int wr_complete(struct ibv_qp_ex *e) {
 		return EINVAL;
 	}
 	p->staging = 0;
+	if (post_call(m, p)) { // the provider refuses the batch: none of it is posted
+		m->post_fail_len = p->nstage;
+		m->post_fail_posted = 0;
+		return m->cfg.post_fail_err;
+	}
 	if (p->stage_err || p->tail - p->head + p->nstage > m->cfg.depth) {
 		violation(m, QM_V_SQ_OVERFLOW, "QP %d: a batch of %u WRs with %llu of %u slots in use", p->idx, p->nstage,
 		          (unsigned long long)(p->tail - p->head), m->cfg.depth);
@@ -411,7 +448,7 @@ static int wr_complete(struct ibv_qp_ex *e) {
 	}
 	m->wr_batches++;
 	struct ibv_send_wr *bad;
-	return post_send(&p->qp, &p->stage[0].wr, &bad);
+	return post_chain(m, p, &p->stage[0].wr, &bad, QM_NO_FAIL);
 }
 
 static void wr_abort(struct ibv_qp_ex *e) {

@@ -21,6 +21,8 @@
 // Registrations (rb_bw_mr) are records of the model's: with mr_check, a WR whose lkey
 // names no live registration covering its SGE is a violation when posted, and one whose
 // MR is gone by the time it executes fails with IBV_WC_LOC_PROT_ERR, as on an HCA.
+// Every executed WR's addresses and rkey are recorded per QP. A test can make the k-th
+// post call fail with an errno of its choice (qm_config.post_fail_at).
 //
 // The model a thread drives is thread-local, so that several tests can run at once.
 #ifndef QMODEL_H
@@ -56,6 +58,7 @@ enum {
 
 typedef struct {
 	uint64_t l, r; // offsets from the local / remote buffer's base
+	uint32_t rkey; // the remote key the WR carried
 } qm_addr;
 
 typedef struct {
@@ -64,7 +67,7 @@ typedef struct {
 	uint32_t len;
 	int opcode;
 	int signalled;
-	uint32_t lkey;
+	uint32_t lkey, rkey;
 	int64_t post_clock; // the model clock when ibv_post_send was called with it
 } qm_wr;
 
@@ -104,7 +107,7 @@ typedef struct {
 	uint32_t max_occ;     // most WRs ever in the send queue
 	uint64_t leads;       // posts that were the first after an ibv_poll_cq call (or the first of all)
 	int errored;          // the QP is in the error state: everything flushes
-	qm_addr *addrs;       // every successfully executed WR's addresses
+	qm_addr *addrs;       // every successfully executed WR's addresses and rkey
 	size_t naddr, addrcap;
 } qm_qp;
 
@@ -164,6 +167,14 @@ typedef struct {
 	// post: Record.Posts counts doorbells either way), or none of it.
 	int wr_api;
 	int64_t clock0; // the model clock at the start; 0: 10^12 ns
+	// An injected post failure: the post_fail_at-th post call (1: the first; ibv_post_send
+	// and ibv_wr_complete counted alike) fails with post_fail_err, as a provider's
+	// would. ibv_post_send posts the WRs of the chain before WR post_fail_wr (the last
+	// one, if the chain is shorter) and names that one in *bad_wr; ibv_wr_complete posts
+	// none of its batch. 0: never.
+	uint64_t post_fail_at;
+	int post_fail_err;
+	uint32_t post_fail_wr;
 } qm_config;
 
 typedef struct {
@@ -196,6 +207,11 @@ struct qm_model {
 	int64_t clock, start_clock;
 	uint64_t tick, polls, posts, nows, waits, wait_ticks, sleeps_ms;
 	uint64_t wr_batches; // ibv_wr_complete calls that posted a batch
+	uint64_t post_calls; // ibv_post_send and ibv_wr_complete calls, failed ones too
+	// The injected post failure (qm_config.post_fail_at), once it happened: the QP it
+	// hit, the WRs in the failed call's chain or batch, and how many of them were posted.
+	int post_failed, post_fail_qp;
+	uint32_t post_fail_len, post_fail_posted;
 	uint64_t rng;
 	// The CQ: cqes[cq_head, cq_vis) are in the CQ, cqes[cq_vis, cq_end) are still on
 	// their way (ack_delay).

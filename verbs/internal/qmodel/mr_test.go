@@ -161,6 +161,9 @@ func checkMRHealthy(c MRCase, o MROutcome) []string {
 			break
 		}
 	}
+	if bad := rkeysOf(0, o.Executed[0], o.RKeys[0], XferRKey); bad != "" {
+		f("%s", bad)
+	}
 	if o.Hist.N != o.SignalledExecuted || o.SignalledPolled != o.SignalledExecuted || o.Hist.Backwards != 0 {
 		f("histogram n %d backwards %d; signalled WRs executed %d, polled %d", o.Hist.N, o.Hist.Backwards,
 			o.SignalledExecuted, o.SignalledPolled)

@@ -13,6 +13,7 @@ import (
 	"math"
 	"os"
 	"sync/atomic"
+	"syscall"
 	"unsafe"
 
 	"github.com/rdmabench/rdmabench/verbs/qp"
@@ -100,6 +101,14 @@ type Net struct {
 	// Clock0NS is the model clock when the run starts (0: 10^12 ns): loop threads
 	// that started apart (TestThreads).
 	Clock0NS int64
+	// PostFailAt makes the PostFailAt-th post call (1: the first; ibv_post_send and
+	// ibv_wr_complete alike) fail with errno PostFailErr, as a provider's post fails.
+	// ibv_post_send posts the WRs of its chain before WR PostFailWR (the chain's last
+	// if it is shorter) and names that one in *bad_wr; ibv_wr_complete posts none of
+	// its batch. 0: no post fails but for a violation.
+	PostFailAt  uint64
+	PostFailErr syscall.Errno
+	PostFailWR  uint32
 }
 
 // wrAPIEnv, set to 1, makes every run post through the extended QP API, whatever its
@@ -120,10 +129,19 @@ type Addr struct{ L, R uint64 }
 
 // Record is what the model saw.
 type Record struct {
-	Posted, Executed                                        []uint64 // per QP: WRs posted, WRs executed successfully
-	MaxSQ                                                   []uint32 // per QP: the most WRs the send queue held
-	Leads                                                   []uint64 // per QP: its posts that came first after an ibv_poll_cq call
-	Addrs                                                   [][]Addr // per QP: every successfully executed WR, in order
+	Posted, Executed []uint64   // per QP: WRs posted, WRs executed successfully
+	MaxSQ            []uint32   // per QP: the most WRs the send queue held
+	Leads            []uint64   // per QP: its posts that came first after an ibv_poll_cq call
+	Addrs            [][]Addr   // per QP: every successfully executed WR, in order
+	RKeys            [][]uint32 // per QP: the rkey each WR of Addrs carried
+	Freed            []uint64   // per QP: WRs whose completion the loop polled (each CQE frees its WR and the earlier ones)
+	// PostCalls counts ibv_post_send and ibv_wr_complete calls, failed ones too.
+	PostCalls uint64
+	// PostFailed: the injected post failure (Net.PostFailAt) happened, on QP
+	// PostFailQP, to a call with PostFailLen WRs of which PostFailPosted were posted.
+	PostFailed                                              bool
+	PostFailQP                                              int
+	PostFailLen, PostFailPosted                             uint32
 	SignalledExecuted, SignalledPolled, CQEsPolled, ErrCQEs uint64
 	MaxCQ                                                   uint64
 	Polls, Posts, Ticks, Waits, WaitTicks, SleptMS          uint64
@@ -202,6 +220,9 @@ func newModel(cfg *C.qm_config, n Net, nqp, depth int, llen, rlen int) *model {
 	cfg.max_polls = C.uint64_t(n.MaxPolls)
 	cfg.tsc_per_ns = C.double(n.TSCPerNS)
 	cfg.clock0 = C.int64_t(n.Clock0NS)
+	cfg.post_fail_at = C.uint64_t(n.PostFailAt)
+	cfg.post_fail_err = C.int(n.PostFailErr)
+	cfg.post_fail_wr = C.uint32_t(n.PostFailWR)
 	cfg.leftover_events = C.uint32_t(n.LeftoverEvents)
 	if n.WRAPI || os.Getenv(wrAPIEnv) == "1" {
 		cfg.wr_api = 1
@@ -233,6 +254,8 @@ func (md *model) record() Record {
 	qps := unsafe.Slice(m.qps, nqp)
 	r := Record{
 		Posted: make([]uint64, nqp), Executed: make([]uint64, nqp), MaxSQ: make([]uint32, nqp), Leads: make([]uint64, nqp), Addrs: make([][]Addr, nqp),
+		RKeys: make([][]uint32, nqp), Freed: make([]uint64, nqp), PostCalls: uint64(m.post_calls),
+		PostFailed: m.post_failed != 0, PostFailQP: int(m.post_fail_qp), PostFailLen: uint32(m.post_fail_len), PostFailPosted: uint32(m.post_fail_posted),
 		SignalledExecuted: uint64(m.sig_executed), SignalledPolled: uint64(m.sig_polled),
 		CQEsPolled: uint64(m.cqes_polled), ErrCQEs: uint64(m.err_cqes), MaxCQ: uint64(m.max_cq),
 		Polls: uint64(m.polls), Posts: uint64(m.posts), WRBatches: uint64(m.wr_batches), Ticks: uint64(m.tick), Waits: uint64(m.waits),
@@ -251,10 +274,13 @@ func (md *model) record() Record {
 		r.Executed[q] = uint64(p.executed)
 		r.MaxSQ[q] = uint32(p.max_occ)
 		r.Leads[q] = uint64(p.leads)
+		r.Freed[q] = uint64(p.head)
 		r.ModelLatQP = append(r.ModelLatQP, modelTimes(p.lat))
 		if p.naddr > 0 {
-			src := unsafe.Slice((*Addr)(unsafe.Pointer(p.addrs)), int(p.naddr))
-			r.Addrs[q] = append([]Addr(nil), src...)
+			for _, a := range unsafe.Slice(p.addrs, int(p.naddr)) {
+				r.Addrs[q] = append(r.Addrs[q], Addr{L: uint64(a.l), R: uint64(a.r)})
+				r.RKeys[q] = append(r.RKeys[q], uint32(a.rkey))
+			}
 		}
 	}
 	for v, name := range violationNames {
@@ -290,7 +316,7 @@ func (md *model) xfer(x *C.rb_xfer, laddr uintptr, size uint32, timeoutNS int64,
 	x.laddr = C.uint64_t(laddr)
 	x.lkey = 0x11
 	x.raddr = C.uint64_t(uintptr(md.rbuf))
-	x.rkey = 0x22
+	x.rkey = XferRKey
 	x.size = C.uint32_t(size)
 	x.stop = C.qm_stop(md.m)
 	x.timeout_ns = C.int64_t(timeoutNS)
@@ -454,8 +480,16 @@ func RunBW(c BWCase) BWOutcome {
 	return out
 }
 
+// RKey is the remote key of QP q's region in the bandwidth and rounds loops: each QP's
+// its own, so that a WR carrying another QP's key shows in Record.RKeys. The loops
+// that take one remote region (rb_xfer.raddr) get XferRKey.
+func RKey(q int) uint32 { return 0x2200 + uint32(q) }
+
+// XferRKey is rb_xfer.rkey as the model's runs set it.
+const XferRKey = 0x22
+
 // remotes are the per-QP arrays the bandwidth and rounds loops take: QP q's remote
-// region at rbuf + q*rstride (key 0x22), and its last completion (out).
+// region at rbuf + q*rstride (key RKey(q)), and its last completion (out).
 type remotes struct {
 	n    int
 	addr *C.uint64_t
@@ -468,7 +502,7 @@ func (md *model) regions(nqp int, rstride uint64) remotes {
 		last: (*C.int64_t)(C.calloc(C.size_t(nqp), 8))}
 	addr, key := unsafe.Slice((*uint64)(unsafe.Pointer(r.addr)), nqp), unsafe.Slice((*uint32)(unsafe.Pointer(r.key)), nqp)
 	for q := range nqp {
-		addr[q], key[q] = uint64(uintptr(md.rbuf))+uint64(q)*rstride, 0x22
+		addr[q], key[q] = uint64(uintptr(md.rbuf))+uint64(q)*rstride, RKey(q)
 	}
 	return r
 }

@@ -65,6 +65,9 @@ func checkRounds(c RoundsCase, o RoundsOutcome) []string {
 				break
 			}
 		}
+		if bad := rkeysOf(q, o.Executed[q], o.RKeys[q], RKey(q)); bad != "" {
+			f("%s", bad)
+		}
 	}
 	if maxLast != o.DurationNS {
 		f("the last QP's completion (%d ns) is not the end of the window (%d ns)", maxLast, o.DurationNS)
