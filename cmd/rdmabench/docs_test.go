@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rdmabench/rdmabench/internal/docgen"
 	"github.com/spf13/cobra"
 	"github.com/spf13/cobra/doc"
 )
@@ -39,19 +40,8 @@ func TestCLIDocs(t *testing.T) {
 		t.Fatalf("docs/cli.md is stale: run make docs (%v)", err)
 	}
 	if !bytes.Equal(got, want) {
-		gl, wl := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
-		i := 0
-		for i < len(gl) && i < len(wl) && gl[i] == wl[i] {
-			i++
-		}
-		var g, w string
-		if i < len(gl) {
-			g = gl[i]
-		}
-		if i < len(wl) {
-			w = wl[i]
-		}
-		t.Fatalf("docs/cli.md is stale: run make docs\nfirst difference at line %d:\n   generated %q\n  docs/cli.md %q", i+1, g, w)
+		line, g, w := docgen.FirstDiff(got, want)
+		t.Fatalf("docs/cli.md is stale: run make docs\nfirst difference at line %d:\n   generated %q\n  docs/cli.md %q", line, g, w)
 	}
 }
 

@@ -47,18 +47,24 @@ func Region(path, name string, body []byte, update bool) error {
 		out := append(append(append([]byte(nil), doc[:start]...), body...), doc[stop:]...)
 		return os.WriteFile(path, out, 0o644)
 	}
-	gl, wl := strings.Split(string(body), "\n"), strings.Split(string(got), "\n")
+	i, g, w := FirstDiff(body, got)
+	line := bytes.Count(doc[:start], []byte("\n")) + i
+	return fmt.Errorf("%s is stale (%s): run make docs\nfirst difference at line %d:\n  generated %q\n  the page  %q", path, name, line, g, w)
+}
+
+// FirstDiff is the first line (from 1) where generated and page differ, and that line of
+// each ("" past the end): what a stale page's error shows.
+func FirstDiff(generated, page []byte) (line int, g, w string) {
+	gl, wl := strings.Split(string(generated), "\n"), strings.Split(string(page), "\n")
 	i := 0
 	for i < len(gl) && i < len(wl) && gl[i] == wl[i] {
 		i++
 	}
-	var g, w string
 	if i < len(gl) {
 		g = gl[i]
 	}
 	if i < len(wl) {
 		w = wl[i]
 	}
-	line := bytes.Count(doc[:start], []byte("\n")) + 1 + i
-	return fmt.Errorf("%s is stale (%s): run make docs\nfirst difference at line %d:\n  generated %q\n  the page  %q", path, name, line, g, w)
+	return i + 1, g, w
 }

@@ -42,3 +42,21 @@ func TestRegion(t *testing.T) {
 		t.Fatal("markers out of order were accepted")
 	}
 }
+
+func TestFirstDiff(t *testing.T) {
+	for _, c := range []struct {
+		g, w   string
+		line   int
+		gl, wl string
+	}{
+		{"a\nb\nc", "a\nb\nc", 4, "", ""},
+		{"a\nb\nc", "a\nx\nc", 2, "b", "x"},
+		{"a\nb", "a\nb\nc", 3, "", "c"},
+		{"x", "a", 1, "x", "a"},
+	} {
+		line, g, w := FirstDiff([]byte(c.g), []byte(c.w))
+		if line != c.line || g != c.gl || w != c.wl {
+			t.Errorf("FirstDiff(%q, %q) = %d %q %q, want %d %q %q", c.g, c.w, line, g, w, c.line, c.gl, c.wl)
+		}
+	}
+}
