@@ -77,7 +77,7 @@ func checkDone(done []uint64, r Record) []string {
 // or inside the post itself: then WRs are executed that the loop never polls for).
 var postFailNets = []Net{{PerPoll: 1}, {PerPoll: 3, AckDelay: 4}, {PerPoll: 4, Random: true, Seed: 11}, {OnPost: 1 << 20}}
 
-// postFailShapes: for each API, the WR of a failed chain ibv_post_send fails at (the
+// postFailWRs: for each API, the WR of a failed chain ibv_post_send fails at (the
 // first: nothing posted; the last: the WRs before it posted); the extended API posts
 // none of a failed batch whatever it is.
 func postFailWRs(pl int, wrAPI bool) []uint32 {
@@ -85,6 +85,20 @@ func postFailWRs(pl int, wrAPI bool) []uint32 {
 		return []uint32{0}
 	}
 	return []uint32{0, uint32(pl - 1)}
+}
+
+// eachPostFail calls f with every network of postFailNets on both post APIs, failing at
+// every post call of postFailKs (k).
+func eachPostFail(f func(net Net, k uint64)) {
+	for _, wrAPI := range []bool{false, true} {
+		for _, kf := range postFailKs {
+			for _, net := range postFailNets {
+				net.WRAPI = wrAPI
+				net.PostFailAt, net.PostFailErr = kf.k, kf.err
+				f(net, kf.k)
+			}
+		}
+	}
 }
 
 func TestBWPostFails(t *testing.T) {
@@ -144,102 +158,78 @@ func TestBWPostFails(t *testing.T) {
 }
 
 func TestBWMRPostFails(t *testing.T) {
-	for _, wrAPI := range []bool{false, true} {
-		for _, mode := range []MRMode{PerIO, MRCache} {
-			for _, kf := range postFailKs {
-				for _, net := range postFailNets {
-					net.WRAPI = wrAPI
-					net.PostFailAt, net.PostFailErr = kf.k, kf.err
-					c := MRCase{Net: net, Mode: mode, CacheSize: 4, Depth: 4, CQMod: 2, Iters: 100, LSlots: 3, RSlots: 2,
-						TimeoutNS: healthyTimeout}
-					o := RunBWMR(c)
-					bad := checkPostFail(c.Net, o.RC, o.Fail, o.Record)
-					bad = append(bad, checkDone([]uint64{o.Done}, o.Record)...)
-					if o.Completed != o.Done || o.Live != 0 {
-						bad = append(bad, fmt.Sprintf("completed %d, done %d; %d MRs left registered", o.Completed, o.Done, o.Live))
-					}
-					if len(bad) > 0 {
-						t.Errorf("%s k %d: %v", c.Normal(), kf.k, bad)
-					}
-				}
+	for _, mode := range []MRMode{PerIO, MRCache} {
+		eachPostFail(func(net Net, k uint64) {
+			c := MRCase{Net: net, Mode: mode, CacheSize: 4, Depth: 4, CQMod: 2, Iters: 100, LSlots: 3, RSlots: 2,
+				TimeoutNS: healthyTimeout}
+			o := RunBWMR(c)
+			bad := checkPostFail(c.Net, o.RC, o.Fail, o.Record)
+			bad = append(bad, checkDone([]uint64{o.Done}, o.Record)...)
+			if o.Completed != o.Done || o.Live != 0 {
+				bad = append(bad, fmt.Sprintf("completed %d, done %d; %d MRs left registered", o.Completed, o.Done, o.Live))
 			}
-		}
+			if len(bad) > 0 {
+				t.Errorf("%s k %d: %v", c.Normal(), k, bad)
+			}
+		})
 	}
 }
 
 func TestRoundsPostFails(t *testing.T) {
-	for _, wrAPI := range []bool{false, true} {
-		for _, nqp := range []int{1, 3} {
-			for _, kf := range postFailKs {
-				for _, net := range postFailNets {
-					net.WRAPI = wrAPI
-					net.PostFailAt, net.PostFailErr = kf.k, kf.err
-					c := RoundsCase{Net: net, QPs: nqp, Rounds: 100, LSlots: 2, RSlots: 2, TimeoutNS: healthyTimeout}
-					o := RunRounds(c)
-					bad := checkPostFail(c.Net, o.RC, o.Fail, o.Record)
-					bad = append(bad, checkDone(o.Done, o.Record)...)
-					// Round r makes post calls r*nqp+1 .. (r+1)*nqp: the failed one's round
-					// is not done on any QP.
-					rounds := (kf.k - 1) / uint64(nqp)
-					if o.Rounds != rounds || o.Hist.N != rounds {
-						bad = append(bad, fmt.Sprintf("rounds %d, samples %d, want %d", o.Rounds, o.Hist.N, rounds))
-					}
-					for q, d := range o.Done {
-						if d != rounds {
-							bad = append(bad, fmt.Sprintf("QP %d: done %d, want %d", q, d, rounds))
-						}
-					}
-					if len(bad) > 0 {
-						t.Errorf("qps %d net %+v k %d: %v", nqp, net, kf.k, bad)
-					}
+	for _, nqp := range []int{1, 3} {
+		eachPostFail(func(net Net, k uint64) {
+			c := RoundsCase{Net: net, QPs: nqp, Rounds: 100, LSlots: 2, RSlots: 2, TimeoutNS: healthyTimeout}
+			o := RunRounds(c)
+			bad := checkPostFail(c.Net, o.RC, o.Fail, o.Record)
+			bad = append(bad, checkDone(o.Done, o.Record)...)
+			// Round r makes post calls r*nqp+1 .. (r+1)*nqp: the failed one's round
+			// is not done on any QP.
+			rounds := (k - 1) / uint64(nqp)
+			if o.Rounds != rounds || o.Hist.N != rounds {
+				bad = append(bad, fmt.Sprintf("rounds %d, samples %d, want %d", o.Rounds, o.Hist.N, rounds))
+			}
+			for q, d := range o.Done {
+				if d != rounds {
+					bad = append(bad, fmt.Sprintf("QP %d: done %d, want %d", q, d, rounds))
 				}
 			}
-		}
+			if len(bad) > 0 {
+				t.Errorf("qps %d net %+v k %d: %v", nqp, net, k, bad)
+			}
+		})
 	}
 }
 
 func TestReadLatPostFails(t *testing.T) {
-	for _, wrAPI := range []bool{false, true} {
-		for _, kf := range postFailKs {
-			for _, net := range postFailNets {
-				net.WRAPI = wrAPI
-				net.PostFailAt, net.PostFailErr = kf.k, kf.err
-				o := RunReadLat(RLCase{Net: net, Iters: 100, TimeoutNS: healthyTimeout})
-				bad := checkPostFail(net, o.RC, o.Fail, o.Record)
-				bad = append(bad, checkDone([]uint64{o.Done}, o.Record)...)
-				if o.Done != kf.k-1 || o.Hist.N != kf.k-1 {
-					bad = append(bad, fmt.Sprintf("done %d, samples %d, want %d", o.Done, o.Hist.N, kf.k-1))
-				}
-				if len(bad) > 0 {
-					t.Errorf("net %+v k %d: %v", net, kf.k, bad)
-				}
-			}
+	eachPostFail(func(net Net, k uint64) {
+		o := RunReadLat(RLCase{Net: net, Iters: 100, TimeoutNS: healthyTimeout})
+		bad := checkPostFail(net, o.RC, o.Fail, o.Record)
+		bad = append(bad, checkDone([]uint64{o.Done}, o.Record)...)
+		if o.Done != k-1 || o.Hist.N != k-1 {
+			bad = append(bad, fmt.Sprintf("done %d, samples %d, want %d", o.Done, o.Hist.N, k-1))
 		}
-	}
+		if len(bad) > 0 {
+			t.Errorf("net %+v k %d: %v", net, k, bad)
+		}
+	})
 }
 
 func TestPingPongPostFails(t *testing.T) {
-	for _, wrAPI := range []bool{false, true} {
-		for _, initiator := range []bool{true, false} {
-			for _, kf := range postFailKs {
-				for _, net := range postFailNets {
-					net.WRAPI = wrAPI
-					net.PostFailAt, net.PostFailErr = kf.k, kf.err
-					c := PPCase{Net: net, Initiator: initiator, Iters: 100, SQDepth: 4, CQMod: 2, TimeoutNS: healthyTimeout}
-					o := RunPingPong(c)
-					bad := checkPostFail(net, o.RC, o.Fail, o.Record)
-					// Round i is post call i+1: the rounds before the failed one are done.
-					if o.Done != kf.k-1 {
-						bad = append(bad, fmt.Sprintf("done %d rounds, want %d", o.Done, kf.k-1))
-					}
-					if initiator && o.Hist.N != kf.k-1 {
-						bad = append(bad, fmt.Sprintf("%d samples, want %d", o.Hist.N, kf.k-1))
-					}
-					if len(bad) > 0 {
-						t.Errorf("%s k %d: %v", c, kf.k, bad)
-					}
-				}
+	for _, initiator := range []bool{true, false} {
+		eachPostFail(func(net Net, k uint64) {
+			c := PPCase{Net: net, Initiator: initiator, Iters: 100, SQDepth: 4, CQMod: 2, TimeoutNS: healthyTimeout}
+			o := RunPingPong(c)
+			bad := checkPostFail(net, o.RC, o.Fail, o.Record)
+			// Round i is post call i+1: the rounds before the failed one are done.
+			if o.Done != k-1 {
+				bad = append(bad, fmt.Sprintf("done %d rounds, want %d", o.Done, k-1))
 			}
-		}
+			if initiator && o.Hist.N != k-1 {
+				bad = append(bad, fmt.Sprintf("%d samples, want %d", o.Hist.N, k-1))
+			}
+			if len(bad) > 0 {
+				t.Errorf("%s k %d: %v", c, k, bad)
+			}
+		})
 	}
 }
