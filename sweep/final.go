@@ -14,6 +14,7 @@ import (
 type member struct {
 	pt      profiles.Point
 	compete bool // a contender for the chosen point (not only a reference)
+	out     bool // never measured in these rounds: a neighbour left out (expand)
 }
 
 // final holds the final rounds and what they decided.
@@ -24,6 +25,7 @@ type final struct {
 	first   int  // the first final round
 	cut     int  // contenders of the search's point left out (maxRivals, lean): not decided
 	lean    bool // measures only what the verdicts and gains need (planFinal)
+	home    *profiles.Point // a further objective's starting point, nil for the searched one (expand)
 	lvl     float64
 	dec     decision
 	// The gains' rounds: the chosen points (per objective) and the references,
@@ -55,7 +57,7 @@ type decision struct {
 func (f *final) add(pt profiles.Point, compete bool) {
 	for _, m := range f.members {
 		if m.pt == pt {
-			m.compete = m.compete || compete
+			m.compete, m.out = m.compete || compete, false
 			return
 		}
 	}
@@ -87,6 +89,9 @@ func (s *state) finalFor(ctx context.Context, inc profiles.Point, main Objective
 		}
 	}
 	s.enter(f, inc)
+	if main != s.objs[0] {
+		f.home = &inc
+	}
 	if main == s.objs[0] { // the search's final rounds fix the resolution and the looks
 		if !s.expand(f) {
 			return f, nil
@@ -99,7 +104,11 @@ func (s *state) finalFor(ctx context.Context, inc profiles.Point, main Objective
 		if !s.expand(f) {
 			return f, nil
 		}
-		if look == len(looks)-1 || s.settled(f) || !s.fits(len(s.active(f))) || ctx.Err() != nil {
+		// The leader alone left to measure, with runs enough for its own estimate, pairs
+		// with nothing: more rounds decide nothing.
+		n := len(s.active(f))
+		alone := n == 1 && s.count(f.dec.leader, f.obj) >= 2
+		if look == len(looks)-1 || s.settled(f) || alone || !s.fits(n) || ctx.Err() != nil {
 			return f, nil
 		}
 		if err := s.finalRounds(ctx, f, looks[look+1]); err != nil {
@@ -128,6 +137,11 @@ func (s *state) enter(f *final, inc profiles.Point) {
 // expand decides f and makes the chosen point's variants with the tuning article's values
 // contenders, and its neighbours too unless f is lean: a new chosen point brings new
 // neighbours, judged in the same look. It is false where no contender qualifies.
+//
+// A further objective's rounds confirm its best measured point, with that point's
+// neighbours and without the article's variants; they do not search on. Where another
+// point takes the lead, its neighbours the sweep never measured are left out:
+// contenders never measured, so the choice is decided only where they are covered.
 func (s *state) expand(f *final) bool {
 	for {
 		f.dec = s.decide(f)
@@ -135,16 +149,47 @@ func (s *state) expand(f *final) bool {
 			return false
 		}
 		n := len(f.members)
-		add := s.variants(f.dec.chosen)
-		if !f.lean {
-			add = append(add, s.neighbours(f.dec.chosen)...)
+		add := s.variantsOf(f)
+		var out []profiles.Point
+		switch nb := s.neighbours(f.dec.chosen); {
+		case f.lean:
+		case f.home != nil && *f.home != f.dec.chosen:
+			for _, pt := range nb {
+				if len(s.runs[pt]) > 0 {
+					add = append(add, pt)
+				} else {
+					out = append(out, pt)
+				}
+			}
+		default:
+			add = append(add, nb...)
 		}
 		for _, v := range add {
 			f.add(v, true)
 		}
+		for _, v := range out {
+			f.leaveOut(v)
+		}
 		if len(f.members) == n {
 			return true
 		}
+	}
+}
+
+// variantsOf are the variants of f's chosen point with the tuning article's values, for
+// the verdicts; none for a further objective's rounds (the verdicts are the searched
+// objective's).
+func (s *state) variantsOf(f *final) []profiles.Point {
+	if f.home != nil {
+		return nil
+	}
+	return s.variants(f.dec.chosen)
+}
+
+// leaveOut makes pt a contender that f's rounds do not measure, unless it is one already.
+func (f *final) leaveOut(pt profiles.Point) {
+	if !slices.ContainsFunc(f.members, func(m *member) bool { return m.pt == pt }) {
+		f.members = append(f.members, &member{pt: pt, compete: true, out: true})
 	}
 }
 
@@ -243,7 +288,7 @@ func (s *state) planFinal(f *final) {
 // neighbours, or a reference, counted as cut; false when there is none to drop.
 func (s *state) dropRival(f *final) bool {
 	keep := map[profiles.Point]bool{f.dec.leader: true, f.dec.chosen: true}
-	for _, v := range append(s.variants(f.dec.chosen), s.neighbours(f.dec.chosen)...) {
+	for _, v := range append(s.variantsOf(f), s.neighbours(f.dec.chosen)...) {
 		keep[v] = true // expand would bring them back
 	}
 	for _, pt := range s.p.References {
@@ -270,7 +315,7 @@ func (s *state) dropRival(f *final) bool {
 // decides f again.
 func (s *state) goLean(f *final) {
 	keep := map[profiles.Point]bool{f.dec.leader: true, f.dec.chosen: true}
-	for _, v := range s.variants(f.dec.chosen) {
+	for _, v := range s.variantsOf(f) {
 		keep[v] = true
 	}
 	for _, pt := range s.p.References {
@@ -432,7 +477,7 @@ func (s *state) settled(f *final) bool {
 	if !f.dec.decided {
 		return false
 	}
-	for _, v := range s.variants(f.dec.chosen) {
+	for _, v := range s.variantsOf(f) {
 		if s.failed[v] == "" && s.pair(f.dec.chosen, v, f.obj).JudgeAt(s.tol, f.lvl) == Undecided {
 			return false
 		}
@@ -446,9 +491,9 @@ func (s *state) settled(f *final) bool {
 func (s *state) active(f *final) []profiles.Point {
 	var out []profiles.Point
 	d, o := f.dec, f.obj
-	vars := s.variants(d.chosen)
+	vars := s.variantsOf(f)
 	for _, m := range f.members {
-		if s.failed[m.pt] != "" {
+		if s.failed[m.pt] != "" || m.out {
 			continue
 		}
 		on := m.pt == d.leader || m.pt == d.chosen || len(s.runs[m.pt]) == 0

@@ -219,3 +219,53 @@ func TestCoveredNeighbours(t *testing.T) {
 		}
 	}
 }
+
+// A further objective's final rounds confirm its best measured point and that point's
+// neighbours; they do not search on. Here the message rate rises with the depth: from
+// depth 32 the rounds measure its neighbours, find 128 better, and measure 128's
+// neighbour 512 only if the sweep measured it before; if not, 512 is a contender never
+// measured and the rate's choice is not decided.
+func TestFurtherObjectiveDoesNotSearchOn(t *testing.T) {
+	for _, known := range []bool{false, true} {
+		rng := rand.New(rand.NewPCG(7, 7))
+		rate := map[int]float64{8: 1.0, 32: 1.1, 128: 1.2, 512: 1.3}
+		m := measurerFunc(func(ctx context.Context, c result.Config) (result.Result, error) {
+			e := 1 + 0.002*rng.NormFloat64()
+			return result.Result{Config: c, Iterations: 1000, BWGbps: 10 * e, MsgRateMpps: rate[c.SQDepth] * e, Lat: result.Latency{Samples: 1000}}, nil
+		})
+		pl := Plan{Op: "write", Base: result.Config{Test: result.BW, NumQPs: 1},
+			Grid:  map[string][]int{"msg_size_bytes": {65536}, "sq_depth": {8, 32, 128, 512}, "buf_offset_bytes": {0}, "cq_mod": {1}, "post_list": {1}},
+			Start: pt(65536, 8, 0, 1, 1), Search: "grid", Objective: Objective{Name: "bw"}, Others: []Objective{{Name: "rate"}},
+			Repeat: 1, Resolution: 0.02}
+		pl, err := pl.normalised()
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := NewRunner(m, nil, nil).newState(pl)
+		s.looks = looksUpTo(finalLooks[len(finalLooks)-1])
+		searched := []int{8, 32}
+		if known {
+			searched = append(searched, 512)
+		}
+		for _, d := range searched {
+			if err := s.once(context.Background(), s.p.Start.With("sq_depth", d), s.next(), "search"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		f, err := s.finalFor(context.Background(), s.p.Start.With("sq_depth", 32), s.objs[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		deepest := s.p.Start.With("sq_depth", 512)
+		switch {
+		case !known && len(s.runs[deepest]) > 0:
+			t.Errorf("depth 512, two steps from the rate's best measured point, was measured: the rounds searched on")
+		case !known && (f.dec.decided || f.dec.chosen.SQDepth != 128):
+			t.Errorf("with depth 512 never measured: chosen depth %d, decided %v; want 128, not decided", f.dec.chosen.SQDepth, f.dec.decided)
+		case !known && f.rounds >= finalLooks[len(finalLooks)-1]:
+			t.Errorf("%d rounds of the leader alone: with nothing left to compare, the rounds go on", f.rounds)
+		case known && (!f.dec.decided || f.dec.chosen.SQDepth != 512):
+			t.Errorf("with depth 512 measured in the search: chosen depth %d, decided %v; want 512, decided", f.dec.chosen.SQDepth, f.dec.decided)
+		}
+	}
+}
