@@ -22,9 +22,9 @@ type final struct {
 	obj     Objective // what these final rounds decide
 	rounds  int       // final rounds measured
 	members []*member
-	first   int  // the first final round
-	cut     int  // contenders of the search's point left out (maxRivals, lean): not decided
-	lean    bool // measures only what the verdicts and gains need (planFinal)
+	first   int             // the first final round
+	cut     int             // contenders of the search's point left out (maxRivals, lean): not decided
+	lean    bool            // measures only what the verdicts and gains need (planFinal)
 	home    *profiles.Point // a further objective's starting point, nil for the searched one (expand)
 	lvl     float64
 	dec     decision
