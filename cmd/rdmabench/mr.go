@@ -104,7 +104,7 @@ every row failed or was skipped. --json writes the document (kind "mr").`,
 			return mrRun(o)
 		},
 	}
-	addLocalFlags(cmd, &o.Local)
+	addDeviceFlags(cmd, &o.Local)
 	f := cmd.Flags()
 	def := make([]string, len(mrbench.DefaultSizes))
 	for i, s := range mrbench.DefaultSizes {

@@ -45,6 +45,7 @@ func TestMRFlags(t *testing.T) {
 		{args: []string{"-n", "-3"}, wantErr: "-n -3"},
 		{args: []string{"-n", "x"}, wantErr: `invalid argument "x"`},
 		{args: []string{"-i", "0"}, wantErr: "--ib-port 0"},
+		{args: []string{"-x", "3"}, wantErr: "unknown shorthand flag: 'x'"}, // no connection: no GID to choose
 		{args: []string{"--json"}, wantErr: "flag needs an argument: --json"},
 		{args: []string{"rxe0"}, wantErr: `unknown command "rxe0"`},
 	})

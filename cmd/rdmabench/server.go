@@ -128,11 +128,18 @@ func addServerFlags(cmd *cobra.Command, opts *serverOptions) {
 }
 
 func addLocalFlags(cmd *cobra.Command, l *bench.Local) {
+	addDeviceFlags(cmd, l)
+	cmd.Flags().IntVarP(&l.GIDIndex, "gid-index", "x", -1, "GID index for every connection; -1: the RoCE v2 GID of each control connection's local address, else the IPv4-mapped RoCE v2 GID perftest picks")
+}
+
+// addDeviceFlags adds the device and port flags, for commands that make no connection
+// (no GID to choose: mr); the GID index stays -1.
+func addDeviceFlags(cmd *cobra.Command, l *bench.Local) {
 	f := cmd.Flags()
 	f.SetNormalizeFunc(perftestNames) // --ib-dev, as perftest's
 	f.StringVarP(&l.Device, "device", "d", "", "RDMA device (default: the first with an ACTIVE port)")
 	f.IntVarP(&l.Port, "ib-port", "i", 1, "device port")
-	f.IntVarP(&l.GIDIndex, "gid-index", "x", -1, "GID index for every connection; -1: the RoCE v2 GID of each control connection's local address, else the IPv4-mapped RoCE v2 GID perftest picks")
+	l.GIDIndex = -1
 }
 
 func serverRun(o *serverOptions) error {
