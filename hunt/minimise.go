@@ -148,114 +148,131 @@ func (h *hunter) bounds(ctx context.Context, r Point, d string, tr trial) (c Con
 	if n < 2 {
 		return c, false, 0, nil
 	}
-	i := slices.Index(vals, r.Get(d))
-	st := make([]verdict, n)
-	for j := range st {
-		st[j] = untested
+	b := &boundSearch{h: h, ctx: ctx, r: r, d: d, tr: tr, vals: vals, i: slices.Index(vals, r.Get(d)), st: make([]verdict, n)}
+	for j := range b.st {
+		b.st[j] = untested
 	}
-	st[i] = hit
-	test := func(j int) error {
-		v := r.With(d, vals[j])
-		switch {
-		case !h.valid(v):
-			st[j] = cannotTell
-			return nil
-		case tr.class == Counters && v == *tr.ctl:
-			st[j] = miss // its control: it does not trigger there
-			return nil
-		}
-		out, k, err := h.checkedTrial(ctx, v, tr, false)
-		runs += k
-		switch {
-		case err != nil:
-			st[j] = cannotTell
-		case out.hit:
-			st[j] = hit
-		case out.unknown:
-			st[j] = cannotTell
-		default:
-			st[j] = miss
-		}
-		return err
-	}
+	b.st[b.i] = hit
 	if !Ordered(d) || n <= allValues {
 		for j := range vals {
-			if j != i {
-				if err := test(j); err != nil {
-					return c, false, runs, err
+			if j != b.i {
+				if err := b.test(j); err != nil {
+					return c, false, b.runs, err
 				}
 			}
 		}
-		c, needed = describe(d, vals, st)
-		return c, needed, runs, nil
+	} else {
+		for _, dir := range []int{-1, +1} {
+			if err := b.edge(dir); err != nil {
+				return c, false, b.runs, err
+			}
+		}
 	}
-	// edge walks from r's value towards the bound (dir -1: the smallest value, +1: the
-	// largest).
-	edge := func(dir int) error {
-		far, start := -1, 0
-		if dir > 0 {
-			start = n - 1
+	c, needed = describe(d, vals, b.st)
+	return c, needed, b.runs, nil
+}
+
+// boundSearch is bounds' search of parameter d of r: each value's verdict (st), r's
+// value's index (i), and the runs taken.
+type boundSearch struct {
+	h    *hunter
+	ctx  context.Context
+	r    Point
+	d    string
+	tr   trial
+	vals []string
+	st   []verdict
+	i    int
+	runs int
+}
+
+// test judges value j of the parameter (most of Rules.Confirm rounds).
+func (b *boundSearch) test(j int) error {
+	h, tr := b.h, b.tr
+	v := b.r.With(b.d, b.vals[j])
+	switch {
+	case !h.valid(v):
+		b.st[j] = cannotTell
+		return nil
+	case tr.class == Counters && v == *tr.ctl:
+		b.st[j] = miss // its control: it does not trigger there
+		return nil
+	}
+	out, k, err := h.checkedTrial(b.ctx, v, tr, false)
+	b.runs += k
+	switch {
+	case err != nil:
+		b.st[j] = cannotTell
+	case out.hit:
+		b.st[j] = hit
+	case out.unknown:
+		b.st[j] = cannotTell
+	default:
+		b.st[j] = miss
+	}
+	return err
+}
+
+// edge walks from r's value towards the bound (dir -1: the smallest value, +1: the
+// largest).
+func (b *boundSearch) edge(dir int) error {
+	st, i, n := b.st, b.i, len(b.vals)
+	far, start := -1, 0
+	if dir > 0 {
+		start = n - 1
+	}
+	for j := start; j != i; j -= dir { // the outermost value that can be judged
+		if err := b.test(j); err != nil {
+			return err
 		}
-		for j := start; j != i; j -= dir { // the outermost value that can be judged
-			if err := test(j); err != nil {
-				return err
-			}
-			if st[j] != cannotTell {
-				far = j
-				break
-			}
+		if st[j] != cannotTell {
+			far = j
+			break
 		}
-		if far < 0 {
-			return nil
-		}
-		if st[far] == hit {
-			for j := i + dir; j != far; j += dir {
-				if st[j] == untested {
-					st[j] = hit // taken to trigger: an interval
-				}
-			}
-			return nil
-		}
-		in, out := i, far // in triggers, out does not
-		for {
-			mid := -1
-			for k := 0; mid < 0 && k < n; k++ { // the untried value nearest the middle
-				for _, j := range []int{(in+out)/2 + k, (in+out)/2 - k} {
-					if (j-in)*dir > 0 && (out-j)*dir > 0 && st[j] == untested {
-						mid = j
-						break
-					}
-				}
-			}
-			if mid < 0 {
-				break
-			}
-			if err := test(mid); err != nil {
-				return err
-			}
-			switch st[mid] {
-			case hit:
-				in = mid
-			case miss:
-				out = mid
-			}
-		}
+	}
+	if far < 0 {
+		return nil
+	}
+	if st[far] == hit {
 		for j := i + dir; j != far; j += dir {
-			if st[j] == untested && (j-in)*dir < 0 {
-				st[j] = hit
-			} else if st[j] == untested {
-				st[j] = miss
+			if st[j] == untested {
+				st[j] = hit // taken to trigger: an interval
 			}
 		}
 		return nil
 	}
-	for _, dir := range []int{-1, +1} {
-		if err := edge(dir); err != nil {
-			return c, false, runs, err
+	in, out := i, far // in triggers, out does not
+	for {
+		mid := -1
+		for k := 0; mid < 0 && k < n; k++ { // the untried value nearest the middle
+			for _, j := range []int{(in+out)/2 + k, (in+out)/2 - k} {
+				if (j-in)*dir > 0 && (out-j)*dir > 0 && st[j] == untested {
+					mid = j
+					break
+				}
+			}
+		}
+		if mid < 0 {
+			break
+		}
+		if err := b.test(mid); err != nil {
+			return err
+		}
+		switch st[mid] {
+		case hit:
+			in = mid
+		case miss:
+			out = mid
 		}
 	}
-	c, needed = describe(d, vals, st)
-	return c, needed, runs, nil
+	for j := i + dir; j != far; j += dir {
+		if st[j] == untested && (j-in)*dir < 0 {
+			st[j] = hit
+		} else if st[j] == untested {
+			st[j] = miss
+		}
+	}
+	return nil
 }
 
 // describe is dimension d's condition from each value's verdict (bounds), and whether
