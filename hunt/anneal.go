@@ -7,6 +7,18 @@ import (
 	"slices"
 )
 
+// The search's annealing: a chain of chainLen moves from a fresh point, its temperature
+// falling from tStart to tEnd (in units of the anomaly score, where 1 is a rule's bar).
+const (
+	chainLen = 30
+	tStart   = 0.25
+	tEnd     = 0.02
+	maxTries = 400 // draws for a fresh point before the space counts as exhausted
+	// maxTooLong: the search's proposals in a row that would run past the budget before
+	// the hunt counts the budget spent.
+	maxTooLong = 64
+)
+
 // hunt is the search: screen what was measured, then take the annealing's next point.
 func (h *hunter) hunt(ctx context.Context) error {
 	tooLong := 0

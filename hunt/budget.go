@@ -9,6 +9,17 @@ import (
 	"github.com/rdmabench/rdmabench/internal/stat"
 )
 
+// defaultRateGbps: a run's drain is estimated at this rate until a run of its operation
+// has shown one (conservative: most NICs run faster).
+const defaultRateGbps = 10
+
+// errBudget: no run may start (spent); errTooLong: the next run would end past the
+// budget by its estimate (measure).
+var (
+	errBudget  = errors.New("hunt: the budget is spent")
+	errTooLong = fmt.Errorf("%w: the next run would end past it", errBudget)
+)
+
 // observe keeps what a successful run m says of a run's cost: its wall time over its
 // duration, and its operation's throughput (a run that failed can have stopped early).
 func (h *hunter) observe(m Measurement) {

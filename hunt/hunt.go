@@ -138,32 +138,8 @@ type BackgroundCounter struct {
 	Probed bool `json:"probed,omitempty"`
 }
 
-// The search's annealing: a chain of chainLen moves from a fresh point, its temperature
-// falling from tStart to tEnd (in units of the anomaly score, where 1 is a rule's bar).
-const (
-	chainLen = 30
-	tStart   = 0.25
-	tEnd     = 0.02
-	// A run is screened for low throughput once its operation and size have
-	// minScreenPoints other points measured; a candidate's reference is the best of at
-	// least minRefPoints (measured for it where the search has not).
-	minScreenPoints = 3
-	minRefPoints    = 3
-	maxTries        = 400 // draws for a fresh point before the space counts as exhausted
-	// defaultRateGbps: a run's drain is estimated at this rate until a run of its
-	// operation has shown one (conservative: most NICs run faster).
-	defaultRateGbps = 10
-	// maxTooLong: the search's proposals in a row that would run past the budget before
-	// the hunt counts the budget spent.
-	maxTooLong = 64
-	// noneRanStop: this many runs, none of which ran (Outcome.Errors), end the hunt.
-	noneRanStop = 10
-)
-
-var (
-	errBudget  = errors.New("hunt: the budget is spent")
-	errTooLong = fmt.Errorf("%w: the next run would end past it", errBudget)
-)
+// noneRanStop: this many runs, none of which ran (Outcome.Errors), end the hunt.
+const noneRanStop = 10
 
 // Run hunts: it searches the plan's space through m, confirms each candidate with fresh
 // runs, finds each confirmed anomaly's minimal set, and calls record with every new run

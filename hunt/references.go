@@ -7,6 +7,14 @@ import (
 	"github.com/rdmabench/rdmabench/internal/stat"
 )
 
+// A run is screened for low throughput once its operation and size have minScreenPoints
+// other points measured; a candidate's reference is the best of at least minRefPoints
+// (measured for it where the search has not).
+const (
+	minScreenPoints = 3
+	minRefPoints    = 3
+)
+
 // refList are the points of operation and size k that can be a reference, best first,
 // with their median throughputs: not in a known low-throughput set (those are known to be
 // slow), with a successful run.
