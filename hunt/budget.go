@@ -108,7 +108,7 @@ func (h *hunter) measure(ctx context.Context, pt Point, phase string) (Measureme
 	h.seq++
 	m := summarise(res, cfg, phase, h.seq, wall.Nanoseconds())
 	if h.record != nil {
-		if err := h.record(Record{Kind: KindPoint, Measurement: &m}); err != nil {
+		if err := h.record(pointRecord(&m)); err != nil {
 			return m, fmt.Errorf("hunt: recording a run: %w", err)
 		}
 	}

@@ -110,7 +110,7 @@ func (h *hunter) addFinding(f Finding, id string) error {
 	}
 	f.ID = id
 	if h.record != nil {
-		if err := h.record(Record{Kind: KindFinding, Finding: &f}); err != nil {
+		if err := h.record(findingRecord(&f)); err != nil {
 			return fmt.Errorf("hunt: recording a finding: %w", err)
 		}
 	}

@@ -77,6 +77,8 @@ type Plan struct {
 
 // Outcome is what a hunt did and found.
 type Outcome struct {
+	// SchemaVersion is SchemaVersion: the outcome's JSON (hunt --json) has it first.
+	SchemaVersion int `json:"schema_version"`
 	// Findings are every finding known at the end, in the order of their IDs: the prior
 	// ones (completed where this call minimised again one cut short), then the new.
 	// New: the findings this call made (a prior one completed is not new).
@@ -151,6 +153,12 @@ const noneRanStop = 10
 // (Outcome.Errors: it stops after noneRanStop such runs), or a space none of whose
 // points Validate lets run; with the outcome so far.
 func Run(ctx context.Context, m Measurer, p Plan, record func(Record) error) (Outcome, error) {
+	o, err := run(ctx, m, p, record)
+	o.SchemaVersion = SchemaVersion
+	return o, err
+}
+
+func run(ctx context.Context, m Measurer, p Plan, record func(Record) error) (Outcome, error) {
 	p, err := p.normalised()
 	if err != nil {
 		return Outcome{}, err
