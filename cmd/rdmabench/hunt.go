@@ -237,11 +237,7 @@ func (o *huntOptions) hunt(ctx context.Context, c *bench.Client) error {
 			}
 		}
 		return nil
-	}, func(w io.Writer) error {
-		e := json.NewEncoder(w)
-		e.SetIndent("", "  ")
-		return e.Encode(out)
-	}, nil)}
+	}, huntJSON(out), nil)}
 	if herr != nil {
 		errs = append(errs, fmt.Errorf("hunt: %w", herr))
 	}
@@ -255,6 +251,16 @@ func (o *huntOptions) hunt(ctx context.Context, c *bench.Client) error {
 		errs = append(errs, errors.New("hunt: no run was measured (is the budget or --max-runs too small for one run?)"))
 	}
 	return errors.Join(errs...)
+}
+
+// huntJSON writes the outcome as --json has it: hunt.Outcome, its schema_version first
+// (docs/schemas/hunt.schema.json).
+func huntJSON(out hunt.Outcome) func(io.Writer) error {
+	return func(w io.Writer) error {
+		e := json.NewEncoder(w)
+		e.SetIndent("", "  ")
+		return e.Encode(out)
+	}
 }
 
 // space is the hunt's space from the profile's: the fan-out across the servers given
