@@ -334,7 +334,9 @@ func TestRecordsSchemaVersion(t *testing.T) {
 		`{"kind":"widget","schema_version":9}`,
 	} {
 		_, err := ReadRecords(strings.NewReader(line + "\n" + later + "\n"))
-		if err == nil || !strings.Contains(err.Error(), "line 2 has schema_version") || !strings.Contains(err.Error(), fmt.Sprintf("reads schema_version %d", SchemaVersion)) {
+		var v *VersionError
+		if err == nil || !strings.Contains(err.Error(), "line 2 has schema_version") || !strings.Contains(err.Error(), fmt.Sprintf("reads schema_version %d", SchemaVersion)) ||
+			!errors.As(err, &v) || v.Line != 2 {
 			t.Errorf("%s: %v", later, err)
 		}
 	}

@@ -289,12 +289,23 @@ func NewRecorder(w io.Writer) func(Record) error {
 	}
 }
 
+// VersionError is ReadRecords' error for a line of another schema_version than it reads.
+type VersionError struct {
+	Line    int // from 1
+	Version int
+}
+
+func (e *VersionError) Error() string {
+	return fmt.Sprintf("reading the hunt stream: line %d has schema_version %d; this rdmabench reads schema_version %d (and streams from before it): read it with the rdmabench that wrote it",
+		e.Line, e.Version, SchemaVersion)
+}
+
 // ReadRecords reads a hunt's NDJSON stream (a Plan's Prior, for --resume). Blank lines
 // are skipped; a line that is not a record (bad JSON, an unknown kind, a point without
 // its config) is an error naming it: a stream cut short by a crash ends in such a line,
 // which can be deleted. A line without schema_version is read as version 1 (a hunt's from
 // before the key; its Record's SchemaVersion stays 0); one of a later version than
-// SchemaVersion is an error naming its line and both versions.
+// SchemaVersion is a *VersionError naming its line and both versions.
 func ReadRecords(r io.Reader) ([]Record, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
@@ -308,8 +319,7 @@ func ReadRecords(r io.Reader) ([]Record, error) {
 			V int `json:"schema_version"`
 		}
 		if err := json.Unmarshal(line, &v); err == nil && (v.V > SchemaVersion || v.V < 0) {
-			// first: a later version's fields are not this one's
-			return out, fmt.Errorf("reading the hunt stream: line %d has schema_version %d; this rdmabench reads schema_version %d (and streams from before it): read it with the rdmabench that wrote it", n, v.V, SchemaVersion)
+			return out, &VersionError{Line: n, Version: v.V} // first: a later version's fields are not this one's
 		}
 		var rec Record
 		dec := json.NewDecoder(bytes.NewReader(line))
