@@ -18,7 +18,7 @@ import (
 // collect returns a record function that keeps every record (copies).
 func collect(recs *[]Record) func(Record) error {
 	return func(r Record) error {
-		c := Record{Kind: r.Kind}
+		c := Record{Kind: r.Kind, SchemaVersion: r.SchemaVersion}
 		if r.Measurement != nil {
 			m := *r.Measurement
 			c.Measurement = &m
@@ -270,6 +270,74 @@ func TestRecordsRoundTrip(t *testing.T) {
 	for _, bad := range []string{`{"kind":"point","seq":1`, `{"kind":"other"}`, `{"kind":"point","id":"F1"}`, `{"kind":"finding","seq":3,"id":"F1"}`, `{"kind":"point","nonesuch":1}`} {
 		if _, err := ReadRecords(strings.NewReader(line + "\n" + bad + "\n")); err == nil || !strings.Contains(err.Error(), "line 2") {
 			t.Errorf("%s: %v", bad, err)
+		}
+	}
+}
+
+// TestRecordsSchemaVersion: a hunt's records carry schema_version; a stream from before
+// the key reads as it was (SchemaVersion 0, the same fields), resumes a hunt as one of
+// this version does, and is written again as this version; a line of a later version is
+// refused before its fields are read, naming the line and both versions.
+func TestRecordsSchemaVersion(t *testing.T) {
+	p := cx6(t)
+	f := newFake(4, 0.1, plantCounter)
+	pl := testPlan(p, f, 4)
+	pl.Budget, pl.MaxRuns = 0, 60
+	var recs []Record
+	var buf bytes.Buffer
+	w := NewRecorder(&buf)
+	keep := collect(&recs)
+	o, err := Run(context.Background(), f, pl, func(r Record) error { _ = keep(r); return w(r) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.SchemaVersion != SchemaVersion {
+		t.Errorf("the outcome's schema_version is %d, want %d", o.SchemaVersion, SchemaVersion)
+	}
+	text := buf.String()
+	if n, lines := strings.Count(text, fmt.Sprintf(`,"schema_version":%d}`, SchemaVersion)), strings.Count(text, "\n"); n != lines || n != len(recs) {
+		t.Fatalf("%d of %d lines (%d records) end in schema_version %d", n, lines, len(recs), SchemaVersion)
+	}
+	old := strings.ReplaceAll(text, fmt.Sprintf(`,"schema_version":%d}`, SchemaVersion), "}")
+	got, err := ReadRecords(strings.NewReader(old))
+	if err != nil {
+		t.Fatalf("a stream from before schema_version: %v", err)
+	}
+	for i := range recs {
+		recs[i].SchemaVersion = 0
+	}
+	if !reflect.DeepEqual(got, recs) {
+		t.Fatalf("a stream from before schema_version reads otherwise than it was written")
+	}
+	var again bytes.Buffer
+	w2 := NewRecorder(&again)
+	for _, r := range got {
+		if err := w2(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if again.String() != text {
+		t.Errorf("an old stream's records are not written again as this version's")
+	}
+	g := newFake(4, 0.1, plantCounter)
+	pl = testPlan(p, g, 4)
+	pl.Budget, pl.MaxRuns, pl.Prior = 0, 60, got
+	o2, err := Run(context.Background(), g, pl, nil)
+	if err != nil || o2.PriorRuns != o.Runs || o2.Runs != 0 || len(o2.Findings) != len(o.Findings) {
+		t.Errorf("resumed from a stream before schema_version: %v, %d prior runs (want %d), %d measured, %d findings (want %d)",
+			err, o2.PriorRuns, o.Runs, o2.Runs, len(o2.Findings), len(o.Findings))
+	}
+	line := strings.SplitN(text, "\n", 2)[0]
+	for _, later := range []string{
+		strings.Replace(line, `"schema_version":1}`, `"schema_version":2}`, 1),
+		`{"kind":"point","seq":2,"later":true,"schema_version":2}`, // a later version's fields
+		`{"kind":"widget","schema_version":9}`,
+	} {
+		_, err := ReadRecords(strings.NewReader(line + "\n" + later + "\n"))
+		var v *VersionError
+		if err == nil || !strings.Contains(err.Error(), "line 2 has schema_version") || !strings.Contains(err.Error(), fmt.Sprintf("reads schema_version %d", SchemaVersion)) ||
+			!errors.As(err, &v) || v.Line != 2 {
+			t.Errorf("%s: %v", later, err)
 		}
 	}
 }

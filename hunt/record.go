@@ -19,13 +19,37 @@ const (
 	KindFinding = "finding" // one confirmed anomaly (Finding's fields)
 )
 
-// Record is one line of a hunt's NDJSON stream: its kind, and the fields of a Measurement
-// ("point") or of a Finding ("finding") at the top level. The two types share no key
-// (a test sees to it), so a line is either and reads back as it was written.
+// SchemaVersion is the version of a hunt's records stream (each line's schema_version)
+// and of its outcome's JSON (Outcome.SchemaVersion); their JSON Schemas are
+// docs/schemas/hunt-record.schema.json and hunt.schema.json (make docs).
+//
+// History: 1, the records and outcome as the first hunts wrote them, schema_version
+// added later. A line without schema_version (0 here) is a hunt's from before the key,
+// the same fields as 1: ReadRecords reads it as 1. A line of a later version is refused,
+// naming it, before its fields are read.
+const SchemaVersion = 1
+
+// Record is one line of a hunt's NDJSON stream: its kind, the fields of a Measurement
+// ("point") or of a Finding ("finding") at the top level, and its schema_version. The
+// two types share no key (a test sees to it), so a line is either and reads back as it
+// was written. schema_version comes last: the first hunts' lines began with kind, and
+// still do.
 type Record struct {
 	Kind string `json:"kind"`
 	*Measurement
 	*Finding
+	// SchemaVersion is SchemaVersion in the records a hunt makes; 0 in one ReadRecords
+	// read from a line written before the key (the same fields).
+	SchemaVersion int `json:"schema_version"`
+}
+
+// pointRecord and findingRecord are the records a hunt makes, of this SchemaVersion.
+func pointRecord(m *Measurement) Record {
+	return Record{Kind: KindPoint, Measurement: m, SchemaVersion: SchemaVersion}
+}
+
+func findingRecord(f *Finding) Record {
+	return Record{Kind: KindFinding, Finding: f, SchemaVersion: SchemaVersion}
 }
 
 // The operators of a Condition. "=", ">=", "<=" and "in" are those of the first hunts'
@@ -241,10 +265,14 @@ func sameSet(a, b []Condition) bool {
 
 // NewRecorder returns a Run's record function for an NDJSON stream written to w: one
 // line a record, each one Write; where w can Sync (an *os.File), each line is synced
-// before the hunt goes on.
+// before the hunt goes on. A record without a schema_version (one read from a stream
+// before the key: the same fields) is written as this SchemaVersion.
 func NewRecorder(w io.Writer) func(Record) error {
 	s, _ := w.(interface{ Sync() error })
 	return func(r Record) error {
+		if r.SchemaVersion == 0 {
+			r.SchemaVersion = SchemaVersion
+		}
 		var b bytes.Buffer
 		e := json.NewEncoder(&b) // one line, ">=" as it is
 		e.SetEscapeHTML(false)
@@ -261,10 +289,23 @@ func NewRecorder(w io.Writer) func(Record) error {
 	}
 }
 
+// VersionError is ReadRecords' error for a line of another schema_version than it reads.
+type VersionError struct {
+	Line    int // from 1
+	Version int
+}
+
+func (e *VersionError) Error() string {
+	return fmt.Sprintf("reading the hunt stream: line %d has schema_version %d; this rdmabench reads schema_version %d (and streams from before it): read it with the rdmabench that wrote it",
+		e.Line, e.Version, SchemaVersion)
+}
+
 // ReadRecords reads a hunt's NDJSON stream (a Plan's Prior, for --resume). Blank lines
 // are skipped; a line that is not a record (bad JSON, an unknown kind, a point without
 // its config) is an error naming it: a stream cut short by a crash ends in such a line,
-// which can be deleted.
+// which can be deleted. A line without schema_version is read as version 1 (a hunt's from
+// before the key; its Record's SchemaVersion stays 0); one of a later version than
+// SchemaVersion is a *VersionError naming its line and both versions.
 func ReadRecords(r io.Reader) ([]Record, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
@@ -273,6 +314,12 @@ func ReadRecords(r io.Reader) ([]Record, error) {
 		line := bytes.TrimSpace(sc.Bytes())
 		if len(line) == 0 {
 			continue
+		}
+		var v struct {
+			V int `json:"schema_version"`
+		}
+		if err := json.Unmarshal(line, &v); err == nil && (v.V > SchemaVersion || v.V < 0) {
+			return out, &VersionError{Line: n, Version: v.V} // first: a later version's fields are not this one's
 		}
 		var rec Record
 		dec := json.NewDecoder(bytes.NewReader(line))

@@ -83,7 +83,7 @@ no run starts once it is spent. Ctrl-C ends the hunt and keeps what it found.`,
 	}
 	addClientFlags(cmd, &o.clientOptions)
 	f := cmd.Flags()
-	f.Lookup("json").Usage = "write the hunt's outcome (findings, runs, budget) as JSON to FILE ('-' for stdout)"
+	f.Lookup("json").Usage = "write the hunt's outcome (findings, runs, budget) as JSON to FILE ('-' for stdout; docs/schemas/hunt.schema.json)"
 	f.Lookup("csv").Usage = "not used by hunt (its records stream, --records, holds every run)"
 	f.StringSliceVar(&o.Ops, "ops", []string{"write", "read"}, "operations to search")
 	f.StringVar(&o.Profile, "profile", "", "NIC profile name or YAML file (default: detected from the device): its grid is the space, its hunt section the thresholds")
@@ -92,7 +92,7 @@ no run starts once it is spent. Ctrl-C ends the hunt and keeps what it found.`,
 	f.IntVar(&o.MaxRuns, "max-runs", 0, "the most runs, earlier ones included (0: no limit)")
 	f.Uint64Var(&o.Seed, "seed", 1, "the search's random seed: the same seed and the same measurements make the same hunt")
 	f.Float64Var(&o.PointDuration, "point-duration", 0, "seconds per run (default: the profile's point_duration_s)")
-	f.StringVar(&o.Records, "records", "", "records stream, NDJSON: every run and every finding (default hunt-<profile>-<time>.ndjson)")
+	f.StringVar(&o.Records, "records", "", "records stream, NDJSON: every run and every finding (default hunt-<profile>-<time>.ndjson; docs/schemas/hunt-record.schema.json)")
 	f.StringVar(&o.Resume, "resume", "", "continue the hunt whose records stream is FILE, appending to it")
 	addCountersFlag(cmd, &o.Counters)
 	return cmd
@@ -237,11 +237,7 @@ func (o *huntOptions) hunt(ctx context.Context, c *bench.Client) error {
 			}
 		}
 		return nil
-	}, func(w io.Writer) error {
-		e := json.NewEncoder(w)
-		e.SetIndent("", "  ")
-		return e.Encode(out)
-	}, nil)}
+	}, huntJSON(out), nil)}
 	if herr != nil {
 		errs = append(errs, fmt.Errorf("hunt: %w", herr))
 	}
@@ -255,6 +251,16 @@ func (o *huntOptions) hunt(ctx context.Context, c *bench.Client) error {
 		errs = append(errs, errors.New("hunt: no run was measured (is the budget or --max-runs too small for one run?)"))
 	}
 	return errors.Join(errs...)
+}
+
+// huntJSON writes the outcome as --json has it: hunt.Outcome, its schema_version first
+// (docs/schemas/hunt.schema.json).
+func huntJSON(out hunt.Outcome) func(io.Writer) error {
+	return func(w io.Writer) error {
+		e := json.NewEncoder(w)
+		e.SetIndent("", "  ")
+		return e.Encode(out)
+	}
 }
 
 // space is the hunt's space from the profile's: the fan-out across the servers given

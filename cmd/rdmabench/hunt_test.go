@@ -1,8 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -123,15 +127,18 @@ func TestHuntFanOut(t *testing.T) {
 	p := hunt.Plan{Space: s, Base: result.Config{Test: result.BW, DurationS: 0.01, Counters: "off", InlineBytes: bench.InlineAuto},
 		MaxRuns: 40, Seed: 3, Validate: huntValidate, Server: "a,b,c"}
 	var runs []hunt.Measurement
+	var stream bytes.Buffer
+	record := hunt.NewRecorder(&stream)
 	o, err := hunt.Run(context.Background(), m, p, func(r hunt.Record) error {
 		if r.Measurement != nil {
 			runs = append(runs, *r.Measurement)
 		}
-		return nil
+		return record(r)
 	})
 	if err != nil || o.Errors > 0 {
 		t.Fatalf("%v; %d runs did not run, the first: %s", err, o.Errors, o.FirstError)
 	}
+	validateHunt(t, stream.Bytes(), o) // a fan-out's records and outcome too
 	fans, qps := 0, 0
 	for _, r := range runs {
 		switch k := r.Config.Peers; {
@@ -155,6 +162,100 @@ func TestHuntFanOut(t *testing.T) {
 	r, err := m.Measure(context.Background(), pt.Config(p.Base))
 	if err != nil || r.Fan == nil || len(r.Fan.Peers) != 3 || r.Config.Peers != 3 {
 		t.Errorf("a fan-out to 3: %v, %+v", err, r.Fan)
+	}
+}
+
+// validateHunt checks a hunt's records stream and its outcome's --json against their
+// schemas (docs/schemas/hunt-record and hunt); it returns the lines of each kind.
+func validateHunt(t *testing.T, stream []byte, o hunt.Outcome) map[string]int {
+	t.Helper()
+	kinds := map[string]int{}
+	for line := range bytes.Lines(stream) {
+		validateDoc(t, "hunt-record", line)
+		var k struct{ Kind string }
+		json.Unmarshal(line, &k)
+		kinds[k.Kind]++
+	}
+	var js bytes.Buffer
+	if err := huntJSON(o)(&js); err != nil {
+		t.Fatal(err)
+	}
+	validateDoc(t, "hunt", js.Bytes())
+	return kinds
+}
+
+// TestHuntSchemas: a hunt's records (points and findings: a failure, a low throughput
+// against the best seen, with its reference) and its --json validate against their
+// schemas; a line or a document of another schema_version does not.
+func TestHuntSchemas(t *testing.T) {
+	s, err := hunt.DefaultSpace(mustProfile(t, "rxe"), "write", "read").Override("size=4K,1M; sq_depth=32,512; post_list=1; cq_mod=1; qps=1,2; offset=0; mtu=1024; qp_timeout=14; mr=pool")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := huntMeasurer(func(_ context.Context, c result.Config) (result.Result, error) {
+		p50, p99 := int64(2000), int64(3000)
+		r := result.Result{SchemaVersion: result.SchemaVersion, Config: c, Server: "fake", DurationNS: 1e8,
+			BWGbps: 20, Lat: result.Latency{Samples: 1000, P50: &p50, P99: &p99}}
+		switch {
+		case c.Op == "read" && c.MsgSizeBytes == 1<<20:
+			r.BWGbps, r.Error = 0, "ibv_poll_cq: IBV_WC_REM_ACCESS_ERR (opcode RDMA_READ, wr 3)"
+			return r, errors.New(r.Error)
+		case c.Op == "write" && c.SQDepth == 512:
+			r.BWGbps = 2
+		}
+		return r, nil
+	})
+	p := hunt.Plan{Space: s, Base: result.Config{Test: result.BW, DurationS: 0.1, Counters: "off", InlineBytes: bench.InlineAuto},
+		MaxRuns: 300, Seed: 5, Validate: huntValidate, Server: "host-b"}
+	var stream bytes.Buffer
+	o, err := hunt.Run(context.Background(), m, p, hunt.NewRecorder(&stream))
+	if err != nil {
+		t.Fatal(err)
+	}
+	classes := map[hunt.Class]bool{}
+	for _, f := range o.Findings {
+		classes[f.Class] = true
+	}
+	kinds := validateHunt(t, stream.Bytes(), o)
+	if kinds[hunt.KindPoint] == 0 || kinds[hunt.KindFinding] == 0 || !classes[hunt.Failed] || !classes[hunt.LowThroughput] {
+		t.Fatalf("records %v, findings %v: want points and findings, a failed one and a low-throughput one", kinds, classes)
+	}
+	first, _, _ := bytes.Cut(stream.Bytes(), []byte("\n"))
+	var js bytes.Buffer
+	huntJSON(o)(&js)
+	for name, doc := range map[string][]byte{"hunt-record": first, "hunt": js.Bytes()} {
+		var v map[string]any
+		json.Unmarshal(doc, &v)
+		v["schema_version"] = hunt.SchemaVersion + 1
+		b, _ := json.Marshal(v)
+		if err := validate(name, b); err == nil {
+			t.Errorf("%s: a document of another schema_version must not validate", name)
+		}
+	}
+}
+
+// TestHuntRecordLines: the schema's two objects (huntPointLine, huntFindingLine) are
+// hunt.Record's two kinds of line, key for key and in order.
+func TestHuntRecordLines(t *testing.T) {
+	var fields []string
+	for f := range reflect.TypeFor[hunt.Record]().Fields() {
+		fields = append(fields, f.Name)
+	}
+	if want := []string{"Kind", "Measurement", "Finding", "SchemaVersion"}; !reflect.DeepEqual(fields, want) {
+		t.Fatalf("hunt.Record's fields are %v, the schema's lines were made for %v: make them one again", fields, want)
+	}
+	p50 := int64(5)
+	m := hunt.Measurement{Seq: 1, Phase: hunt.PhaseSearch, Config: result.Config{Op: "write"}, P50NS: &p50, Error: "x", Tainted: true, Paused: true, Server: "s"}
+	f := hunt.Finding{ID: "F1", Class: hunt.Unfair, Key: "qps", CountersMoved: []string{"c"}, PausedRuns: 1, ErrorText: "e"}
+	for _, c := range []struct{ rec, line any }{
+		{hunt.Record{Kind: hunt.KindPoint, Measurement: &m, SchemaVersion: hunt.SchemaVersion}, huntPointLine{hunt.KindPoint, m, hunt.SchemaVersion}},
+		{hunt.Record{Kind: hunt.KindFinding, Finding: &f, SchemaVersion: hunt.SchemaVersion}, huntFindingLine{hunt.KindFinding, f, hunt.SchemaVersion}},
+	} {
+		a, _ := json.Marshal(c.rec)
+		b, _ := json.Marshal(c.line)
+		if !bytes.Equal(a, b) {
+			t.Errorf("a record and the schema's line differ:\n%s\n%s", a, b)
+		}
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/invopop/jsonschema"
 	"github.com/rdmabench/rdmabench/doctor"
+	"github.com/rdmabench/rdmabench/hunt"
 	"github.com/rdmabench/rdmabench/mrbench"
 	"github.com/rdmabench/rdmabench/report"
 	"github.com/rdmabench/rdmabench/result"
@@ -33,25 +34,69 @@ var jsonDocs = map[string]any{
 	"counters-snapshot": snapshotLine{},
 	"counters-delta":    deltaLine{},
 	"interval":          intervalLine{},
+	"hunt":              hunt.Outcome{},
+	"hunt-record":       huntRecordLines{},
+}
+
+// huntRecordLines stands for hunt.Record in jsonDocs: a line of a hunt's records stream
+// is one of two objects, a point or a finding (oneOf, by kind), where hunt.Record is the
+// two embedded in one type. huntPointLine and huntFindingLine are those two objects, key
+// for key (TestHuntRecordLines keeps them hunt.Record's).
+type huntRecordLines struct{}
+
+type huntPointLine struct {
+	Kind string `json:"kind"`
+	hunt.Measurement
+	SchemaVersion int `json:"schema_version"`
+}
+
+type huntFindingLine struct {
+	Kind string `json:"kind"`
+	hunt.Finding
+	SchemaVersion int `json:"schema_version"`
 }
 
 // genSchema is the JSON Schema of v's type, as its JSON encoding has it: every field
 // without omitempty required, no other key allowed.
 func genSchema(name string, v any) ([]byte, error) {
-	r := jsonschema.Reflector{DoNotReference: true}
-	s := r.Reflect(v)
-	nullable(s, reflect.TypeOf(v))
-	s.ID = jsonschema.ID("https://github.com/rdmabench/rdmabench/docs/schemas/" + name + ".schema.json")
 	version := map[string]int{"doctor": doctor.SchemaVersion, "tuned": report.TunedSchemaVersion,
-		"sweep-modes": report.ModesSchemaVersion, "mr": mrbench.SchemaVersion}[name]
+		"sweep-modes": report.ModesSchemaVersion, "mr": mrbench.SchemaVersion,
+		"hunt": hunt.SchemaVersion, "hunt-record": hunt.SchemaVersion}[name]
 	if version == 0 {
 		version = docsSchemaVersion
 	}
+	var s *jsonschema.Schema
+	if _, ok := v.(huntRecordLines); ok {
+		// one of its kinds, each told by its kind
+		s = &jsonschema.Schema{Version: jsonschema.Version, Description: "one line of a hunt's records stream (NDJSON): a point or a finding"}
+		for _, k := range []struct {
+			kind string
+			v    any
+		}{{hunt.KindPoint, huntPointLine{}}, {hunt.KindFinding, huntFindingLine{}}} {
+			sub := reflectSchema(k.v, version)
+			sub.Version = ""
+			if p, ok := sub.Properties.Get("kind"); ok {
+				p.Const = k.kind
+			}
+			s.OneOf = append(s.OneOf, sub)
+		}
+	} else {
+		s = reflectSchema(v, version)
+	}
+	s.ID = jsonschema.ID("https://github.com/rdmabench/rdmabench/docs/schemas/" + name + ".schema.json")
+	b, err := json.MarshalIndent(s, "", "  ")
+	return append(b, '\n'), err
+}
+
+// reflectSchema is the schema of v's type (genSchema), its schema_version version.
+func reflectSchema(v any, version int) *jsonschema.Schema {
+	r := jsonschema.Reflector{DoNotReference: true}
+	s := r.Reflect(v)
+	nullable(s, reflect.TypeOf(v))
 	if p, ok := s.Properties.Get("schema_version"); ok {
 		p.Const = version // a reader of another version's document is told at once
 	}
-	b, err := json.MarshalIndent(s, "", "  ")
-	return append(b, '\n'), err
+	return s
 }
 
 // nullable lets a field that is a pointer, a slice or a map be null, as its JSON is

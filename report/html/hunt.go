@@ -2,6 +2,7 @@ package htmlreport
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -15,14 +16,19 @@ const KindHunt = "hunt records"
 // input (a results file, a tuned report), which is not this reader's to refuse. A
 // stream whose later line cannot be read (a crash cut it short) is still a hunt's: what
 // came before is shown, with a note naming the line. A finding recorded again (one a
-// resumed hunt completed) is shown as last recorded.
-func readHunt(data []byte) (in *HuntInput, ok bool) {
+// resumed hunt completed) is shown as last recorded. A stream of a later schema_version
+// (its first line's) is a hunt's this rdmabench cannot read: the error says so.
+func readHunt(data []byte) (in *HuntInput, ok bool, err error) {
 	if !bytes.Contains(data, []byte(`"kind"`)) {
-		return nil, false
+		return nil, false, nil
 	}
 	recs, err := hunt.ReadRecords(bytes.NewReader(data))
 	if len(recs) == 0 {
-		return nil, false
+		var v *hunt.VersionError
+		if errors.As(err, &v) {
+			return nil, true, err
+		}
+		return nil, false, nil
 	}
 	in = &HuntInput{}
 	if err != nil {
@@ -42,7 +48,7 @@ func readHunt(data []byte) (in *HuntInput, ok bool) {
 			in.Findings = append(in.Findings, *r.Finding)
 		}
 	}
-	return in, true
+	return in, true, nil
 }
 
 // huntSection lists every hunt input's findings: the class, the minimal set, the effect,

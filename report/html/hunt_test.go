@@ -2,6 +2,7 @@ package htmlreport
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -65,5 +66,17 @@ func TestHuntSection(t *testing.T) {
 	page.Reset()
 	if err := Write(&page, ss, Options{}); err != nil || !strings.Contains(page.String(), "no anomaly was confirmed") {
 		t.Errorf("a hunt without findings: %v, page has 'no anomaly was confirmed': %v", err, strings.Contains(page.String(), "no anomaly was confirmed"))
+	}
+}
+
+// TestHuntLaterVersion: a records stream of a later schema_version is a hunt's that this
+// rdmabench cannot read: the report says so, naming the file and both versions, rather
+// than taking it for another kind of input.
+func TestHuntLaterVersion(t *testing.T) {
+	later := []byte(`{"kind":"point","seq":1,"phase":"search","new_field":1,"schema_version":2}` + "\n")
+	_, err := Build([]File{{Path: "later.ndjson", Data: later}}, nil)
+	if err == nil || !strings.Contains(err.Error(), "later.ndjson") || !strings.Contains(err.Error(), "schema_version 2") ||
+		!strings.Contains(err.Error(), fmt.Sprintf("reads schema_version %d", hunt.SchemaVersion)) {
+		t.Fatalf("a later version's stream: %v", err)
 	}
 }

@@ -69,7 +69,11 @@ func Build(files []File, labels []string) ([]*Series, error) {
 		pending []tunedIn
 	)
 	for i, f := range files {
-		if h, ok := readHunt(f.Data); ok {
+		h, ok, err := readHunt(f.Data)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", f.Path, err)
+		}
+		if ok {
 			series = append(series, &Series{Label: filepath.Base(f.Path), Files: []string{f.Path}, Kinds: []string{KindHunt}, Hunt: h})
 			pos = append(pos, i)
 			continue
