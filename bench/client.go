@@ -211,7 +211,7 @@ func (c *Client) session(op Op, cfg result.Config, pl Placement, r *result.Resul
 		return nil, err
 	}
 	r.PathMTU, r.MaxRdAtom = s.PathMTU(), s.RdAtom()
-	r.InlineUsed = Inline(cfg) && s.MaxInline() >= cfg.MsgSizeBytes
+	r.InlineUsed = InlineUsed(cfg, s)
 	if err := c.peer.Connect(s.Local()); err != nil {
 		s.Close()
 		return nil, err
@@ -348,7 +348,7 @@ func (c *Client) measure(ctx context.Context, op Op, s Session, cfg result.Confi
 	warm, timeout := cfg.WarmupIterations, c.peer.Conn.Timeout
 	if cfg.Test == result.Lat {
 		if warm > 0 {
-			res, err := op.ClientLatency(s, cfg, 0, warm, timeout)
+			res, err := op.ClientLatency(s, cfg, LatRounds{N: warm, Timeout: timeout})
 			r.WarmupDone = res.Done
 			if err != nil {
 				return nil, fmt.Errorf("warm-up: %w", err)
@@ -360,7 +360,7 @@ func (c *Client) measure(ctx context.Context, op Op, s Session, cfg result.Confi
 		if err := start(); err != nil {
 			return nil, err
 		}
-		res, err := op.ClientLatency(s, cfg, warm, cfg.Iterations, timeout)
+		res, err := op.ClientLatency(s, cfg, LatRounds{First: warm, N: cfg.Iterations, Timeout: timeout})
 		r.DurationNS = res.DurationNS
 		r.Iterations = res.Done
 		r.Threads = threadsResult(pl, cfg, verbs.BWResult{Completed: res.Done, DurationNS: res.DurationNS,

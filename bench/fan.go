@@ -263,7 +263,7 @@ func (f *Fan) connect(cfg result.Config, lay verbs.Layout, eps []qp.Endpoint, r 
 		return fail(err)
 	}
 	r.PathMTU, r.MaxRdAtom = s.PathMTU(), s.RdAtom()
-	r.InlineUsed = Inline(cfg) && s.MaxInline() >= cfg.MsgSizeBytes
+	r.InlineUsed = InlineUsed(cfg, s)
 	ep := s.Local()
 	for i, p := range f.peers {
 		e := ep

@@ -99,7 +99,7 @@ func (p PerftestClient) Run(ctx context.Context, op Op, cfg result.Config, sizes
 			Server: p.Addr, Client: me, ServerDevice: perftestPeerDevice(pc, me), Config: c,
 			PathMTU: s.PathMTU(), MaxRdAtom: s.RdAtom(), Clock: clock, ClockNote: note,
 		}
-		r.InlineUsed = Inline(c) && s.MaxInline() >= size
+		r.InlineUsed = InlineUsed(c, s)
 		merr := w.measure(ctx, dev, s, c, &r, p.Timeout)
 		if ctx.Err() != nil {
 			r.Interrupted = true
@@ -326,16 +326,8 @@ func (w *perftestWire) measure(ctx context.Context, dev Device, s Session, c res
 		if CountersOn(c) {
 			mine.open(dev, 0) // no settling: write_lat's server sends its first message at once
 		}
-		var res verbs.LatResult
-		var err error
-		if w.op.Name == verbs.Write {
-			res, err = s.PingPong(verbs.PingPongParams{
-				Size: c.MsgSizeBytes, Iters: c.Iterations, SQDepth: 1, CQMod: 1, Inline: r.InlineUsed,
-				Timeout: timeout, OneWay: true, Perftest: true,
-			})
-		} else {
-			res, err = s.ReadLatency(verbs.ReadLatParams{Size: c.MsgSizeBytes, Iters: c.Iterations, Timeout: timeout})
-		}
+		// The op's latency rule, as every client's: perftest's rounds are its own.
+		res, err := w.op.ClientLatency(s, c, LatRounds{N: c.Iterations, Timeout: timeout, Perftest: true})
 		r.DurationNS, r.Iterations, r.LatKind = res.DurationNS, res.Done, w.op.LatKind
 		err = errors.Join(perftestLoopErr(err, c), setLatency(r, res.Lat))
 		w.counted(r, dev, &mine)

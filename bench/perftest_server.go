@@ -20,16 +20,10 @@ import (
 // PerftestServer serves plain perftest clients (ib_write_bw, ib_read_bw, ib_write_lat,
 // ib_read_lat HOST) on perftest's port, one at a time, as a perftest server does.
 //
-// perftest 6.06's client does not say which test it runs. The server tells from the
-// exchange itself:
-//   - the QPs: one per new QP number in the key messages (a QP number seen again
-//     starts the second round);
-//   - the op: a client that offers more than one outstanding READ runs a READ test;
-//   - bandwidth or latency, for one QP: a latency client sends one key message more
-//     before its run. Its fourth arrives at once; a bandwidth client's comes after its
-//     run. A WRITE bandwidth client has written into the buffer by then (it starts
-//     with a pattern the server wrote); a READ one then sends its report, where a
-//     read_lat client sends a key message.
+// perftest 6.06's client does not say which test it runs: the server tells from the
+// exchange itself (perftest.Server, the exchange's state machine, says how). This side
+// holds the resources: the QPs the exchange asks for, the buffer it asks about, the
+// socket and its deadlines.
 //
 // ib_write_lat's server sends first and must know the message size: LatSize
 // (perftest's -s; its default 2 B). It plays as many rounds as the client answers.
@@ -93,11 +87,10 @@ func (ps *PerftestServer) serve(ctx context.Context, nc net.Conn) (what string, 
 	defer nc.Close()
 	stop := context.AfterFunc(ctx, func() { nc.SetDeadline(time.Now()) })
 	defer stop()
-	what = "setup"
 	pc := &perftest.Conn{NC: nc, Timeout: ps.Timeout, Ctx: ctx}
 	dev, err := ps.Engine.Open(ps.Local)
 	if err != nil {
-		return what, err
+		return "setup", err
 	}
 	defer dev.Close()
 	dev = bindGID(dev, nc.LocalAddr()) // the GID of the address the client reached
@@ -105,7 +98,7 @@ func (ps *PerftestServer) serve(ctx context.Context, nc net.Conn) (what string, 
 	gid := me.LinkLayer == "Ethernet" || ps.Local.GIDIndex >= 0
 	w := perftestWire{pc: pc, gid: gid}
 	if err := w.setup(me.ActiveMTU); err != nil {
-		return what, err
+		return "setup", err
 	}
 	var qps []*ptQP
 	defer func() {
@@ -113,143 +106,77 @@ func (ps *PerftestServer) serve(ctx context.Context, nc net.Conn) (what string, 
 			q.s.Close()
 		}
 	}()
-	keySize := perftest.KeySize
-	if gid {
-		keySize = perftest.KeySizeGID
-	}
 	region := max(w.cycle, perftestRegion, 2*max(ps.LatSize, 2))
-	// readWithin reads n bytes within wait: the exchange's steps take --timeout, what
-	// comes after a client's run up to --max-test-time.
-	readWithin := func(what string, n int, wait time.Duration) ([]byte, error) {
-		pc.Timeout = wait
-		defer func() { pc.Timeout = ps.Timeout }()
-		return pc.Read(what, n)
-	}
-	readKey := func(what string, wait time.Duration) (perftest.Dest, error) {
-		b, err := readWithin(what, keySize, wait)
-		if err != nil {
-			return perftest.Dest{}, err
-		}
-		return perftest.ParseDest(b, gid)
-	}
-	answer := func(q *ptQP) error { return pc.Write("keys", q.mine.Marshal(gid)) }
-	closing := func() error { // the client's closing barrier
-		if _, err := readKey("close", ps.Timeout); err != nil {
-			return err
-		}
-		return answer(qps[0])
-	}
-	// perftest's order: round one, each QP's key in turn (a new QP number each); round
-	// two, the same QPs in the same order; then QP 0's barrier. Anything else is not
-	// perftest's exchange (and is refused, so that a client cannot hold the port).
-	round, next := 1, 0
+	x := perftest.NewServer(gid, pc.Peer())
 	for {
-		d, err := readKey("keys", ps.Timeout)
-		if err != nil {
-			return what, err
-		}
-		var q *ptQP
-		switch {
-		case round == 3 && len(qps) == 1 && d != qps[0].rem && d.QPN != qps[0].rem.QPN:
-			// A latency client opens with QP 0's key once more: what looked like round
-			// two was its first round, and this is its second QP.
-			return what, errors.New("a latency client with more than one QP (-q): perftest's latency tests are served with one; run the client with -q 1")
-		case round == 1 && len(qps) > 0 && d.QPN == qps[0].rem.QPN:
-			round, next = 2, 0 // round two begins: QP 0 again
-			fallthrough
-		case round == 2 || round == 3:
-			if next >= len(qps) || d != qps[next].rem {
-				return what, fmt.Errorf("key message %d of round %d is not QP %d's again: not perftest's order", next+1, round, next)
+		st := x.Next()
+		var err error
+		switch st.Kind {
+		case perftest.StepRead:
+			var b []byte
+			if b, err = ps.read(pc, st); err == nil {
+				err = x.Feed(b) // the machine's errors name what was wrong
+				break
 			}
-			q = qps[next]
-		default: // round one: a new QP
-			for _, x := range qps {
-				if x.rem.QPN == d.QPN {
-					return what, fmt.Errorf("QP number %#x twice in the first round: not perftest's order", d.QPN)
-				}
+			err = x.Fail(err)
+		case perftest.StepSend:
+			if err = pc.Write(st.What, st.Msg); err != nil {
+				err = x.Fail(err)
 			}
-			if int64(len(qps)+1)*int64(region) > ps.MaxBuffer {
-				return what, fmt.Errorf("%d QPs of %d bytes each (perftest -a's largest message) exceed --max-buffer %d: raise it, or run the client with fewer QPs (-q)", len(qps)+1, region, ps.MaxBuffer)
-			}
-			if q, err = ps.newQP(dev, me, w, d, region); err != nil {
-				return what, err
+		case perftest.StepNewQP:
+			var q *ptQP
+			if q, err = ps.addQP(dev, me, w, st.Dest, len(qps), region); err != nil {
+				err = x.Fail(err)
+				break
 			}
 			qps = append(qps, q)
-		}
-		if err := answer(q); err != nil {
-			return what, err
-		}
-		if round == 3 {
-			break // the barrier
-		}
-		if round == 2 {
-			if next++; next == len(qps) {
-				round, next = 3, 0
-			}
-		}
-	}
-	read := qps[0].rem.OutReads > 1
-	op := map[bool]string{true: "read", false: "write"}[read]
-	what = fmt.Sprintf("%s_bw, %d QP", op, len(qps))
-	if len(qps) == 1 {
-		// One QP: bandwidth (the run has begun) or latency (a barrier comes at once).
-		d, err := readKey("the client's run", ps.MaxTest)
-		if err != nil {
-			return what, err
-		}
-		if d != qps[0].rem {
-			return what, errors.New("the client's fourth key message is not its first QP's")
-		}
-		lat := false
-		if !read {
-			lat = qps[0].s.Check(perftestPattern, 0, patternedBytes) < 0 // nothing written: the client waits for the server's first message
-		}
-		if err := answer(qps[0]); err != nil {
-			return what, err
-		}
-		if lat {
+			err = x.Added(q.mine)
+		case perftest.StepWritten:
+			// Nothing written: the client waits for the server's first message.
+			err = x.Written(qps[0].s.Check(perftestPattern, 0, patternedBytes) >= 0)
+		case perftest.StepWriteLat:
 			what, err := ps.writeLat(ctx, pc, qps[0])
 			if !ps.DisablePCIeRelaxed {
 				what += "; served with PCIe relaxed ordering on, which ib_write_lat's own server turns off: give this server --perftest-disable-pcie-relaxed to match it"
 			}
 			return what, err
+		case perftest.StepDone:
+			pc.Done()
+			return ptWhat(x), nil
+		case perftest.StepFailed:
+			err = x.Err()
 		}
-		if read {
-			// read_bw's report, or read_lat's closing key message after its run.
-			b, err := readWithin("the client's end", 8, ps.MaxTest)
-			if err != nil {
-				return what, err
-			}
-			if b[0] != 0 { // a key message's text, not a report's size (big-endian: its top byte is 0)
-				rest, err := pc.Read("the client's end", keySize-8)
-				if err != nil {
-					return what, err
-				}
-				if d, err := perftest.ParseDest(append(b, rest...), gid); err != nil {
-					return what, err
-				} else if d != qps[0].rem {
-					return what, errors.New("the client's closing key message is not its QP's")
-				}
-				if err := answer(qps[0]); err != nil {
-					return what, err
-				}
-				pc.Done()
-				return "read_lat", nil
-			}
-			return ps.bwEnd(pc, what, b, closing)
+		if err != nil {
+			return ptWhat(x), err
 		}
-		return ps.bwEnd(pc, what, nil, closing)
 	}
-	// Several QPs: bandwidth. Its end barrier comes after the run.
-	if d, err := readKey("the client's run", ps.MaxTest); err != nil {
-		return what, err
-	} else if d != qps[0].rem {
-		return what, errors.New("the client's end barrier is not its first QP's key message")
+}
+
+// read reads what the exchange asks for: its steps take --timeout, what comes after a
+// client's run up to --max-test-time.
+func (ps *PerftestServer) read(pc *perftest.Conn, st perftest.Step) ([]byte, error) {
+	if st.Long {
+		pc.Timeout = ps.MaxTest
+		defer func() { pc.Timeout = ps.Timeout }()
 	}
-	if err := answer(qps[0]); err != nil {
-		return what, err
+	return pc.Read(st.What, st.N)
+}
+
+// ptWhat is what the client ran, with its report once read.
+func ptWhat(x *perftest.Server) string {
+	what := x.Test()
+	if rep, ok := x.Report(); ok {
+		what = fmt.Sprintf("%s: the client reported %d B x %d: %s, %.6f Mpps (its numbers)", what, rep.Size, rep.Iters, reportedBW(rep), rep.MsgRate)
 	}
-	return ps.bwEnd(pc, what, nil, closing)
+	return what
+}
+
+// addQP is the client's QP n's session (n before it), within --max-buffer.
+func (ps *PerftestServer) addQP(dev Device, me result.Device, w perftestWire, d perftest.Dest, n, region int) (*ptQP, error) {
+	if int64(n+1)*int64(region) > ps.MaxBuffer {
+		return nil, fmt.Errorf("%d QPs of %d bytes each (perftest -a's largest message) exceed --max-buffer %d: raise it, or run the client with fewer QPs (-q)", n+1, region, ps.MaxBuffer)
+	}
+	return ps.newQP(dev, me, w, d, region)
 }
 
 // perftestPattern is what the start of the server's buffers holds until a client
@@ -287,36 +214,6 @@ func (ps *PerftestServer) newQP(dev Device, me result.Device, w perftestWire, d 
 		return nil, err
 	}
 	return &ptQP{s: s, mine: mine, rem: d}, nil
-}
-
-// bwEnd is a bandwidth client's end: its report (first holds its first 8 bytes when
-// they have been read), the closing barrier and "done".
-func (ps *PerftestServer) bwEnd(pc *perftest.Conn, what string, first []byte, closing func() error) (string, error) {
-	sizes := perftest.ReportSizes(pc.Peer())
-	var pieces [][]byte
-	for i, n := range sizes {
-		var b []byte
-		var err error
-		if i == 0 && first != nil {
-			b = first
-		} else if b, err = pc.Read("bandwidth report", n); err != nil {
-			return what, err
-		}
-		if err := pc.Write("bandwidth report", make([]byte, n)); err != nil { // the server measured nothing
-			return what, err
-		}
-		pieces = append(pieces, b)
-	}
-	rep, err := perftest.ParseBWReport(pieces)
-	if err != nil {
-		return what, err
-	}
-	what = fmt.Sprintf("%s: the client reported %d B x %d: %s, %.6f Mpps (its numbers)", what, rep.Size, rep.Iters, reportedBW(rep), rep.MsgRate)
-	if err := closing(); err != nil {
-		return what, err
-	}
-	pc.Done()
-	return what, nil
 }
 
 // reportedBW is a perftest client's average bandwidth in its unit (MB/s of 2^20 bytes,

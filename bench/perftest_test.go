@@ -15,6 +15,7 @@ import (
 	"github.com/rdmabench/rdmabench/bench/ops"
 	"github.com/rdmabench/rdmabench/oob/perftest"
 	"github.com/rdmabench/rdmabench/result"
+	"github.com/rdmabench/rdmabench/verbs"
 )
 
 type syncBuf struct {
@@ -132,5 +133,33 @@ func TestPerftestServerRefusesOutOfOrderKeys(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), "not perftest's order") {
 		t.Fatalf("server log:\n%s", logs)
+	}
+}
+
+// TestPerftestClientLatencyRule: the perftest client measures a latency test through
+// the op's latency rule (Op.ClientLatency), as every client does: perftest's rounds,
+// all of them, in one call; the samples are named by the op's LatKind.
+func TestPerftestClientLatencyRule(t *testing.T) {
+	fab := benchtest.NewFabric()
+	addr, _ := servePerftest(t, fab)
+	op := ops.All["read"]
+	var calls []bench.LatRounds
+	rule := op.ClientLatency
+	op.ClientLatency = func(s bench.Session, c result.Config, r bench.LatRounds) (verbs.LatResult, error) {
+		calls = append(calls, r)
+		return rule(s, c, r)
+	}
+	c := bench.PerftestClient{Engine: &benchtest.Engine{Fabric: fab, Name: "cli"}, Addr: addr, Local: bench.Local{Device: "cli"}, Timeout: 2 * time.Second}
+	cfg := result.Config{Op: "read", Test: result.Lat, Iterations: 300, InlineBytes: bench.InlineAuto, Counters: "off"}
+	rs, err := c.Run(context.Background(), op, cfg, nil)
+	if err != nil || len(rs) != 1 {
+		t.Fatalf("%v (%d results)", err, len(rs))
+	}
+	want := bench.LatRounds{N: 300, Timeout: 2 * time.Second, Perftest: true}
+	if len(calls) != 1 || calls[0] != want {
+		t.Fatalf("the op's latency rule was called with %+v, want once with %+v", calls, want)
+	}
+	if rs[0].Iterations != 300 || rs[0].LatKind != op.LatKind || rs[0].Lat.Samples != 300 {
+		t.Errorf("%d rounds, %d %q samples; want 300 %q", rs[0].Iterations, rs[0].Lat.Samples, rs[0].LatKind, op.LatKind)
 	}
 }

@@ -22,9 +22,10 @@ type Op struct {
 	// ServerSpec and ClientSpec size each side's buffer and say what access the peer gets.
 	ServerSpec func(c result.Config) verbs.Spec
 	ClientSpec func(c result.Config) verbs.Spec
-	// ClientLatency measures rounds first..first+n-1; a round that waits on the peer
-	// for longer than timeout fails.
-	ClientLatency func(s Session, c result.Config, first, n uint64, timeout time.Duration) (verbs.LatResult, error)
+	// ClientLatency is the op's latency rule at the client: it measures the rounds r
+	// names, each as the op defines a round and its sample (LatKind names it), against
+	// an rdmabench server or a perftest one. Every client goes through it.
+	ClientLatency func(s Session, c result.Config, r LatRounds) (verbs.LatResult, error)
 	// ServerLatency is the server's half of a latency test; it runs until s.Stop().
 	// nil when the server is passive (one-sided READ).
 	ServerLatency func(s Session, c result.Config, timeout time.Duration) error
@@ -53,6 +54,16 @@ type Op struct {
 	// arrives, so its memory must see the bytes land in order: no PCIe relaxed ordering
 	// (WRITE's ping-pong; perftest's ib_write_lat leaves it off too).
 	LatOrdered bool
+}
+
+// LatRounds is the rounds a ClientLatency call measures, and the peer it plays them
+// with.
+type LatRounds struct {
+	First, N uint64        // rounds First..First+N-1
+	Timeout  time.Duration // a round that waits on the peer longer fails
+	// Perftest: the peer is a plain perftest server (ib_write_lat, ib_read_lat), whose
+	// rounds the op plays as perftest's client does.
+	Perftest bool
 }
 
 // Defaults fills what the user left unset, the way perftest would (perftest's
@@ -491,6 +502,12 @@ const wqeBytes, cqeBytes = 256, 64
 // Inline says whether a plan's messages go inline. Only an op with a payload has an
 // inline size above 0 (Validate sees to it).
 func Inline(c result.Config) bool { return c.MsgSizeBytes <= c.InlineBytes }
+
+// InlineUsed says whether s posts c's messages inline: the plan asks (Inline) and the
+// QP takes messages of that size. What the loops do and what results record.
+func InlineUsed(c result.Config, s Session) bool {
+	return Inline(c) && s.MaxInline() >= c.MsgSizeBytes
+}
 
 // Spec is the common shape of a side's session for a plan.
 func Spec(c result.Config, bufSize int, remoteWrite, remoteRead bool, sqDepth int) verbs.Spec {

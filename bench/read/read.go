@@ -4,8 +4,6 @@
 package read
 
 import (
-	"time"
-
 	"github.com/rdmabench/rdmabench/bench"
 	"github.com/rdmabench/rdmabench/result"
 	"github.com/rdmabench/rdmabench/verbs"
@@ -26,8 +24,9 @@ var Op = bench.Op{
 		}
 		return bench.Spec(c, bench.DestBytes(c), false, false, c.SQDepth)
 	},
-	ClientLatency: func(s bench.Session, c result.Config, _, n uint64, timeout time.Duration) (verbs.LatResult, error) {
-		return s.ReadLatency(verbs.ReadLatParams{Size: c.MsgSizeBytes, Iters: n, Timeout: timeout})
+	// One READ at a time, against rdmabench's server or perftest's alike.
+	ClientLatency: func(s bench.Session, c result.Config, r bench.LatRounds) (verbs.LatResult, error) {
+		return s.ReadLatency(verbs.ReadLatParams{Size: c.MsgSizeBytes, Iters: r.N, Timeout: r.Timeout})
 	},
 	LatKind: "read_completion",
 	// A fan-in lands each server's data in a region of its own unless told to share.

@@ -45,19 +45,25 @@ func clientSpec(c result.Config) verbs.Spec {
 	return bench.Spec(c, bench.SourceBytes(c), false, false, c.SQDepth)
 }
 
-func params(c result.Config, initiator bool, first, n uint64, timeout time.Duration) verbs.PingPongParams {
+func params(s bench.Session, c result.Config, initiator bool, first, n uint64, timeout time.Duration) verbs.PingPongParams {
 	return verbs.PingPongParams{
 		Initiator: initiator, Size: c.MsgSizeBytes, First: first, Iters: n,
-		SQDepth: c.SQDepth, CQMod: c.CQMod, Inline: bench.Inline(c), Timeout: timeout,
+		SQDepth: c.SQDepth, CQMod: c.CQMod, Inline: bench.InlineUsed(c, s), Timeout: timeout,
 		OneWay: true, // half of each round trip, as perftest reports it
 	}
 }
 
-func clientLatency(s bench.Session, c result.Config, first, n uint64, timeout time.Duration) (verbs.LatResult, error) {
-	return s.PingPong(params(c, true, first, n, timeout))
+func clientLatency(s bench.Session, c result.Config, r bench.LatRounds) (verbs.LatResult, error) {
+	p := params(s, c, true, r.First, r.N, r.Timeout)
+	if r.Perftest {
+		// ib_write_lat's rounds: its server sends first, its count in the round byte,
+		// one WR at a time, each signalled.
+		p.Perftest, p.Initiator, p.SQDepth, p.CQMod = true, false, 1, 1
+	}
+	return s.PingPong(p)
 }
 
 func serverLatency(s bench.Session, c result.Config, timeout time.Duration) error {
-	_, err := s.PingPong(params(c, false, 0, c.WarmupIterations+c.Iterations, timeout))
+	_, err := s.PingPong(params(s, c, false, 0, c.WarmupIterations+c.Iterations, timeout))
 	return err
 }

@@ -35,6 +35,7 @@ var rules = []struct {
 	{"rdma", "the public library stands on verbs and the protocol, not on the programs", append([]string{"bench/..."}, application...)},
 	{"verbs", "the cgo layer knows QPs and buffers, not the protocol that carries their endpoints", []string{"oob", "bench", "rdma", "sweep", "report"}},
 	{"oob", "the protocol carries plans and endpoints; it neither runs tests nor links libibverbs", []string{"verbs", "bench", "rdma", "sweep", "report", "fleet"}},
+	{"oob/perftest", "perftest's exchange is its messages and their order (the server's state machine too): bench holds the QPs and buffers it asks for", []string{"verbs", "bench/...", "rdma", "sweep", "report", "fleet"}},
 	{"report", "the readers read results files; they neither speak the protocol nor run a fleet", []string{"oob", "fleet", "bench", "verbs"}},
 	{"report/html", "the HTML report reads results files, as report does", []string{"oob", "fleet", "bench", "verbs"}},
 	{"sweep", "the search decides from results; the engine is given to it", []string{"bench", "report", "fleet", "oob"}},
