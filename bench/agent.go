@@ -12,6 +12,7 @@ import (
 
 	"github.com/rdmabench/rdmabench/internal/text"
 	"github.com/rdmabench/rdmabench/oob"
+	"github.com/rdmabench/rdmabench/plan"
 	"github.com/rdmabench/rdmabench/result"
 )
 
@@ -51,7 +52,7 @@ func (sv *Server) runFor(ctx context.Context, c *oob.Conn, req oob.Run) error {
 	}
 	op.Defaults(&cfg)
 	if cfg.WarmupIterations == 0 {
-		cfg.WarmupIterations = DefaultWarmup(cfg)
+		cfg.WarmupIterations = plan.DefaultWarmup(cfg)
 	}
 	if err := op.Validate(cfg); err != nil {
 		return refuse(fmt.Errorf("run: invalid plan: %w", err))

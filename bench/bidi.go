@@ -7,6 +7,7 @@ import (
 
 	"github.com/rdmabench/rdmabench/internal/text"
 	"github.com/rdmabench/rdmabench/oob"
+	"github.com/rdmabench/rdmabench/plan"
 	"github.com/rdmabench/rdmabench/result"
 	"github.com/rdmabench/rdmabench/verbs"
 )
@@ -36,7 +37,7 @@ func sessionSpec(op Op, c result.Config, server bool) verbs.Spec {
 // test: sources at offset 0, destinations after them.
 func bwParams(op Op, c result.Config, inline bool, timeout time.Duration) verbs.BWParams {
 	p := verbs.BWParams{
-		Op: op.Name, Size: c.MsgSizeBytes, Layout: bwSlots(c).layout(op), SQDepth: c.SQDepth, PostList: c.PostList,
+		Op: verbs.Op(op.Name), Size: c.MsgSizeBytes, Layout: bwSlots(c).layout(op), SQDepth: c.SQDepth, PostList: c.PostList,
 		CQMod: c.CQMod, Inline: inline, Events: c.CompletionEvents, Timeout: timeout, MR: c.MR, MRCache: c.MRCache,
 	}
 	if c.Bidirectional {
@@ -69,7 +70,7 @@ func startReverse(op Op, c result.Config, s Session, timeout time.Duration) *rev
 	go func() {
 		defer close(rv.warm)
 		if c.WarmupIterations > 0 {
-			p := bwParams(op, c, Inline(c), timeout)
+			p := bwParams(op, c, plan.Inline(c), timeout)
 			p.Iters = c.WarmupIterations
 			if _, err := s.Bandwidth(p); err != nil {
 				rv.err = err
@@ -96,7 +97,7 @@ func (rv *reverse) measure(ctx context.Context, end time.Time, op Op, c result.C
 		return nil // reported by finish
 	}
 	rv.active = true
-	p := bwParams(op, c, Inline(c), timeout)
+	p := bwParams(op, c, plan.Inline(c), timeout)
 	p.Iters = c.Iterations
 	if c.DurationS > 0 {
 		p.Duration = time.Duration(c.DurationS * float64(time.Second))

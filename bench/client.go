@@ -10,6 +10,7 @@ import (
 	"github.com/rdmabench/rdmabench/counters"
 	"github.com/rdmabench/rdmabench/internal/text"
 	"github.com/rdmabench/rdmabench/oob"
+	"github.com/rdmabench/rdmabench/plan"
 	"github.com/rdmabench/rdmabench/result"
 	"github.com/rdmabench/rdmabench/verbs"
 	"github.com/rdmabench/rdmabench/verbs/qp"
@@ -104,7 +105,7 @@ func (c *Client) Run(ctx context.Context, op Op, cfg result.Config) (r result.Re
 	cfg.Op = string(op.Name)
 	op.Defaults(&cfg)
 	op.ResolveInline(&cfg, c.me)
-	ResolvePostAPI(&cfg, c.me)
+	plan.ResolvePostAPI(&cfg, c.me)
 	r = result.Result{
 		SchemaVersion: result.SchemaVersion, ToolVersion: result.Version, Time: time.Now().UTC(),
 		Server: c.Addr, Client: c.me, ServerDevice: c.ServerDevice(), Config: cfg,

@@ -29,20 +29,6 @@ import (
 // CountersOn says whether a plan reads the NIC's counters.
 func CountersOn(c result.Config) bool { return c.Counters != "off" }
 
-// ValidateCounters checks --counters: auto, all, off or a list of counter names.
-func ValidateCounters(s string) error {
-	switch s {
-	case "", "auto", "all", "off":
-		return nil
-	}
-	for _, n := range strings.Split(s, ",") {
-		if n = strings.TrimSpace(n); n == "" || strings.ContainsAny(n, "/ \t") || n == "." || n == ".." {
-			return fmt.Errorf("--counters %s: want auto, all, off or a comma-separated list of counter names", text.Quote(s))
-		}
-	}
-	return nil
-}
-
 // settle is how long after traffic a snapshot of s's counters is fresh.
 func settle(s *counters.Snapshot) time.Duration {
 	if s == nil {

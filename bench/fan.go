@@ -12,6 +12,7 @@ import (
 	"github.com/rdmabench/rdmabench/counters"
 	"github.com/rdmabench/rdmabench/internal/text"
 	"github.com/rdmabench/rdmabench/oob"
+	"github.com/rdmabench/rdmabench/plan"
 	"github.com/rdmabench/rdmabench/result"
 	"github.com/rdmabench/rdmabench/verbs"
 	"github.com/rdmabench/rdmabench/verbs/qp"
@@ -32,9 +33,6 @@ type Fan struct {
 	// GID; nil where the device picks no GID per connection.
 	gids []verbs.GIDEntry
 }
-
-// MaxPeers bounds the servers of one fan-out / fan-in run.
-const MaxPeers = 64
 
 // DialFan opens the local device on the verbs engine once and connects to every server.
 func DialFan(ctx context.Context, addrs []string, local Local, token string, timeout time.Duration) (*Fan, error) {
@@ -112,7 +110,7 @@ func (f *Fan) Run(ctx context.Context, op Op, cfg result.Config) (r result.Resul
 	cfg.Peers = len(f.peers)
 	op.Defaults(&cfg)
 	op.ResolveInline(&cfg, f.me)
-	ResolvePostAPI(&cfg, f.me)
+	plan.ResolvePostAPI(&cfg, f.me)
 	var addrs []string
 	for _, c := range f.peers {
 		addrs = append(addrs, c.Addr)
@@ -352,7 +350,7 @@ func fanLayout(op Op, cfg result.Config, sl slots) verbs.Layout {
 func (f *Fan) measure(ctx context.Context, op Op, s Session, cfg result.Config, sl slots, lay verbs.Layout, r *result.Result, start func()) (verbs.BWResult, error) {
 	timeout := f.peers[0].Conn.Timeout
 	p := verbs.BWParams{
-		Op: op.Name, Size: cfg.MsgSizeBytes, Layout: lay, SQDepth: cfg.SQDepth, PostList: cfg.PostList,
+		Op: verbs.Op(op.Name), Size: cfg.MsgSizeBytes, Layout: lay, SQDepth: cfg.SQDepth, PostList: cfg.PostList,
 		CQMod: cfg.CQMod, Inline: r.InlineUsed, Events: cfg.CompletionEvents, Timeout: timeout,
 		Rounds: cfg.Sync == "rounds", PerQP: true,
 	}
@@ -545,8 +543,8 @@ func SplitServers(arg string, port int) ([]string, error) {
 		seen[addr] = true
 		out = append(out, addr)
 	}
-	if len(out) > MaxPeers {
-		return nil, fmt.Errorf("%d servers: at most %d in one run", len(out), MaxPeers)
+	if len(out) > plan.MaxPeers {
+		return nil, fmt.Errorf("%d servers: at most %d in one run", len(out), plan.MaxPeers)
 	}
 	return out, nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/rdmabench/rdmabench/bench"
 	"github.com/rdmabench/rdmabench/bench/ops"
+	"github.com/rdmabench/rdmabench/plan"
 	"github.com/rdmabench/rdmabench/result"
 	"github.com/rdmabench/rdmabench/verbs"
 )
@@ -18,7 +19,7 @@ import (
 func fuzzPlan(c result.Config) result.Config {
 	ops.Defaults(&c)
 	if c.WarmupIterations == 0 {
-		c.WarmupIterations = bench.DefaultWarmup(c)
+		c.WarmupIterations = plan.DefaultWarmup(c)
 	}
 	return c
 }
@@ -37,7 +38,7 @@ func mustJSON(tb testing.TB, v any) []byte {
 func FuzzPlan(f *testing.F) {
 	for _, op := range []string{"write", "read"} {
 		for _, test := range []string{"bw", "lat"} {
-			f.Add(mustJSON(f, fuzzPlan(result.Config{Op: op, Test: result.Test(test), InlineBytes: bench.InlineAuto})))
+			f.Add(mustJSON(f, fuzzPlan(result.Config{Op: op, Test: result.Test(test), InlineBytes: plan.InlineAuto})))
 		}
 	}
 	f.Add(mustJSON(f, fuzzPlan(result.Config{Op: "write", Test: result.BW, Verify: true, NumQPs: 8, MsgSizeBytes: 64, SQDepth: 512, PostList: 16, CQMod: 8})))
@@ -45,7 +46,7 @@ func FuzzPlan(f *testing.F) {
 	// At the bounds.
 	f.Add(mustJSON(f, fuzzPlan(result.Config{Op: "write", Test: result.BW, Verify: true, NumQPs: 1024, MsgSizeBytes: 1 << 31, Iterations: 1<<23 - 1, SQDepth: 1 << 40, PostList: 1 << 40, CQMod: 1 << 40})))
 	f.Add(mustJSON(f, fuzzPlan(result.Config{Op: "write", Test: result.BW, NumQPs: 1024, MsgSizeBytes: 16, Iterations: 1<<48 - 1, WarmupIterations: 1000, PostList: 128})))
-	f.Add(mustJSON(f, fuzzPlan(result.Config{Op: "read", Test: result.BW, NumQPs: 1024, MsgSizeBytes: 1, Iterations: 1<<48 - 1, DurationS: bench.MaxDurationS, WarmupIterations: bench.MaxWarmup})))
+	f.Add(mustJSON(f, fuzzPlan(result.Config{Op: "read", Test: result.BW, NumQPs: 1024, MsgSizeBytes: 1, Iterations: 1<<48 - 1, DurationS: plan.MaxDurationS, WarmupIterations: plan.MaxWarmup})))
 	f.Add(mustJSON(f, fuzzPlan(result.Config{Op: "write", Test: result.Lat, MsgSizeBytes: 1 << 31, SQDepth: math.MaxInt64, InlineBytes: math.MaxInt64})))
 	for _, s := range []string{
 		`{}`, `{"op":"write"}`, `{"op":"read","test":"lat"}`, `null`, `[]`,
@@ -112,7 +113,7 @@ func FuzzPlan(f *testing.F) {
 		// The command line fills in the warm-up (DefaultWarmup) when --warmup is not
 		// given: that must not turn a valid plan into one refused for its --warmup.
 		d := c
-		d.WarmupIterations = bench.DefaultWarmup(c)
+		d.WarmupIterations = plan.DefaultWarmup(c)
 		if err := ops.Validate(d); err != nil {
 			t.Fatalf("plan %+v is refused with its default warm-up of %d: %v", c, d.WarmupIterations, err)
 		}
@@ -167,18 +168,18 @@ func checkPlan(t *testing.T, c result.Config) {
 	} else if hi, _ := bits.Mul64(n, uint64(c.MsgSizeBytes)); hi != 0 {
 		fail("size x iterations x qps overflowing 64 bits")
 	}
-	if all, carry := bits.Add64(c.Iterations, c.WarmupIterations, 0); carry != 0 || c.WarmupIterations > bench.MaxWarmup {
+	if all, carry := bits.Add64(c.Iterations, c.WarmupIterations, 0); carry != 0 || c.WarmupIterations > plan.MaxWarmup {
 		fail("a warm-up out of bounds")
 	} else if hi, _ := bits.Mul64(all, uint64(c.NumQPs)); hi != 0 {
 		fail("(warm-up + iterations) x qps overflowing 64 bits")
 	}
-	if math.IsNaN(c.DurationS) || math.IsInf(c.DurationS, 0) || c.DurationS < 0 || c.DurationS > bench.MaxDurationS || c.DurationS > 0 && c.Test != result.BW {
+	if math.IsNaN(c.DurationS) || math.IsInf(c.DurationS, 0) || c.DurationS < 0 || c.DurationS > plan.MaxDurationS || c.DurationS > 0 && c.Test != result.BW {
 		fail("a duration that is not finite, not within 0..MaxDurationS, or on a latency test")
 	}
 	if c.BufOffsetBytes < 0 || c.BufOffsetBytes >= 1<<21 {
 		fail("an offset outside 0..2 MiB-1")
 	}
-	if c.InlineBytes < bench.InlineAuto || c.MTUBytes != 0 && (c.MTUBytes < 256 || c.MTUBytes > 4096 || c.MTUBytes&(c.MTUBytes-1) != 0) {
+	if c.InlineBytes < plan.InlineAuto || c.MTUBytes != 0 && (c.MTUBytes < 256 || c.MTUBytes > 4096 || c.MTUBytes&(c.MTUBytes-1) != 0) {
 		fail("an inline size or MTU out of bounds")
 	}
 	if c.CQModerationCount < 0 || c.CQModerationCount > 65535 || c.CQModerationUS < 0 || c.CQModerationUS > 65535 {
@@ -224,7 +225,7 @@ func checkRegion(t *testing.T, c result.Config) {
 	switch {
 	case c.Op != "write" && c.Op != "read":
 		t.Fatalf("a region plan for operation %q accepted", c.Op)
-	case c.MsgSizeBytes < 1 || c.MsgSizeBytes > 1<<31 || c.NumQPs < 1 || c.NumQPs > 1024 || c.SQDepth < 0 || c.SQDepth > bench.MaxSQDepth:
+	case c.MsgSizeBytes < 1 || c.MsgSizeBytes > 1<<31 || c.NumQPs < 1 || c.NumQPs > 1024 || c.SQDepth < 0 || c.SQDepth > plan.MaxSQDepth:
 		t.Fatalf("a region plan out of bounds accepted: %+v", c)
 	case c.SL < 0 || c.SL > 15 || c.TrafficClass < 0 || c.TrafficClass > 255:
 		t.Fatalf("a region plan with a service level or traffic class out of range accepted: %+v", c)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/oob/perftest"
+	"github.com/rdmabench/rdmabench/plan"
 	"github.com/rdmabench/rdmabench/result"
 	"github.com/rdmabench/rdmabench/verbs"
 	"github.com/rdmabench/rdmabench/verbs/qp"
@@ -73,7 +74,7 @@ func (p PerftestClient) Run(ctx context.Context, op Op, cfg result.Config, sizes
 	dev = bindGID(dev, nc.LocalAddr()) // the GID of this side's address
 	me := dev.Identity()
 	op.ResolveInline(&cfg, me)
-	ResolvePostAPI(&cfg, me)
+	plan.ResolvePostAPI(&cfg, me)
 	pc := &perftest.Conn{NC: nc, Client: true, Timeout: p.Timeout, Ctx: ctx}
 	defer nc.Close()
 	stop := context.AfterFunc(ctx, func() { nc.SetDeadline(time.Now()) })
@@ -232,7 +233,7 @@ func (w *perftestWire) connect(dev Device, cfg result.Config, sizes []int) (Sess
 	ep := s.Local()
 	for q := range ep.QPNs {
 		d := perftest.Dest{LID: ep.LID, OutReads: 1, QPN: ep.QPNs[q], PSN: ep.PSNs[q], RKey: ep.RKey, VAddr: ep.Addr}
-		if w.op.Name == verbs.Read {
+		if w.op.Name == string(verbs.Read) {
 			d.OutReads = ep.RdAtom
 			if cfg.OutsNum > 0 {
 				d.OutReads = min(d.OutReads, cfg.OutsNum)
@@ -306,7 +307,7 @@ func largest(s []int) int {
 func (w *perftestWire) spec(cfg result.Config, sizes []int) verbs.Spec {
 	big := largest(sizes)
 	if cfg.Test == result.Lat {
-		return Spec(cfg, 2*big, w.op.Name == verbs.Write, false, max(1, cfg.SQDepth))
+		return Spec(cfg, 2*big, w.op.Name == string(verbs.Write), false, max(1, cfg.SQDepth))
 	}
 	buf := 0
 	for _, size := range sizes {
@@ -334,7 +335,7 @@ func (w *perftestWire) measure(ctx context.Context, dev Device, s Session, c res
 		return err
 	}
 	p := verbs.BWParams{
-		Op: w.op.Name, Size: c.MsgSizeBytes, Layout: perftestSlots(c.MsgSizeBytes, w.cycle, w.cacheLine),
+		Op: verbs.Op(w.op.Name), Size: c.MsgSizeBytes, Layout: perftestSlots(c.MsgSizeBytes, w.cycle, w.cacheLine),
 		SQDepth: c.SQDepth, PostList: c.PostList, CQMod: c.CQMod, Inline: r.InlineUsed, Events: c.CompletionEvents,
 		Timeout: timeout,
 	}
@@ -408,7 +409,7 @@ func (w *perftestWire) end(last result.Result) error {
 			return err
 		}
 		fallthrough
-	case w.op.Name == verbs.Read:
+	case w.op.Name == string(verbs.Read):
 		if _, err := w.pc.Keys("close", w.mine[0], w.gid); err != nil {
 			return err
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/rdmabench/rdmabench/bench/benchtest"
 	"github.com/rdmabench/rdmabench/bench/ops"
 	"github.com/rdmabench/rdmabench/oob/perftest"
+	"github.com/rdmabench/rdmabench/plan"
 	"github.com/rdmabench/rdmabench/result"
 	"github.com/rdmabench/rdmabench/verbs"
 )
@@ -68,7 +69,7 @@ func TestPerftestBothSidesBandwidth(t *testing.T) {
 		{"read", "lat", "read_lat", 1},
 	} {
 		c := bench.PerftestClient{Engine: &benchtest.Engine{Fabric: fab, Name: "cli"}, Addr: addr, Local: bench.Local{Device: "cli"}, Timeout: 2 * time.Second}
-		cfg := result.Config{Op: tc.op, Test: result.Test(tc.test), Iterations: 200, NumQPs: tc.qps, InlineBytes: bench.InlineAuto, Counters: "off"}
+		cfg := result.Config{Op: tc.op, Test: result.Test(tc.test), Iterations: 200, NumQPs: tc.qps, InlineBytes: plan.InlineAuto, Counters: "off"}
 		ops.Defaults(&cfg)
 		rs, err := c.Run(context.Background(), ops.All[tc.op], cfg, nil)
 		if err != nil || len(rs) != 1 {
@@ -150,7 +151,7 @@ func TestPerftestClientLatencyRule(t *testing.T) {
 		return rule(s, c, r)
 	}
 	c := bench.PerftestClient{Engine: &benchtest.Engine{Fabric: fab, Name: "cli"}, Addr: addr, Local: bench.Local{Device: "cli"}, Timeout: 2 * time.Second}
-	cfg := result.Config{Op: "read", Test: result.Lat, Iterations: 300, InlineBytes: bench.InlineAuto, Counters: "off"}
+	cfg := result.Config{Op: "read", Test: result.Lat, Iterations: 300, InlineBytes: plan.InlineAuto, Counters: "off"}
 	rs, err := c.Run(context.Background(), op, cfg, nil)
 	if err != nil || len(rs) != 1 {
 		t.Fatalf("%v (%d results)", err, len(rs))

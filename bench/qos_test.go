@@ -11,6 +11,7 @@ import (
 	"github.com/rdmabench/rdmabench/bench/benchtest"
 	"github.com/rdmabench/rdmabench/bench/ops"
 	"github.com/rdmabench/rdmabench/oob"
+	"github.com/rdmabench/rdmabench/plan"
 	"github.com/rdmabench/rdmabench/result"
 	"github.com/rdmabench/rdmabench/verbs"
 )
@@ -159,7 +160,7 @@ func TestPerftestPeersKeepTheirOwnRelaxedOrderingSLAndTrafficClass(t *testing.T)
 		})
 		cli := &benchtest.Engine{Fabric: fab, Name: "cli"}
 		c := bench.PerftestClient{Engine: cli, Addr: addr, Local: bench.Local{Device: "cli"}, Timeout: 2 * time.Second}
-		cfg := result.Config{Op: tc.op, Test: tc.test, Iterations: 50, InlineBytes: bench.InlineAuto, Counters: "off",
+		cfg := result.Config{Op: tc.op, Test: tc.test, Iterations: 50, InlineBytes: plan.InlineAuto, Counters: "off",
 			DisablePCIeRelaxed: tc.cliDisable, SL: tc.cliSL, TrafficClass: tc.cliTC}
 		rs, err := c.Run(context.Background(), ops.All[tc.op], cfg, nil)
 		if err != nil || len(rs) != 1 {

@@ -10,6 +10,7 @@ import (
 	"github.com/rdmabench/rdmabench/bench"
 	"github.com/rdmabench/rdmabench/bench/benchtest"
 	"github.com/rdmabench/rdmabench/bench/ops"
+	"github.com/rdmabench/rdmabench/plan"
 	"github.com/rdmabench/rdmabench/result"
 )
 
@@ -69,7 +70,7 @@ func TestPerftestClientRampShareAndReport(t *testing.T) {
 	} {
 		c := bench.PerftestClient{Engine: &benchtest.Engine{Fabric: fab, Name: "cli"}, Addr: addr, Local: bench.Local{Device: "cli"},
 			Timeout: 2 * time.Second, Gbits: tc.gbits}
-		cfg := result.Config{Op: tc.op, Test: result.BW, Iterations: 200, NumQPs: 2, SQDepth: 128, InlineBytes: bench.InlineAuto, Counters: "off"}
+		cfg := result.Config{Op: tc.op, Test: result.BW, Iterations: 200, NumQPs: 2, SQDepth: 128, InlineBytes: plan.InlineAuto, Counters: "off"}
 		ops.Defaults(&cfg)
 		rs, err := c.Run(t.Context(), ops.All[tc.op], cfg, nil)
 		if err != nil || len(rs) != 1 {

@@ -13,6 +13,7 @@ import (
 	"github.com/rdmabench/rdmabench/bench/ops"
 	"github.com/rdmabench/rdmabench/internal/text"
 	"github.com/rdmabench/rdmabench/oob"
+	"github.com/rdmabench/rdmabench/plan"
 	"github.com/rdmabench/rdmabench/report"
 	"github.com/rdmabench/rdmabench/result"
 )
@@ -164,7 +165,7 @@ func runCheck(ctx context.Context, c *bench.Client, op bench.Op) Check {
 	chk := Check{Name: name + "-bw"}
 	cfg := result.Config{Op: name, Test: result.BW, Iterations: runMessages, MsgSizeBytes: runSize}
 	op.Defaults(&cfg)
-	cfg.WarmupIterations = bench.DefaultWarmup(cfg)
+	cfg.WarmupIterations = plan.DefaultWarmup(cfg)
 	r, err := c.Run(ctx, op, cfg)
 	what := fmt.Sprintf("%d %s of %s", runMessages, strings.ToUpper(name)+"s", bytesText(runSize))
 	if err == nil && r.Error == "" && r.Iterations > 0 {

@@ -21,15 +21,14 @@ import (
 
 	"github.com/rdmabench/rdmabench/counters"
 	"github.com/rdmabench/rdmabench/internal/stat"
+	"github.com/rdmabench/rdmabench/plan"
 	"github.com/rdmabench/rdmabench/result"
 )
 
 // Measurer runs one test; sweep.Measurer is the same interface, so the engine a sweep
 // uses serves a hunt as it is. An error with a method StopsSweep() returning true (a
 // lost session) ends the hunt; any other error is the run's (result.Error).
-type Measurer interface {
-	Measure(ctx context.Context, cfg result.Config) (result.Result, error)
-}
+type Measurer = plan.Measurer
 
 // Plan is one hunt.
 type Plan struct {

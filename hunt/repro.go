@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/rdmabench/rdmabench/plan"
 	"github.com/rdmabench/rdmabench/result"
 )
 
@@ -62,7 +63,7 @@ func Reproducer(c result.Config, server string) string {
 	}
 	if c.MR != "" && c.MR != MRPool {
 		a = append(a, "--mr", c.MR)
-		if c.MR == MRCache && c.MRCache != max(defaultMRCache, c.SQDepth) {
+		if c.MR == MRCache && c.MRCache != max(plan.DefaultMRCache, c.SQDepth) {
 			a = append(a, "--mr-cache", itoa(c.MRCache))
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/rdmabench/rdmabench/plan"
 	"github.com/rdmabench/rdmabench/profiles"
 	"github.com/rdmabench/rdmabench/result"
 )
@@ -38,19 +39,12 @@ var DimNames = []string{DimOp, DimSize, DimDepth, DimPostList, DimCQMod, DimQPs,
 // hold: a hunt against one server has no peers dimension, and its points are of one.
 var optionalDims = map[string]string{DimPeers: "1"}
 
-// maxPeers is bench.MaxPeers: the most servers of one fan-out run.
-const maxPeers = 64
-
-// The --mr modes as a point says them (a config says pool as "").
+// The --mr modes as a point says them (a config says pool as ""): plan's.
 const (
-	MRPool  = "pool"
-	MRPerIO = "per-io"
-	MRCache = "cache"
+	MRPool  = plan.MRPool
+	MRPerIO = plan.MRPerIO
+	MRCache = plan.MRCache
 )
-
-// defaultMRCache is bench.DefaultMRCache: a cache point holds max(16, depth) registrations,
-// as the CLI's default (one for every WR in flight).
-const defaultMRCache = 16
 
 // Ordered says whether a dimension's values are numbers with an order (a condition on it
 // is a range); op, mr and bidirectional are categories (a condition is a set).
@@ -185,17 +179,14 @@ func (p Point) Config(base result.Config) result.Config {
 	}
 	c.MsgSizeBytes, c.SQDepth, c.PostList, c.CQMod, c.NumQPs = p.MsgSizeBytes, p.SQDepth, p.PostList, p.CQMod, p.NumQPs
 	c.BufOffsetBytes, c.MTUBytes, c.Bidirectional = p.BufOffsetBytes, p.MTUBytes, p.Bidirectional
-	c.QPTimeout = p.QPTimeout
+	c.QPTimeout = plan.ConfigQPTimeout(p.QPTimeout)
 	c.Peers = p.Peers
-	if c.QPTimeout == profiles.DefaultQPTimeout {
-		c.QPTimeout = 0
-	}
 	c.MR, c.MRCache = "", 0
 	switch p.MR {
 	case MRPerIO:
 		c.MR = MRPerIO
 	case MRCache:
-		c.MR, c.MRCache = MRCache, max(defaultMRCache, p.SQDepth)
+		c.MR, c.MRCache = MRCache, max(plan.DefaultMRCache, p.SQDepth)
 	}
 	return c
 }
@@ -203,13 +194,10 @@ func (p Point) Config(base result.Config) result.Config {
 // PointOf reads a config's point (Config's inverse).
 func PointOf(c result.Config) Point {
 	p := Point{Op: c.Op, MsgSizeBytes: c.MsgSizeBytes, SQDepth: c.SQDepth, PostList: c.PostList, CQMod: c.CQMod,
-		NumQPs: c.NumQPs, BufOffsetBytes: c.BufOffsetBytes, MTUBytes: c.MTUBytes, QPTimeout: c.QPTimeout,
+		NumQPs: c.NumQPs, BufOffsetBytes: c.BufOffsetBytes, MTUBytes: c.MTUBytes, QPTimeout: plan.QPTimeout(c.QPTimeout),
 		MR: c.MR, Bidirectional: c.Bidirectional, Peers: c.Peers}
 	if p.Peers <= 1 {
 		p.Peers = 0
-	}
-	if p.QPTimeout == 0 {
-		p.QPTimeout = profiles.DefaultQPTimeout
 	}
 	if p.MR == "" {
 		p.MR = MRPool
@@ -239,7 +227,7 @@ func (p Point) String() string {
 var (
 	DefaultQPs        = []int{1, 2, 4, 8, 16}
 	DefaultMTUs       = []int{1024, 4096}
-	DefaultQPTimeouts = []int{8, profiles.DefaultQPTimeout, 20}
+	DefaultQPTimeouts = []int{8, plan.DefaultQPTimeout, 20}
 )
 
 // DefaultSpace is the space of profile p for the operations ops (default write and
@@ -285,16 +273,12 @@ func DefaultSpace(p profiles.Profile, ops ...string) Space {
 		{DimOffset, texts(union("buf_offset_bytes"))},
 		{DimMTU, texts(or(h.MTUBytes, DefaultMTUs))},
 		{DimQPTimeout, texts(qpt)},
-		{DimMR, []string{MRPool, MRPerIO, MRCache}},
+		{DimMR, slices.Clone(plan.MRModes)},
 		{DimBidi, []string{"false", "true"}},
 	}}
 	st := p.Start[ops[0]]
-	u := st.QPTimeout
-	if u == 0 {
-		u = profiles.DefaultQPTimeout
-	}
 	s.Baseline = Point{Op: ops[0], MsgSizeBytes: st.MsgSizeBytes, SQDepth: st.SQDepth, PostList: st.PostList, CQMod: st.CQMod,
-		NumQPs: 1, BufOffsetBytes: st.BufOffsetBytes, MTUBytes: math.MaxInt, QPTimeout: u, MR: MRPool}
+		NumQPs: 1, BufOffsetBytes: st.BufOffsetBytes, MTUBytes: math.MaxInt, QPTimeout: plan.QPTimeout(st.QPTimeout), MR: MRPool}
 	s.fitBaseline()
 	return s
 }
@@ -314,7 +298,7 @@ func (s Space) WithPeers(n int) Space {
 	if n < 2 {
 		return out
 	}
-	n = min(n, maxPeers)
+	n = min(n, plan.MaxPeers)
 	var v []int
 	for k := 1; k <= n; k++ {
 		if k <= 8 || k&(k-1) == 0 || k == n {
@@ -539,12 +523,13 @@ func (s Space) Override(spec string) (Space, error) {
 func parseValue(dim, v string) (string, error) {
 	switch dim {
 	case DimOp:
-		if l := strings.ToLower(v); l == "write" || l == "read" {
+		l := strings.ToLower(v)
+		if _, ok := plan.Ops[l]; ok {
 			return l, nil
 		}
 		return "", fmt.Errorf("op %q: want write or read", v)
 	case DimMR:
-		if l := strings.ToLower(v); l == MRPool || l == MRPerIO || l == MRCache {
+		if l := strings.ToLower(v); slices.Contains(plan.MRModes, l) {
 			return l, nil
 		}
 		return "", fmt.Errorf("mr %q: want pool, per-io or cache", v)
@@ -574,7 +559,7 @@ func parseValue(dim, v string) (string, error) {
 	case DimQPs:
 		hi = 1024
 	case DimPeers:
-		hi = maxPeers
+		hi = plan.MaxPeers
 	case DimQPTimeout:
 		hi = 31
 	case DimMTU:
@@ -588,36 +573,15 @@ func parseValue(dim, v string) (string, error) {
 	return strconv.Itoa(x), nil
 }
 
-// CheckConfig is the validation a Plan uses when it is given none: the rules of
-// rdmabench's plans (bench's Op.Validate) that a hunt's points can break. A post list
-// and a moderation fit in the send queue; a fan-out runs 2 to 64 servers, one QP each,
-// one direction; --mr per-io and cache run one QP, a post list of 1, one direction and
-// one server (per-io: every WR signalled; cache: a registration for every WR in
-// flight). The CLI passes ops.Validate, which checks all of them.
+// CheckConfig is the validation a Plan uses when it is given none: rdmabench's rules for
+// a plan (package plan, which the CLI's bench rules are too), after its defaults. So a
+// hunt plans no point the CLI would refuse: a post list and a moderation fit in the send
+// queue; a fan-out runs 2 to 64 servers, one QP each, one direction; --mr per-io and
+// cache run one QP, a post list of 1, one direction and one server (per-io: every WR
+// signalled; cache: a registration for every WR in flight).
 func CheckConfig(c result.Config) error {
-	switch {
-	case c.Op != "write" && c.Op != "read":
-		return fmt.Errorf("unknown operation %q", c.Op)
-	case c.SQDepth < 1 || c.PostList < 1 || c.CQMod < 1 || c.NumQPs < 1 || c.MsgSizeBytes < 1:
-		return fmt.Errorf("size, depth, post list, moderation and QPs must be 1 or more")
-	case c.PostList > c.SQDepth:
-		return fmt.Errorf("--post-list %d: want 1 to --tx-depth (%d)", c.PostList, c.SQDepth)
-	case c.CQMod > c.SQDepth:
-		return fmt.Errorf("--cq-mod %d: want 1 to --tx-depth (%d)", c.CQMod, c.SQDepth)
-	case c.Peers < 0 || c.Peers == 1 || c.Peers > maxPeers:
-		return fmt.Errorf("%d servers: want 2 to %d", c.Peers, maxPeers)
-	case c.Peers > 0 && (c.NumQPs != 1 || c.Bidirectional):
-		return fmt.Errorf("several servers: one QP per server, one direction")
-	case c.MR == "" || c.MR == MRPool:
-		return nil
-	case c.NumQPs != 1 || c.PostList != 1 || c.Bidirectional || c.Peers > 0:
-		return fmt.Errorf("--mr %s: one QP, --post-list 1, one direction", c.MR)
-	case c.MR == MRPerIO && c.CQMod != 1:
-		return fmt.Errorf("--mr per-io: every WR signalled (--cq-mod 1)")
-	case c.MR == MRCache && c.MRCache < c.SQDepth:
-		return fmt.Errorf("--mr-cache %d is less than --tx-depth %d", c.MRCache, c.SQDepth)
-	}
-	return nil
+	plan.Defaults(&c)
+	return plan.Validate(c)
 }
 
 // repair makes a sampled point one that rdmabench can run, where the space lets it:

@@ -19,6 +19,7 @@ import (
 	"strings"
 
 	"github.com/rdmabench/rdmabench/counters"
+	"github.com/rdmabench/rdmabench/plan"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -29,12 +30,8 @@ var embedded embed.FS
 var Dims = []string{"msg_size_bytes", "sq_depth", "buf_offset_bytes", "cq_mod", "post_list", "qp_timeout"}
 
 // Optional dimensions may be left out of a profile's grid: the sweep then holds them at
-// one value (for qp_timeout, -u or DefaultQPTimeout).
+// one value (for qp_timeout, -u or plan.DefaultQPTimeout).
 var Optional = []string{"qp_timeout"}
-
-// DefaultQPTimeout is the QP timeout exponent perftest and rdmabench use unless told
-// (-u): 4.096 us x 2^14, 67 ms. A result's config says it as 0.
-const DefaultQPTimeout = 14
 
 // Point is one value per dimension: a configuration of the swept parameters. It is a
 // comparable value (a map key, ==), with the same snake_case keys in YAML and JSON.
@@ -95,7 +92,7 @@ func Complete(grid map[string][]int, start Point, fixed map[string]int) (map[str
 
 func optionalDefault(d string) int {
 	if d == "qp_timeout" {
-		return DefaultQPTimeout
+		return plan.DefaultQPTimeout
 	}
 	return 0
 }

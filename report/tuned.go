@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rdmabench/rdmabench/plan"
 	"github.com/rdmabench/rdmabench/profiles"
 	"github.com/rdmabench/rdmabench/result"
 	"github.com/rdmabench/rdmabench/sweep"
@@ -117,7 +118,7 @@ func FmtRange(d string, r []int) string {
 // and /uN where the QP timeout is not the default.
 func FmtPoint(p profiles.Point) string {
 	s := fmt.Sprintf("%s/%d/%d/%d/%d", result.FormatSize(p.MsgSizeBytes), p.SQDepth, p.BufOffsetBytes, p.CQMod, p.PostList)
-	if p.QPTimeout != 0 && p.QPTimeout != profiles.DefaultQPTimeout {
+	if p.QPTimeout != 0 && p.QPTimeout != plan.DefaultQPTimeout {
 		s += fmt.Sprintf("/u%d", p.QPTimeout)
 	}
 	return s

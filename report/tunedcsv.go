@@ -5,7 +5,7 @@ import (
 	"io"
 	"strconv"
 
-	"github.com/rdmabench/rdmabench/profiles"
+	"github.com/rdmabench/rdmabench/plan"
 	"github.com/rdmabench/rdmabench/sweep"
 )
 
@@ -41,12 +41,7 @@ func TunedCSV(w io.Writer, t Tuned) error {
 		}
 		return fp(x.GainMedian)
 	}
-	qp := func(u int) string { // the exponent; a report without one: the default
-		if u == 0 {
-			u = profiles.DefaultQPTimeout
-		}
-		return strconv.Itoa(u)
-	}
+	qp := func(u int) string { return strconv.Itoa(plan.QPTimeout(u)) } // a report without one: the default
 	for _, op := range tunedOps(t) {
 		o := t.Ops[op]
 		for _, name := range ObjectiveOrder(o) {

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/rdmabench/rdmabench/internal/text"
+	"github.com/rdmabench/rdmabench/plan"
 	"github.com/rdmabench/rdmabench/profiles"
 	"github.com/rdmabench/rdmabench/sweep"
 )
@@ -162,8 +163,8 @@ func (t Tuned) builtin() (profiles.Profile, bool) {
 
 // norm is a value of d as the sweep ran it: a QP timeout of 0 is the default.
 func norm(d string, v int) int {
-	if d == "qp_timeout" && v == 0 {
-		return profiles.DefaultQPTimeout
+	if d == "qp_timeout" {
+		return plan.QPTimeout(v)
 	}
 	return v
 }

@@ -92,7 +92,7 @@ type calibration struct {
 // 3, a budget of 20 minutes (600 runs), the resolution what the budget buys, the
 // article and perftest's defaults as references.
 func calibrationPlan(p profiles.Profile) Plan {
-	pl := plan(p, "descent")
+	pl := sweepPlan(p, "descent")
 	pl.Repeat, pl.Budget, pl.Resolution = 6, 20*time.Minute, 0
 	pl.Others = []Objective{{Name: "rate"}, {Name: "p99"}}
 	pl.Article = p.Reference["write"]

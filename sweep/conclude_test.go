@@ -10,7 +10,7 @@ import (
 
 func TestReferencesAreMeasuredAsOftenAsTheChosen(t *testing.T) {
 	p := rxe(t)
-	pl := plan(p, "descent")
+	pl := sweepPlan(p, "descent")
 	pl.Repeat = 3
 	pl.Article = p.Reference["write"]
 	pl.References = map[string]profiles.Point{"perftest_defaults": pt(65536, 128, 0, 100, 1),

@@ -21,7 +21,7 @@ func TestChoosesTheCheapestStatisticallyEqual(t *testing.T) {
 		}
 		return result.Result{Config: c, Iterations: 1000, BWGbps: bw, MsgRateMpps: 1, Lat: result.Latency{Samples: 1000}}, nil
 	})
-	pl := plan(p, "grid")
+	pl := sweepPlan(p, "grid")
 	pl.Grid = map[string][]int{"msg_size_bytes": {65536}, "sq_depth": g["sq_depth"], "buf_offset_bytes": {0}, "cq_mod": {8}, "post_list": {1}}
 	pl.Start = pt(65536, 512, 0, 8, 1)
 	pl.Repeat = 3
@@ -47,7 +47,7 @@ func TestTopCandidatesAreAllConfirmed(t *testing.T) {
 		seen[PointOf(c)]++
 		return r, err
 	})
-	pl := plan(p, "grid")
+	pl := sweepPlan(p, "grid")
 	pl.Repeat = 3
 	o, err := NewRunner(m, nil, nil).Run(context.Background(), pl)
 	if err != nil {
@@ -63,7 +63,7 @@ func TestTopCandidatesAreAllConfirmed(t *testing.T) {
 // objective, the others stay "best of N measured".
 func TestOtherObjectivesConfirmed(t *testing.T) {
 	p := rxe(t)
-	pl := plan(p, "descent")
+	pl := sweepPlan(p, "descent")
 	pl.Others = []Objective{{Name: "rate"}}
 	pl.Repeat = 2
 	o, err := NewRunner(&fake{}, nil, nil).Run(context.Background(), pl)

@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/rdmabench/rdmabench/plan"
 	"github.com/rdmabench/rdmabench/profiles"
 	"github.com/rdmabench/rdmabench/result"
 )
@@ -11,11 +12,8 @@ import (
 // PointOf reads the swept dimensions out of a config (its QP timeout 0 is the default's
 // exponent).
 func PointOf(c result.Config) profiles.Point {
-	u := c.QPTimeout
-	if u == 0 {
-		u = profiles.DefaultQPTimeout
-	}
-	return profiles.Point{MsgSizeBytes: c.MsgSizeBytes, SQDepth: c.SQDepth, BufOffsetBytes: c.BufOffsetBytes, CQMod: c.CQMod, PostList: c.PostList, QPTimeout: u}
+	return profiles.Point{MsgSizeBytes: c.MsgSizeBytes, SQDepth: c.SQDepth, BufOffsetBytes: c.BufOffsetBytes, CQMod: c.CQMod, PostList: c.PostList,
+		QPTimeout: plan.QPTimeout(c.QPTimeout)}
 }
 
 // Apply sets the swept dimensions of a config (the default QP timeout said as 0, as a
@@ -23,10 +21,7 @@ func PointOf(c result.Config) profiles.Point {
 func Apply(c result.Config, p profiles.Point) result.Config {
 	c.MsgSizeBytes, c.SQDepth, c.BufOffsetBytes, c.CQMod, c.PostList = p.MsgSizeBytes, p.SQDepth, p.BufOffsetBytes, p.CQMod, p.PostList
 	if p.QPTimeout != 0 {
-		c.QPTimeout = p.QPTimeout
-		if c.QPTimeout == profiles.DefaultQPTimeout {
-			c.QPTimeout = 0
-		}
+		c.QPTimeout = plan.ConfigQPTimeout(p.QPTimeout)
 	}
 	return c
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rdmabench/rdmabench/plan"
 	"github.com/rdmabench/rdmabench/profiles"
 	"github.com/rdmabench/rdmabench/result"
 )
@@ -31,7 +32,7 @@ func TestWithP99Samples(t *testing.T) {
 
 func TestP99SearchMeasuresEnoughSamples(t *testing.T) {
 	p := rxe(t)
-	pl := plan(p, "grid")
+	pl := sweepPlan(p, "grid")
 	pl.Base.DurationS, pl.Base.Iterations = 0, 100 // 100 WRs: no point has 1000 signalled
 	f := &fake{}
 	if _, err := NewRunner(f, nil, nil).Run(context.Background(), pl); err != nil {
@@ -69,7 +70,7 @@ func TestFailedPointsStayFailed(t *testing.T) {
 		}
 		return (&fake{}).Measure(ctx, c)
 	})
-	o, err := NewRunner(m, nil, nil).Run(context.Background(), plan(p, "descent"))
+	o, err := NewRunner(m, nil, nil).Run(context.Background(), sweepPlan(p, "descent"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +95,7 @@ func TestFailedPointsStayFailed(t *testing.T) {
 // the same decisions.
 func TestTaintedRunsCountAsMeasured(t *testing.T) {
 	p := rxe(t)
-	pl := plan(p, "descent")
+	pl := sweepPlan(p, "descent")
 	calls := map[profiles.Point]int{}
 	m := measurerFunc(func(ctx context.Context, c result.Config) (result.Result, error) {
 		pt := PointOf(c)
@@ -140,7 +141,7 @@ func TestLostSessionStopsTheSweep(t *testing.T) {
 		}
 		return (&fake{}).Measure(ctx, c)
 	})
-	if _, err := NewRunner(m, nil, nil).Run(context.Background(), plan(p, "grid")); !errors.As(err, &sessionLost{}) || n != 4 {
+	if _, err := NewRunner(m, nil, nil).Run(context.Background(), sweepPlan(p, "grid")); !errors.As(err, &sessionLost{}) || n != 4 {
 		t.Fatalf("a lost session must end the sweep at once: %v after %d calls", err, n)
 	}
 }
@@ -161,7 +162,7 @@ func TestPointsLongEnoughForTheirQueue(t *testing.T) {
 		}
 		return r, err
 	})
-	pl := plan(p, "descent")
+	pl := sweepPlan(p, "descent")
 	pl.Base.DurationS, pl.MaxDurationS, pl.Resolution = 0.4, 4, 0.08
 	o, err := NewRunner(m, nil, nil).Run(context.Background(), pl)
 	if err != nil {
@@ -207,7 +208,7 @@ func TestBudgetHoldsWhateverTheObjective(t *testing.T) {
 			f := &noisy{rng: rand.New(rand.NewPCG(1, 2)), sigma: 0.1}
 			m := measurerFunc(func(ctx context.Context, c result.Config) (result.Result, error) {
 				r, err := f.Measure(ctx, c)
-				if PointOf(c) != p.Start["write"].With("qp_timeout", profiles.DefaultQPTimeout) {
+				if PointOf(c) != p.Start["write"].With("qp_timeout", plan.DefaultQPTimeout) {
 					r.Lat.P99 = nil // only the start point ever has a p99
 				}
 				return r, err
@@ -250,7 +251,7 @@ func TestLengthenByTurnover(t *testing.T) {
 		}
 		return r, err
 	})
-	pl := plan(p, "descent")
+	pl := sweepPlan(p, "descent")
 	pl.Base.DurationS, pl.MaxDurationS, pl.Resolution = 0.4, 1.6, 0.08
 	o, err := NewRunner(m, nil, nil).Run(context.Background(), pl)
 	if err != nil {

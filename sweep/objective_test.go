@@ -26,7 +26,7 @@ func TestScoreNeedsASupportedP99(t *testing.T) {
 
 func TestLatencyBoundObjective(t *testing.T) {
 	p := rxe(t)
-	pl := plan(p, "grid")
+	pl := sweepPlan(p, "grid")
 	pl.Objective = Objective{Name: "bw-p99", MaxP99: 20 * time.Microsecond}
 	o, err := NewRunner(&fake{}, nil, nil).Run(context.Background(), pl)
 	if err != nil {
@@ -52,7 +52,7 @@ func TestUnsupportedP99IsNoCandidate(t *testing.T) {
 		}
 		return r, err
 	})
-	pl := plan(p, "grid")
+	pl := sweepPlan(p, "grid")
 	pl.Objective = Objective{Name: "bw-p99", MaxP99: time.Hour}
 	pl.Others = []Objective{{Name: "p99"}}
 	o, err := NewRunner(m, nil, nil).Run(context.Background(), pl)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rdmabench/rdmabench/plan"
 	"github.com/rdmabench/rdmabench/profiles"
 	"github.com/rdmabench/rdmabench/result"
 )
@@ -31,7 +32,7 @@ func TestQPTimeoutIsSwept(t *testing.T) {
 		}
 		return r, err
 	})
-	pl := plan(p, "descent")
+	pl := sweepPlan(p, "descent")
 	// The rxe profile holds the timeout at 20; a grid may still sweep it.
 	pl.Start, pl.Grid = p.Start["write"], maps.Clone(p.Grid["write"])
 	pl.Grid["qp_timeout"] = []int{14, 20}
@@ -43,7 +44,7 @@ func TestQPTimeoutIsSwept(t *testing.T) {
 	if o.Chosen.Point.QPTimeout != 20 || timeouts[0] == 0 || timeouts[20] == 0 || timeouts[14] != 0 {
 		t.Fatalf("chosen %v; runs per config QP timeout %v", o.Chosen.Point, timeouts)
 	}
-	if ref := o.References[RefPerftest]; ref.Point.QPTimeout != profiles.DefaultQPTimeout || ref.Tainted != ref.Runs {
+	if ref := o.References[RefPerftest]; ref.Point.QPTimeout != plan.DefaultQPTimeout || ref.Tainted != ref.Runs {
 		t.Fatalf("perftest's defaults: %+v", ref)
 	}
 	if v := o.Verdicts["qp_timeout"]; v.Verdict != NoArticle || v.Chosen != 20 {
@@ -86,7 +87,7 @@ func TestOptionsPlan(t *testing.T) {
 	if !maps.EqualFunc(pl.Grid, p.Grid["read"], slices.Equal) || pl.Start != p.Start["read"] || !maps.EqualFunc(pl.Article, p.Reference["read"], slices.Equal) {
 		t.Errorf("grid %v start %v article %v: want the profile's", pl.Grid, pl.Start, pl.Article)
 	}
-	perftest := pt(65536, 128, 0, 100, 1).With("qp_timeout", profiles.DefaultQPTimeout)
+	perftest := pt(65536, 128, 0, 100, 1).With("qp_timeout", plan.DefaultQPTimeout)
 	if len(asked) != 1 || asked[0] != (result.Config{Op: "read", Test: result.BW, CompletionEvents: true}) || pl.References[RefPerftest] != perftest {
 		t.Errorf("perftest's reference %v, from %+v", pl.References[RefPerftest], asked)
 	}

@@ -9,11 +9,11 @@ import (
 
 func TestDescentReachesGridOptimumWithAQuarterOfThePoints(t *testing.T) {
 	p := rxe(t)
-	grid, err := NewRunner(&fake{}, nil, nil).Run(context.Background(), plan(p, "grid"))
+	grid, err := NewRunner(&fake{}, nil, nil).Run(context.Background(), sweepPlan(p, "grid"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	desc, err := NewRunner(&fake{}, nil, nil).Run(context.Background(), plan(p, "descent"))
+	desc, err := NewRunner(&fake{}, nil, nil).Run(context.Background(), sweepPlan(p, "descent"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +46,7 @@ func TestLuckyStartDoesNotFreezeTheDescent(t *testing.T) {
 		}
 		return r, err
 	})
-	pl := plan(p, "descent")
+	pl := sweepPlan(p, "descent")
 	pl.Repeat = 3
 	o, err := NewRunner(m, nil, nil).Run(context.Background(), pl)
 	if err != nil {

@@ -38,7 +38,7 @@ func TestStreamResumesTheSweep(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	pl := plan(p, "grid")
+	pl := sweepPlan(p, "grid")
 	if _, err := NewRunner(&fake{stopAfter: 10, cancel: cancel}, StreamRecorder(f), nil).Run(ctx, pl); err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +132,7 @@ func TestSessionMeasurer(t *testing.T) {
 		return (&fake{}).Measure(ctx, c)
 	})
 	var lost *SessionLostError
-	if _, err := NewRunner(m, nil, nil).Run(context.Background(), plan(rxe(t), "grid")); !errors.As(err, &lost) || n != 3 {
+	if _, err := NewRunner(m, nil, nil).Run(context.Background(), sweepPlan(rxe(t), "grid")); !errors.As(err, &lost) || n != 3 {
 		t.Fatalf("a lost session ends the sweep at once: %v after %d runs", err, n)
 	}
 }
@@ -143,7 +143,7 @@ func TestBareFailureResumes(t *testing.T) {
 	m := SessionMeasurer(func(context.Context, result.Config) (result.Result, error) {
 		return result.Result{}, &oob.PeerError{Msg: "no"}
 	})
-	pl := plan(rxe(t), "grid")
+	pl := sweepPlan(rxe(t), "grid")
 	NewRunner(m, StreamRecorder(&s), nil).Run(context.Background(), pl) // every point failed: no optimum
 	prior, err := ReadStream(bytes.NewReader(s.Bytes()))
 	if err != nil || len(prior) == 0 || prior[0].Error != "peer: no" {
@@ -160,7 +160,7 @@ func TestResumeDoesNotRemeasure(t *testing.T) {
 	record := func(r Recorded) error { stream = append(stream, r); return nil }
 	ctx, cancel := context.WithCancel(context.Background())
 	f := &fake{stopAfter: 10, cancel: cancel}
-	pl := plan(p, "grid")
+	pl := sweepPlan(p, "grid")
 	pl.References = map[string]profiles.Point{"perftest_defaults": pt(65536, 128, 0, 100, 1)}
 	first, err := NewRunner(f, record, nil).Run(ctx, pl)
 	if err != nil || !first.Interrupted || len(stream) != 9 {
@@ -210,7 +210,7 @@ func TestResumeUnderABudgetIsDeterministic(t *testing.T) {
 func TestResumeFromAnotherSweepFails(t *testing.T) {
 	p := rxe(t)
 	var stream []Recorded
-	pl := plan(p, "descent")
+	pl := sweepPlan(p, "descent")
 	if _, err := NewRunner(&fake{}, func(x Recorded) error { stream = append(stream, x); return nil }, nil).Run(context.Background(), pl); err != nil {
 		t.Fatal(err)
 	}

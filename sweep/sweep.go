@@ -40,15 +40,15 @@ import (
 	"sort"
 	"time"
 
+	"github.com/rdmabench/rdmabench/plan"
 	"github.com/rdmabench/rdmabench/profiles"
 	"github.com/rdmabench/rdmabench/result"
 )
 
-// Measurer runs one test. An error that has a method StopsSweep() returning true (a
-// lost session) ends the sweep; any other error is a failed point.
-type Measurer interface {
-	Measure(ctx context.Context, cfg result.Config) (result.Result, error)
-}
+// Measurer runs one test (plan.Measurer, which the hunt takes too). An error that has a
+// method StopsSweep() returning true (a lost session) ends the sweep; any other error
+// is a failed point.
+type Measurer = plan.Measurer
 
 // Event is a progress report: one measurement finished.
 type Event struct {

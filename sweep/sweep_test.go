@@ -75,7 +75,7 @@ func rxe(t *testing.T) profiles.Profile {
 	return p
 }
 
-func plan(p profiles.Profile, search string) Plan {
+func sweepPlan(p profiles.Profile, search string) Plan {
 	return Plan{Op: "write", Base: result.Config{Test: result.BW, DurationS: 0.1, NumQPs: 1}, Grid: p.Grid["write"],
 		Start: p.Start["write"], Search: search, Objective: Objective{Name: "bw"}, Repeat: 1, Resolution: 0.02}
 }

@@ -1,23 +1,21 @@
 package verbs
 
-import "fmt"
+import (
+	"fmt"
 
-// Where a bandwidth loop's WRs get their lkey (BWParams.MR).
+	"github.com/rdmabench/rdmabench/plan"
+)
+
+// Where a bandwidth loop's WRs get their lkey (BWParams.MR): the plan's --mr modes
+// (plan.MRPool and the others; the cache holds BWParams.MRCache registrations).
 const (
-	// MRModePool: the session's buffer, registered once when the session is made (the
-	// default, also "").
-	MRModePool = "pool"
-	// MRModePerIO: the loop registers each WR's slot just before posting it and
-	// deregisters that MR when the WR is known complete, inside the timed window.
-	MRModePerIO = "per-io"
-	// MRModeCache: an LRU of at most BWParams.MRCache registrations keyed by (address,
-	// length), as UCX's registration cache: a miss registers (evicting the least
-	// recently used entry no outstanding WR uses), a hit reuses.
-	MRModeCache = "cache"
+	MRModePool  = plan.MRPool
+	MRModePerIO = plan.MRPerIO
+	MRModeCache = plan.MRCache
 )
 
 // MRInLoop says whether mode registers inside the loop (per-io or cache).
-func MRInLoop(mode string) bool { return mode == MRModePerIO || mode == MRModeCache }
+func MRInLoop(mode string) bool { return plan.MRInLoop(mode) }
 
 // MRStats is what a loop that registers in the loop counted (BWParams.MR per-io or
 // cache). Its MRs are registered with IBV_ACCESS_LOCAL_WRITE, exactly a WR's slot

@@ -17,6 +17,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/rdmabench/rdmabench/plan"
 	"github.com/rdmabench/rdmabench/result"
 	"github.com/rdmabench/rdmabench/verbs/qp"
 )
@@ -45,6 +46,9 @@ func ClockNote() string { return theClockNote }
 
 // QShift is where a bandwidth loop's wr_id keeps the QP index.
 const QShift = C.RB_QSHIFT
+
+// The plan bounds --iters by plan.QShift: it must be rb.h's (a compile-time check).
+var _ = [1]struct{}{}[QShift-plan.QShift]
 
 // xfer fills the fields every loop shares; the remote address is roff into the first
 // peer's buffer. The histogram is C memory, freed by the caller.

@@ -23,6 +23,7 @@ import (
 	"syscall"
 	"unsafe"
 
+	"github.com/rdmabench/rdmabench/plan"
 	"github.com/rdmabench/rdmabench/verbs/qp"
 )
 
@@ -533,10 +534,7 @@ func (s *Session) ConnectPeers(rs []qp.Endpoint, mtu int) error {
 		}
 		if err := s.modify(qp, "RTS", func(a *C.struct_ibv_qp_attr) C.int {
 			a.qp_state = C.IBV_QPS_RTS
-			a.timeout = C.uint8_t(DefaultQPTimeout)
-			if s.spec.QPTimeout > 0 {
-				a.timeout = C.uint8_t(s.spec.QPTimeout)
-			}
+			a.timeout = C.uint8_t(plan.QPTimeout(max(s.spec.QPTimeout, 0))) // below 1: the default
 			a.retry_cnt = 7
 			a.rnr_retry = 7
 			a.sq_psn = C.uint32_t(s.psns[i])

@@ -5,6 +5,7 @@ package verbs
 import (
 	"net"
 
+	"github.com/rdmabench/rdmabench/plan"
 	"github.com/rdmabench/rdmabench/verbs/qp"
 )
 
@@ -52,4 +53,4 @@ func (s *Session) Threads() int                                 { return 1 }
 func AllowedCPUs() ([]int, error)                               { return nil, ErrUnsupported }
 
 // QShift is rb.h's RB_QSHIFT (the cgo build reads it from there).
-const QShift = 48
+const QShift = plan.QShift

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/rdmabench/rdmabench/plan"
 	"github.com/rdmabench/rdmabench/result"
 	"github.com/rdmabench/rdmabench/verbs/qp"
 )
@@ -150,10 +151,6 @@ const (
 	Read  Op = "read"
 )
 
-// DefaultQPTimeout is the QPs' local ACK timeout exponent unless a Spec says otherwise:
-// 14 (4.096 us x 2^14, 67 ms), as perftest.
-const DefaultQPTimeout = 14
-
 // Spec says what one test needs from one side: the QPs, the buffer and the access the
 // peer gets to it.
 type Spec struct {
@@ -165,12 +162,12 @@ type Spec struct {
 	RemoteWrite bool // the peer may RDMA WRITE into the buffer
 	RemoteRead  bool // the peer may RDMA READ from it
 	InlineSize  int  // max inline data for WRITE
-	QPTimeout   int  // local ACK timeout exponent: 4.096 us x 2^n before a retransmission; 0: DefaultQPTimeout
+	QPTimeout   int  // local ACK timeout exponent: 4.096 us x 2^n before a retransmission; 0: plan.DefaultQPTimeout (plan.QPTimeout)
 	Events      bool // create the CQ with a completion channel (bandwidth loops sleep on it)
 	ModCount    int  // CQ moderation (ibv_modify_cq): an event per this many completions ...
 	ModPeriodUS int  // ... or after this many microseconds
 	// PostAPI is how the loops hand WRs to the send queue: PostWR or PostLegacy; ""
-	// or PostAuto, DefaultPostAPI for the device's driver.
+	// or PostAuto, plan.DefaultPostAPI for the device's driver.
 	PostAPI string
 	// Threads (0 or 1: one) splits the QPs into that many contiguous blocks
 	// (qp.Split), each with a CQ of its own, for bandwidth loops that run on as many
@@ -207,32 +204,19 @@ func (d DeviceInfo) ReadDepths(peerResp int) (initiator, responder int) {
 	return qp.ReadDepths(d.MaxQPInitRdAtom, d.MaxQPRdAtom, peerResp)
 }
 
-// The post APIs (--post-api).
+// The post APIs (--post-api) are the plan's: verbs names them for its sessions.
 const (
-	PostAuto   = "auto"   // perftest's choice for the device (DefaultPostAPI)
-	PostWR     = "wr"     // the extended QP API: ibv_wr_start .. ibv_wr_complete, one doorbell per chain
-	PostLegacy = "legacy" // ibv_post_send
+	PostAuto   = plan.PostAuto   // perftest's choice for the device (plan.DefaultPostAPI)
+	PostWR     = plan.PostWR     // the extended QP API: ibv_wr_start .. ibv_wr_complete, one doorbell per chain
+	PostLegacy = plan.PostLegacy // ibv_post_send
 )
 
-// DefaultPostAPI is the post API perftest 6.x uses on a device with this driver (as
-// sysfs names the driver of its PCI function): the extended QP API on mlx5 (ConnectX-4
-// and later, BlueField), EFA and HiSilicon's HNS, ibv_post_send elsewhere (rxe, siw,
-// bnxt_re, irdma, mlx4, ...). perftest chooses by device model; these drivers serve
-// exactly the models on its list that can reach this RC path.
-func DefaultPostAPI(driver string) string {
-	switch driver {
-	case "mlx5_core", "efa", "hns3", "hns_roce_hw_v2":
-		return PostWR
-	}
-	return PostLegacy
-}
-
-// ResolvePostAPI turns "" and PostAuto into DefaultPostAPI(driver) and refuses a
+// ResolvePostAPI turns "" and PostAuto into plan.DefaultPostAPI(driver) and refuses a
 // name it does not know.
 func ResolvePostAPI(api, driver string) (string, error) {
 	switch api {
 	case "", PostAuto:
-		return DefaultPostAPI(driver), nil
+		return plan.DefaultPostAPI(driver), nil
 	case PostWR, PostLegacy:
 		return api, nil
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/rdmabench/rdmabench/bench"
 	"github.com/rdmabench/rdmabench/bench/read"
 	"github.com/rdmabench/rdmabench/bench/write"
+	"github.com/rdmabench/rdmabench/plan"
 	"github.com/rdmabench/rdmabench/result"
 )
 
@@ -27,19 +28,9 @@ func Named(name string) (bench.Op, error) {
 	return bench.Op{}, fmt.Errorf("unknown operation %q: want write or read", name)
 }
 
-// Defaults fills what a plan leaves unset the way its operation does (Op.Defaults). A
-// plan for an unknown operation stays as it is, for Validate to refuse.
-func Defaults(c *result.Config) {
-	if op, ok := All[c.Op]; ok {
-		op.Defaults(c)
-	}
-}
+// Defaults fills what a plan leaves unset the way its operation does (plan.Defaults).
+// A plan for an unknown operation stays as it is, for Validate to refuse.
+func Defaults(c *result.Config) { plan.Defaults(c) }
 
-// Validate says what is wrong with a plan, by its operation's rules (Op.Validate).
-func Validate(c result.Config) error {
-	op, err := Named(c.Op)
-	if err != nil {
-		return err
-	}
-	return op.Validate(c)
-}
+// Validate says what is wrong with a plan, by its operation's rules (plan.Validate).
+func Validate(c result.Config) error { return plan.Validate(c) }

@@ -5,13 +5,14 @@ package read
 
 import (
 	"github.com/rdmabench/rdmabench/bench"
+	"github.com/rdmabench/rdmabench/plan"
 	"github.com/rdmabench/rdmabench/result"
 	"github.com/rdmabench/rdmabench/verbs"
 )
 
 // Op is RDMA READ.
 var Op = bench.Op{
-	Name: verbs.Read,
+	Op: plan.Read,
 	ServerSpec: func(c result.Config) verbs.Spec {
 		if c.Test == result.Lat {
 			return bench.Spec(c, c.MsgSizeBytes, false, true, 1)
@@ -28,10 +29,6 @@ var Op = bench.Op{
 	ClientLatency: func(s bench.Session, c result.Config, r bench.LatRounds) (verbs.LatResult, error) {
 		return s.ReadLatency(verbs.ReadLatParams{Size: c.MsgSizeBytes, Iters: r.N, Timeout: r.Timeout})
 	},
-	LatKind: "read_completion",
-	// A fan-in lands each server's data in a region of its own unless told to share.
-	Landings: []string{"per-peer", "shared"},
-	// ib_read_bw's DEF_ITERS; a READ request carries no payload to inline.
-	BWIterations: 1000,
-	Requests:     "rx_read_requests",
+	LatKind:  "read_completion",
+	Requests: "rx_read_requests",
 }

@@ -7,26 +7,21 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/bench"
+	"github.com/rdmabench/rdmabench/plan"
 	"github.com/rdmabench/rdmabench/result"
 	"github.com/rdmabench/rdmabench/verbs"
 )
 
 // Op is RDMA WRITE.
 var Op = bench.Op{
-	Name:          verbs.Write,
+	Op:            plan.Write,
 	ServerSpec:    serverSpec,
 	ClientSpec:    clientSpec,
 	ClientLatency: clientLatency,
 	ServerLatency: serverLatency,
 	LatKind:       "one_way",
 	ToServer:      true,
-	Payload:       true,
-	// ib_write_bw's DEF_ITERS_WB; ib_write_lat inlines (DEF_INLINE_WRITE).
-	BWIterations: 5000,
-	LatInline:    true,
-	Requests:     "rx_write_requests",
-	// The ping-pong spins on the last byte of each message.
-	LatOrdered: true,
+	Requests:      "rx_write_requests",
 }
 
 // Bandwidth: the server's buffer is only written to. Latency: both sides hold a receive

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rdmabench/rdmabench/bench"
+	"github.com/rdmabench/rdmabench/plan"
 	"github.com/rdmabench/rdmabench/result"
 	"github.com/rdmabench/rdmabench/verbs"
 )
@@ -114,8 +114,8 @@ func TestInlineFlag(t *testing.T) {
 		args []string
 		want int
 	}{
-		{nil, bench.InlineAuto},
-		{[]string{"--inline", "auto"}, bench.InlineAuto},
+		{nil, plan.InlineAuto},
+		{[]string{"--inline", "auto"}, plan.InlineAuto},
 		{[]string{"--inline", "0"}, 0},
 		{[]string{"--inline", "64"}, 64},
 		{[]string{"--inline", "1K"}, 1024},
@@ -126,7 +126,7 @@ func TestInlineFlag(t *testing.T) {
 		}
 	}
 	// READ takes auto (it resolves to 0) and 0, not a size.
-	if c, err := parsePlan(t, "read", "lat"); err != nil || c.InlineBytes != bench.InlineAuto {
+	if c, err := parsePlan(t, "read", "lat"); err != nil || c.InlineBytes != plan.InlineAuto {
 		t.Errorf("read lat: inline %d, %v", c.InlineBytes, err)
 	}
 	for _, args := range [][]string{{"--inline", "-5"}, {"--inline", "big"}} {

@@ -15,6 +15,7 @@ import (
 	"github.com/rdmabench/rdmabench/bench/ops"
 	"github.com/rdmabench/rdmabench/fleet/pairs"
 	"github.com/rdmabench/rdmabench/oob"
+	"github.com/rdmabench/rdmabench/plan"
 	"github.com/rdmabench/rdmabench/report"
 	"github.com/rdmabench/rdmabench/result"
 	"github.com/rdmabench/rdmabench/verbs"
@@ -201,15 +202,15 @@ func TestTestCommandFlags(t *testing.T) {
 		Out: outputs{Format: "auto"}}
 	for _, op := range []string{"write", "read"} {
 		// What newCmdTest's defaults resolve to, as ops.Defaults resolves them.
-		plan := func(test string) result.Config {
-			c := result.Config{Op: op, Test: result.Test(test), InlineBytes: bench.InlineAuto, PostAPI: verbs.PostAuto, NumQPs: 1, PostList: 1}
+		cliPlan := func(test string) result.Config {
+			c := result.Config{Op: op, Test: result.Test(test), InlineBytes: plan.InlineAuto, PostAPI: verbs.PostAuto, NumQPs: 1, PostList: 1}
 			ops.Defaults(&c)
-			c.WarmupIterations = bench.DefaultWarmup(c)
+			c.WarmupIterations = plan.DefaultWarmup(c)
 			return c
 		}
 		clean := func(o *testOptions) { o.Op, o.Out.Stdout, o.Out.Stderr = bench.Op{}, nil, nil }
 		checkFlags(t, op+" bw", func(runF func(*testOptions) error) *cobra.Command { return newCmdTest(op, "bw", runF) },
-			func() testOptions { return testOptions{clientOptions: client, Config: plan("bw")} }, clean,
+			func() testOptions { return testOptions{clientOptions: client, Config: cliPlan("bw")} }, clean,
 			[]flagCase[testOptions]{
 				{args: []string{"host"}},
 				{args: []string{"10.0.0.2", "-s", "4K", "-n", "100", "-q", "2", "-t", "64", "-Q", "8", "-l", "4", "--offset", "64", "--hugepages",
@@ -219,14 +220,14 @@ func TestTestCommandFlags(t *testing.T) {
 						o.Server, o.Local.Device, o.TCPPort, o.Clock, o.Timeout = "10.0.0.2", "mlx5_0", 9000, "monotonic", 5*time.Second
 						o.Out.JSON, o.Out.CSV, o.warmup = "r.json", "-", 0
 						o.Config = result.Config{Op: op, Test: result.BW, MsgSizeBytes: 4096, Iterations: 100, NumQPs: 2, SQDepth: 64, CQMod: 8, PostList: 4,
-							BufOffsetBytes: 64, Hugepages: true, MTUBytes: 1024, InlineBytes: bench.InlineAuto, PostAPI: verbs.PostAuto, Verify: true,
+							BufOffsetBytes: 64, Hugepages: true, MTUBytes: 1024, InlineBytes: plan.InlineAuto, PostAPI: verbs.PostAuto, Verify: true,
 							CompletionEvents: true, CQModerationCount: 16, CQModerationUS: 20}
 						ops.Defaults(&o.Config)
 					}},
 				{args: []string{"host", "-D", "2"}, want: func(o *testOptions) {
-					o.Config = result.Config{Op: op, Test: result.BW, DurationS: 2, InlineBytes: bench.InlineAuto, PostAPI: verbs.PostAuto, NumQPs: 1, PostList: 1}
+					o.Config = result.Config{Op: op, Test: result.BW, DurationS: 2, InlineBytes: plan.InlineAuto, PostAPI: verbs.PostAuto, NumQPs: 1, PostList: 1}
 					ops.Defaults(&o.Config)
-					o.Config.WarmupIterations = bench.DefaultWarmup(o.Config)
+					o.Config.WarmupIterations = plan.DefaultWarmup(o.Config)
 				}},
 				{args: nil, wantErr: "SERVER missing"},
 				{args: []string{"host", "--post-api", "wr"}, want: func(o *testOptions) { o.Config.PostAPI = verbs.PostWR }},
@@ -243,9 +244,9 @@ func TestTestCommandFlags(t *testing.T) {
 				{args: []string{"host", "-t", "8", "-Q", "9"}, wantErr: "--cq-mod"},
 				{args: []string{"a,b:9", "--sync", "rounds"}, want: func(o *testOptions) {
 					o.Server = "a,b:9"
-					o.Config = result.Config{Op: op, Test: result.BW, InlineBytes: bench.InlineAuto, PostAPI: verbs.PostAuto, NumQPs: 1, PostList: 1, Peers: 2, Sync: "rounds"}
+					o.Config = result.Config{Op: op, Test: result.BW, InlineBytes: plan.InlineAuto, PostAPI: verbs.PostAuto, NumQPs: 1, PostList: 1, Peers: 2, Sync: "rounds"}
 					ops.Defaults(&o.Config)
-					o.Config.WarmupIterations = bench.DefaultWarmup(o.Config)
+					o.Config.WarmupIterations = plan.DefaultWarmup(o.Config)
 				}},
 				{args: []string{"host", "--sync", "rounds"}, wantErr: "several servers"},
 				{args: []string{"a,b", "-q", "2"}, wantErr: "one QP per server"},
@@ -253,12 +254,12 @@ func TestTestCommandFlags(t *testing.T) {
 				{args: []string{"a,a"}, wantErr: "appears twice"},
 			})
 		checkFlags(t, op+" lat", func(runF func(*testOptions) error) *cobra.Command { return newCmdTest(op, "lat", runF) },
-			func() testOptions { return testOptions{clientOptions: client, Config: plan("lat")} }, clean,
+			func() testOptions { return testOptions{clientOptions: client, Config: cliPlan("lat")} }, clean,
 			[]flagCase[testOptions]{
 				{args: []string{"host"}},
 				{args: []string{"host", "-s", "64", "-n", "10000"}, want: func(o *testOptions) {
 					o.Config.MsgSizeBytes, o.Config.Iterations = 64, 10000
-					o.Config.WarmupIterations = bench.DefaultWarmup(o.Config)
+					o.Config.WarmupIterations = plan.DefaultWarmup(o.Config)
 				}},
 				{args: nil, wantErr: "SERVER missing"},
 				{args: []string{"host", "-q", "2"}, wantErr: "unknown shorthand flag: 'q'"},

@@ -15,6 +15,7 @@ import (
 	"github.com/rdmabench/rdmabench/fleet"
 	"github.com/rdmabench/rdmabench/fleet/pairs"
 	"github.com/rdmabench/rdmabench/oob"
+	"github.com/rdmabench/rdmabench/plan"
 	"github.com/rdmabench/rdmabench/report"
 	"github.com/rdmabench/rdmabench/result"
 	"github.com/spf13/cobra"
@@ -108,7 +109,7 @@ bad. A token is required (all members share it).`,
 			}
 			o.Config.Op, o.Config.Test = op, result.Test(test)
 			ops.Defaults(&o.Config)
-			o.Config.WarmupIterations = bench.DefaultWarmup(o.Config)
+			o.Config.WarmupIterations = plan.DefaultWarmup(o.Config)
 			if err := ops.Validate(o.Config); err != nil {
 				return &flagError{err}
 			}

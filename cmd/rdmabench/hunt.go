@@ -15,6 +15,7 @@ import (
 	"github.com/rdmabench/rdmabench/bench/ops"
 	"github.com/rdmabench/rdmabench/hunt"
 	"github.com/rdmabench/rdmabench/oob"
+	"github.com/rdmabench/rdmabench/plan"
 	"github.com/rdmabench/rdmabench/profiles"
 	"github.com/rdmabench/rdmabench/result"
 	"github.com/rdmabench/rdmabench/sweep"
@@ -126,8 +127,8 @@ func (o *huntOptions) check(cmd *cobra.Command) error {
 		return flagErrorf("--budget %v: want a duration, or 0 for no limit", o.Budget)
 	case o.MaxRuns < 0:
 		return flagErrorf("--max-runs %d: want a count, or 0 for no limit", o.MaxRuns)
-	case !(o.PointDuration >= 0) || o.PointDuration > bench.MaxDurationS:
-		return flagErrorf("--point-duration %g: want seconds, 0 to %d (0: the profile's)", o.PointDuration, int(bench.MaxDurationS))
+	case !(o.PointDuration >= 0) || o.PointDuration > plan.MaxDurationS:
+		return flagErrorf("--point-duration %g: want seconds, 0 to %d (0: the profile's)", o.PointDuration, int(plan.MaxDurationS))
 	case o.Out.CSV != "":
 		return flagErrorf("--csv: hunt writes no CSV; every run is in its records stream (--records)")
 	case o.Counters == "off":
@@ -143,7 +144,7 @@ func (o *huntOptions) check(cmd *cobra.Command) error {
 			return err
 		}
 	}
-	if err := bench.ValidateCounters(o.Counters); err != nil {
+	if err := plan.ValidateCounters(o.Counters); err != nil {
 		return &flagError{err}
 	}
 	if o.Resume != "" && o.Records != "" && o.Resume != o.Records {
@@ -202,7 +203,7 @@ func (o *huntOptions) hunt(ctx context.Context, c *bench.Client) error {
 	p := hunt.Plan{
 		Space: space,
 		Base: result.Config{Test: result.BW, DurationS: dur, WarmupIterations: uint64(prof.WarmupIterations), Counters: counters,
-			InlineBytes: bench.InlineAuto},
+			InlineBytes: plan.InlineAuto},
 		Budget: o.Budget, MaxRuns: o.MaxRuns, Seed: o.Seed, Rules: hunt.RulesFor(prof),
 		LinkGbps: prof.LinkGbpsFor(d.VendorPartID),
 		Validate: huntValidate,

@@ -16,6 +16,7 @@ import (
 	"github.com/rdmabench/rdmabench/bench/ops"
 	"github.com/rdmabench/rdmabench/hunt"
 	"github.com/rdmabench/rdmabench/oob"
+	"github.com/rdmabench/rdmabench/plan"
 	"github.com/rdmabench/rdmabench/profiles"
 	"github.com/rdmabench/rdmabench/result"
 )
@@ -75,7 +76,7 @@ func TestHuntValidate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	base := result.Config{Test: result.BW, DurationS: 1, WarmupIterations: 1000, Counters: "auto", InlineBytes: bench.InlineAuto}
+	base := result.Config{Test: result.BW, DurationS: 1, WarmupIterations: 1000, Counters: "auto", InlineBytes: plan.InlineAuto}
 	n, fans := 0, 0
 	var rec func(i int, pt hunt.Point)
 	rec = func(i int, pt hunt.Point) {
@@ -124,7 +125,7 @@ func TestHuntFanOut(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := hunt.Plan{Space: s, Base: result.Config{Test: result.BW, DurationS: 0.01, Counters: "off", InlineBytes: bench.InlineAuto},
+	p := hunt.Plan{Space: s, Base: result.Config{Test: result.BW, DurationS: 0.01, Counters: "off", InlineBytes: plan.InlineAuto},
 		MaxRuns: 40, Seed: 3, Validate: huntValidate, Server: "a,b,c"}
 	var runs []hunt.Measurement
 	var stream bytes.Buffer
@@ -205,7 +206,7 @@ func TestHuntSchemas(t *testing.T) {
 		}
 		return r, nil
 	})
-	p := hunt.Plan{Space: s, Base: result.Config{Test: result.BW, DurationS: 0.1, Counters: "off", InlineBytes: bench.InlineAuto},
+	p := hunt.Plan{Space: s, Base: result.Config{Test: result.BW, DurationS: 0.1, Counters: "off", InlineBytes: plan.InlineAuto},
 		MaxRuns: 300, Seed: 5, Validate: huntValidate, Server: "host-b"}
 	var stream bytes.Buffer
 	o, err := hunt.Run(context.Background(), m, p, hunt.NewRecorder(&stream))

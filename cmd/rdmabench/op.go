@@ -15,6 +15,7 @@ import (
 	"github.com/rdmabench/rdmabench/bench"
 	"github.com/rdmabench/rdmabench/bench/ops"
 	"github.com/rdmabench/rdmabench/oob"
+	"github.com/rdmabench/rdmabench/plan"
 	"github.com/rdmabench/rdmabench/result"
 	"github.com/rdmabench/rdmabench/verbs"
 	"github.com/spf13/cobra"
@@ -130,7 +131,7 @@ func newCmdOp(name string) *cobra.Command {
 const runInfinitelyS = 570
 
 func newCmdTest(op, test string, runF func(*testOptions) error) *cobra.Command {
-	o := &testOptions{Op: ops.All[op], Config: result.Config{Op: op, Test: result.Test(test), InlineBytes: bench.InlineAuto}}
+	o := &testOptions{Op: ops.All[op], Config: result.Config{Op: op, Test: result.Test(test), InlineBytes: plan.InlineAuto}}
 	what := map[string]string{"bw": "bandwidth and message rate (with completion latency under load)", "lat": "latency histogram"}[test]
 	perftest := map[string]string{"writebw": "ib_write_bw", "readbw": "ib_read_bw", "writelat": "ib_write_lat", "readlat": "ib_read_lat"}[op+test]
 	cmd := &cobra.Command{
@@ -254,7 +255,7 @@ func (o *testOptions) check(cmd *cobra.Command) error {
 	}
 	base := o.Config // before the defaults: -a fills them in per size
 	ops.Defaults(&o.Config)
-	o.Config.WarmupIterations = bench.DefaultWarmup(o.Config)
+	o.Config.WarmupIterations = plan.DefaultWarmup(o.Config)
 	if fl.Changed("warmup") {
 		if o.warmup < 0 {
 			return flagErrorf("--warmup %d: want 0 (none) or more", o.warmup)
@@ -271,7 +272,7 @@ func (o *testOptions) check(cmd *cobra.Command) error {
 			ops.Defaults(&c)
 			c.WarmupIterations = o.Config.WarmupIterations
 			if !fl.Changed("warmup") {
-				c.WarmupIterations = bench.DefaultWarmup(c)
+				c.WarmupIterations = plan.DefaultWarmup(c)
 			}
 			if err := ops.Validate(c); err != nil {
 				return flagErrorf("-a/--all at %s: %v", result.FormatSize(size), err)
@@ -418,11 +419,11 @@ func addCountersFlag(cmd *cobra.Command, p *string) {
 	cmd.Flags().StringVar(p, "counters", "", "NIC counters read on both sides around the measured phase: auto, the default (all in JSON; tables show the error/congestion flags), all (tables also list every counter that moved), off, or a comma-separated list of names")
 }
 
-// inlineValue is --inline: "auto" (bench.InlineAuto) or a size.
+// inlineValue is --inline: "auto" (plan.InlineAuto) or a size.
 type inlineValue struct{ p *int }
 
 func (v inlineValue) String() string {
-	if v.p == nil || *v.p == bench.InlineAuto {
+	if v.p == nil || *v.p == plan.InlineAuto {
 		return "auto"
 	}
 	return strconv.Itoa(*v.p)
@@ -430,7 +431,7 @@ func (v inlineValue) String() string {
 
 func (v inlineValue) Set(s string) error {
 	if s == "auto" {
-		*v.p = bench.InlineAuto
+		*v.p = plan.InlineAuto
 		return nil
 	}
 	return sizeValue(v).Set(s)

@@ -12,6 +12,7 @@ import (
 	"github.com/mattn/go-isatty"
 	"github.com/rdmabench/rdmabench/bench"
 	"github.com/rdmabench/rdmabench/bench/ops"
+	"github.com/rdmabench/rdmabench/plan"
 	"github.com/rdmabench/rdmabench/profiles"
 	"github.com/rdmabench/rdmabench/report"
 	htmlreport "github.com/rdmabench/rdmabench/report/html"
@@ -190,7 +191,7 @@ func (o *sweepOptions) check(cmd *cobra.Command) error {
 			return flagErrorf("--profile %s: %v ('rdmabench profiles' lists them)", o.Profile, err)
 		}
 	}
-	if err := bench.ValidateCounters(o.Counters); err != nil {
+	if err := plan.ValidateCounters(o.Counters); err != nil {
 		return &flagError{err}
 	}
 	if err := checkQPTimeout(cmd, o.QPTimeout); err != nil {

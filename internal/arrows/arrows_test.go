@@ -40,6 +40,10 @@ var rules = []struct {
 	{"report/html", "the HTML report reads results files, as report does", []string{"oob", "fleet", "bench", "verbs"}},
 	{"sweep", "the search decides from results; the engine is given to it", []string{"bench", "report", "fleet", "oob"}},
 	{"hunt", "the hunt judges results; the engine and the plans' validation are given to it", []string{"bench/...", "verbs", "oob", "report", "fleet", "sweep"}},
+	// runtime/cgo is in the graph of every package that links C (a cgo package, net's
+	// resolver): not reaching it, plan reaches no cgo package.
+	{"plan", "the plan's rules are data and arithmetic that the server, the client, the sweep and the hunt share: below all of them, with no cgo",
+		[]string{"runtime/cgo", "verbs", "bench/...", "sweep", "hunt", "cmd/..."}},
 	{"fleet/pairs", "a fleet's rules (schedule, judging) need no network", []string{"oob", "bench", "fleet"}},
 	{"internal/stat", "the statistics are arithmetic on numbers: they know no results, plans or programs", append([]string{"result", "profiles", "counters", "host", "verbs", "oob", "bench/...", "rdma"}, application...)},
 }
