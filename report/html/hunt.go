@@ -52,7 +52,8 @@ func readHunt(data []byte) (in *HuntInput, ok bool, err error) {
 }
 
 // huntSection lists every hunt input's findings: the class, the minimal set, the effect,
-// the counters that moved and the reproducers, one row each.
+// the counters that moved (and the runs pause frames paused) and the reproducers, one
+// row each.
 func huntSection(series []*Series) (section, bool) {
 	sec := section{ID: "hunt", Title: "Anomalies found by rdmabench hunt",
 		Intro: []string{"Each finding was shown by 3 of 3 fresh runs, then reduced to its minimal set: the parameters that must hold these values for it to trigger, whatever the others (each varied to its bounds). The effect is the median of the confirming runs with their range. 'not minimal': the hunt stopped before it had varied every parameter."}}
@@ -77,8 +78,12 @@ func huntSection(series []*Series) (section, bool) {
 			if pt == "" {
 				pt = "(perftest cannot express it)"
 			}
+			moved := strings.Join(f.CountersMoved, ", ")
+			if f.PausedRuns > 0 { // as the hunt's own summary says it
+				moved = strings.TrimPrefix(moved+fmt.Sprintf("; paused in %d of its %d runs (pause frames, PFC or 802.3x, moved on a port)", f.PausedRuns, f.Runs), "; ")
+			}
 			t.Rows = append(t.Rows, []tcell{txt(clean(f.ID, 16)), {Text: clean(class, 128), Class: "bad"}, txt(clean(set, 400)),
-				txt(clean(f.Effect.Text, 400)), txt(clean(strings.Join(f.CountersMoved, ", "), 400)),
+				txt(clean(f.Effect.Text, 400)), txt(clean(moved, 400)),
 				txt(clean(f.Command, 600)), txt(clean(pt, 600))})
 		}
 		if len(s.Hunt.Findings) == 0 {

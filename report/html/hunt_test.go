@@ -22,7 +22,7 @@ func TestHuntSection(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	f := hunt.Finding{ID: "F1", Class: hunt.Counters, Key: "completer_retry_err", Minimal: true, Runs: 3,
+	f := hunt.Finding{ID: "F1", Class: hunt.Counters, Key: "completer_retry_err", Minimal: true, Runs: 3, PausedRuns: 2,
 		Set:           []hunt.Condition{{Dim: hunt.DimQPTimeout, Op: "=", Values: []string{"14"}}},
 		Effect:        hunt.Effect{Metric: "counter_delta", Median: 4, Min: 2, Max: 9, Runs: 3, Text: "completer_retry_err +4 a run (3 runs: 2-9)"},
 		CountersMoved: []string{"local error completer_retry_err"}, ReproConfig: cfg,
@@ -42,7 +42,7 @@ func TestHuntSection(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{`id="hunt"`, "Anomalies found by rdmabench hunt", "1 findings in 3 runs", "counters (completer_retry_err)",
-		"qp_timeout = 14", "a run (3 runs: 2-9)", "rdmabench write bw -s 64K -u 14 -d rxe1 10.0.0.1", "ib_write_bw -s 65536 -u 14"} {
+		"qp_timeout = 14", "a run (3 runs: 2-9)", "local error completer_retry_err; paused in 2 of its 3 runs", "rdmabench write bw -s 64K -u 14 -d rxe1 10.0.0.1", "ib_write_bw -s 65536 -u 14"} {
 		if !strings.Contains(page.String(), want) {
 			t.Errorf("the page lacks %q", want)
 		}
