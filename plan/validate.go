@@ -131,8 +131,8 @@ func (op Op) validateRun(c Config) error {
 		return fmt.Errorf("--duration applies to bandwidth tests; latency tests take --iters")
 	case c.Iterations < 1:
 		return fmt.Errorf("--iters %d: want at least 1", c.Iterations)
-	case c.NumQPs < 1 || c.NumQPs > 1024:
-		return fmt.Errorf("--qps %d: want 1 to 1024", c.NumQPs)
+	case c.NumQPs < 1 || c.NumQPs > MaxQPs:
+		return fmt.Errorf("--qps %d: want 1 to %d", c.NumQPs, MaxQPs)
 	case c.NumQPs > 1 && c.Test == result.Lat:
 		return fmt.Errorf("latency tests use one QP; drop --qps")
 	case c.Iterations >= 1<<QShift:
@@ -179,8 +179,8 @@ func validateRegion(c Config) error {
 		return fmt.Errorf("unknown operation %s: want write or read", text.Quote(c.Op))
 	case c.MsgSizeBytes < 1 || c.MsgSizeBytes > 1<<31:
 		return fmt.Errorf("region of %d bytes: want 1 B to 2 GiB", c.MsgSizeBytes)
-	case c.NumQPs < 1 || c.NumQPs > 1024:
-		return fmt.Errorf("region with %d QPs: want 1 to 1024", c.NumQPs)
+	case c.NumQPs < 1 || c.NumQPs > MaxQPs:
+		return fmt.Errorf("region with %d QPs: want 1 to %d", c.NumQPs, MaxQPs)
 	case c.SQDepth < 0 || c.SQDepth > MaxSQDepth:
 		return fmt.Errorf("region with a send-queue depth of %d: want 0 to %d", c.SQDepth, MaxSQDepth)
 	case c.MTUBytes != 0 && (c.MTUBytes < 256 || c.MTUBytes > 4096 || c.MTUBytes&(c.MTUBytes-1) != 0):
