@@ -29,15 +29,15 @@ const (
 	// (result.Config.Peers; the CLI's SERVER a,b,c). A space of one server has no such
 	// dimension (optionalDims): its points are all of one server.
 	DimPeers = "peers"
+	// DimTClass: the traffic class (--tclass). A space lacks it unless told (--space
+	// traffic_class=0,104): its points then run at 0.
+	DimTClass = "traffic_class"
 )
 
 // DimNames are the dimensions in the order a Space lists them, a finding's set names
-// them and the minimisation varies them.
-var DimNames = []string{DimOp, DimSize, DimDepth, DimPostList, DimCQMod, DimQPs, DimOffset, DimMTU, DimQPTimeout, DimMR, DimBidi, DimPeers}
-
-// optionalDims are the dimensions a space may lack, each with the value its points then
-// hold: a hunt against one server has no peers dimension, and its points are of one.
-var optionalDims = map[string]string{DimPeers: "1"}
+// them and the minimisation varies them: plan.Dims' keys. A space may lack an optional
+// one (peers, traffic_class): its points then hold the plan's default (plan.Dim.Held).
+var DimNames = plan.DimKeys()
 
 // The --mr modes as a point says them (a config says pool as ""): plan's.
 const (
@@ -48,7 +48,10 @@ const (
 
 // Ordered says whether a dimension's values are numbers with an order (a condition on it
 // is a range); op, mr and bidirectional are categories (a condition is a set).
-func Ordered(dim string) bool { return dim != DimOp && dim != DimMR && dim != DimBidi }
+func Ordered(dim string) bool {
+	d, ok := plan.DimOf(dim)
+	return !ok || d.Ordered
+}
 
 // Dim is one dimension of the space and the values the hunt tries, each as its canonical
 // text (a number in decimal, "write", "per-io", "true"); an ordered dimension's ascend.
@@ -84,6 +87,7 @@ type Point struct {
 	MR             string `json:"mr"`
 	Bidirectional  bool   `json:"bidirectional"`
 	Peers          int    `json:"peers,omitempty"`
+	TrafficClass   int    `json:"traffic_class,omitempty"`
 }
 
 func (p *Point) num(dim string) *int {
@@ -104,6 +108,8 @@ func (p *Point) num(dim string) *int {
 		return &p.MTUBytes
 	case DimQPTimeout:
 		return &p.QPTimeout
+	case DimTClass:
+		return &p.TrafficClass
 	}
 	return nil
 }
@@ -168,46 +174,32 @@ func (p Point) With(dim, v string) Point {
 }
 
 // Config is the test plan of p: base (the common settings: duration, warm-up, counters)
-// with p's parameters, as a bandwidth test. A cache point holds max(16, depth)
-// registrations (the CLI's default); the default QP timeout is said as 0 and pool as no
-// --mr, as the CLI's configs say them; one server as no peers (0), a fan-out as its k.
+// with p's parameters, as a bandwidth test, each written by its plan.Dim (a cache point
+// holds max(16, depth) registrations, the CLI's default; the default QP timeout is said
+// as 0 and pool as no --mr, as the CLI's configs say them; one server as no peers).
 func (p Point) Config(base result.Config) result.Config {
 	c := base
-	c.Op = p.Op
 	if c.Test == "" {
 		c.Test = result.BW
 	}
-	c.MsgSizeBytes, c.SQDepth, c.PostList, c.CQMod, c.NumQPs = p.MsgSizeBytes, p.SQDepth, p.PostList, p.CQMod, p.NumQPs
-	c.BufOffsetBytes, c.MTUBytes, c.Bidirectional = p.BufOffsetBytes, p.MTUBytes, p.Bidirectional
-	c.QPTimeout = plan.ConfigQPTimeout(p.QPTimeout)
-	c.Peers = p.Peers
-	c.MR, c.MRCache = "", 0
-	switch p.MR {
-	case MRPerIO:
-		c.MR = MRPerIO
-	case MRCache:
-		c.MR, c.MRCache = MRCache, max(plan.DefaultMRCache, p.SQDepth)
+	for _, d := range plan.Dims {
+		d.Set(&c, p.Get(d.Key))
 	}
 	return c
 }
 
-// PointOf reads a config's point (Config's inverse).
+// PointOf reads a config's point (Config's inverse), each value by its plan.Dim.
 func PointOf(c result.Config) Point {
-	p := Point{Op: c.Op, MsgSizeBytes: c.MsgSizeBytes, SQDepth: c.SQDepth, PostList: c.PostList, CQMod: c.CQMod,
-		NumQPs: c.NumQPs, BufOffsetBytes: c.BufOffsetBytes, MTUBytes: c.MTUBytes, QPTimeout: plan.QPTimeout(c.QPTimeout),
-		MR: c.MR, Bidirectional: c.Bidirectional, Peers: c.Peers}
-	if p.Peers <= 1 {
-		p.Peers = 0
-	}
-	if p.MR == "" {
-		p.MR = MRPool
+	var p Point
+	for _, d := range plan.Dims {
+		p = p.With(d.Key, d.Get(&c))
 	}
 	return p
 }
 
 // String is p as the parameters it sets, in DimNames' order: "read 1M depth 512 post-list
 // 1 cq-mod 16 qps 1 offset 0 mtu 4096 qp-timeout 14 mr pool" (then "bidirectional" where
-// it is, "peers 3" for a fan-out).
+// it is, and an optional dimension off its default by its word: "peers 3", "tclass 104").
 func (p Point) String() string {
 	s := fmt.Sprintf("%s %s depth %d post-list %d cq-mod %d qps %d offset %d mtu %d qp-timeout %d mr %s",
 		p.Op, result.FormatSize(p.MsgSizeBytes), p.SQDepth, p.PostList, p.CQMod, p.NumQPs, p.BufOffsetBytes,
@@ -215,8 +207,10 @@ func (p Point) String() string {
 	if p.Bidirectional {
 		s += " bidirectional"
 	}
-	if p.Peers > 1 {
-		s += fmt.Sprintf(" peers %d", p.Peers)
+	for _, d := range plan.Dims {
+		if v := p.Get(d.Key); d.Optional && v != d.Held() {
+			s += " " + d.Word + " " + v
+		}
 	}
 	return s
 }
@@ -359,8 +353,8 @@ func (s Space) admits(d string) []string {
 	if dim, ok := s.Dim(d); ok {
 		return dim.Values
 	}
-	if v, ok := optionalDims[d]; ok {
-		return []string{v}
+	if pd, ok := plan.DimOf(d); ok && pd.Optional {
+		return []string{pd.Held()}
 	}
 	return nil
 }
@@ -431,7 +425,7 @@ func (s Space) check() error {
 		}
 	}
 	for _, n := range DimNames {
-		if _, optional := optionalDims[n]; !seen[n] && !optional {
+		if d, _ := plan.DimOf(n); !seen[n] && !d.Optional {
 			return fmt.Errorf("hunt space: no dimension %s", n)
 		}
 	}
@@ -441,34 +435,10 @@ func (s Space) check() error {
 	return nil
 }
 
-// dimAliases are the names Override takes besides DimNames: the CLI's flags.
-var dimAliases = map[string]string{
-	"operation": DimOp, "ops": DimOp,
-	"size": DimSize, "msg_size": DimSize, "s": DimSize,
-	"depth": DimDepth, "tx_depth": DimDepth, "t": DimDepth,
-	"l": DimPostList, "cqmod": DimCQMod, "q_mod": DimCQMod,
-	"qps": DimQPs, "qp": DimQPs, "q": DimQPs,
-	"offset": DimOffset, "buf_offset": DimOffset,
-	"mtu": DimMTU, "m": DimMTU,
-	"u": DimQPTimeout, "timeout": DimQPTimeout,
-	"mr_mode": DimMR,
-	"bidi":    DimBidi, "b": DimBidi,
-	"servers": DimPeers, "fan_out": DimPeers, "fanout": DimPeers,
-}
-
 // DimName reads a dimension's name as Override takes it: a DimNames key, or the CLI's
 // name for it (size, depth, tx-depth, post-list, cq-mod, qps, offset, mtu, qp-timeout,
-// mr, bidi, servers or fan-out for peers), '-' or '_'.
-func DimName(s string) (string, error) {
-	n := strings.ReplaceAll(strings.ToLower(strings.TrimSpace(s)), "-", "_")
-	if slices.Contains(DimNames, n) {
-		return n, nil
-	}
-	if a, ok := dimAliases[n]; ok {
-		return a, nil
-	}
-	return "", fmt.Errorf("unknown dimension %q: want one of %s", s, strings.Join(DimNames, ", "))
-}
+// mr, bidi, servers or fan-out for peers, tclass), '-' or '_' (plan.DimName).
+func DimName(s string) (string, error) { return plan.DimName(s) }
 
 // Override returns the space with the dimensions spec names set to its values:
 // "sq_depth=64,1024", several separated by ';' ("size=4K,1M; qps=1,8; mr=pool"). Sizes
@@ -519,58 +489,14 @@ func (s Space) Override(spec string) (Space, error) {
 	return out, out.check()
 }
 
-// parseValue reads one value of dimension dim as its canonical text, checking its range.
+// parseValue reads one value of dimension dim as its canonical text, checking its range
+// (plan.Dim.Parse).
 func parseValue(dim, v string) (string, error) {
-	switch dim {
-	case DimOp:
-		l := strings.ToLower(v)
-		if _, ok := plan.Ops[l]; ok {
-			return l, nil
-		}
-		return "", fmt.Errorf("op %q: want write or read", v)
-	case DimMR:
-		if l := strings.ToLower(v); slices.Contains(plan.MRModes, l) {
-			return l, nil
-		}
-		return "", fmt.Errorf("mr %q: want pool, per-io or cache", v)
-	case DimBidi:
-		switch strings.ToLower(v) {
-		case "true", "yes", "on", "1":
-			return "true", nil
-		case "false", "no", "off", "0":
-			return "false", nil
-		}
-		return "", fmt.Errorf("bidirectional %q: want false or true", v)
+	d, ok := plan.DimOf(dim)
+	if !ok {
+		return "", fmt.Errorf("unknown dimension %q", dim)
 	}
-	var x int
-	var err error
-	if dim == DimSize || dim == DimOffset {
-		x, err = result.ParseSize(v)
-	} else {
-		x, err = strconv.Atoi(strings.TrimSpace(v))
-	}
-	if err != nil {
-		return "", fmt.Errorf("%s %q: want a number", dim, v)
-	}
-	lo, hi := 1, math.MaxInt32
-	switch dim {
-	case DimOffset:
-		lo, hi = 0, 1<<21-1
-	case DimQPs:
-		hi = 1024
-	case DimPeers:
-		hi = plan.MaxPeers
-	case DimQPTimeout:
-		hi = 31
-	case DimMTU:
-		if x < 256 || x > 4096 || x&(x-1) != 0 {
-			return "", fmt.Errorf("mtu_bytes %d: want 256, 512, 1024, 2048 or 4096", x)
-		}
-	}
-	if x < lo || x > hi {
-		return "", fmt.Errorf("%s %d: want %d to %d", dim, x, lo, hi)
-	}
-	return strconv.Itoa(x), nil
+	return d.Parse(v)
 }
 
 // CheckConfig is the validation a Plan uses when it is given none: rdmabench's rules for

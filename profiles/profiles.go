@@ -26,12 +26,22 @@ import (
 //go:embed *.yaml
 var embedded embed.FS
 
-// Dims are the swept parameters, in the order the search walks them.
+// Dims are the swept parameters, in the order the search walks them: a subset of
+// plan.Dims (the one table of what a search can vary, its bounds and its conversions to
+// and from a plan), each a field of Point.
 var Dims = []string{"msg_size_bytes", "sq_depth", "buf_offset_bytes", "cq_mod", "post_list", "qp_timeout"}
 
 // Optional dimensions may be left out of a profile's grid: the sweep then holds them at
-// one value (for qp_timeout, -u or plan.DefaultQPTimeout).
+// one value (for qp_timeout, -u or the plan's default, plan.Dim.Held).
 var Optional = []string{"qp_timeout"}
+
+func init() {
+	for _, d := range Dims {
+		if _, ok := plan.DimOf(d); !ok {
+			panic("profiles: dimension " + d + " is not one of plan.Dims")
+		}
+	}
+}
 
 // Point is one value per dimension: a configuration of the swept parameters. It is a
 // comparable value (a map key, ==), with the same snake_case keys in YAML and JSON.
@@ -90,11 +100,11 @@ func Complete(grid map[string][]int, start Point, fixed map[string]int) (map[str
 	return g, start
 }
 
+// optionalDefault is the value a point holds on a dimension the grid leaves out: the
+// plan's default, as a point says it (the QP timeout's exponent 14, where a plan says 0).
 func optionalDefault(d string) int {
-	if d == "qp_timeout" {
-		return plan.DefaultQPTimeout
-	}
-	return 0
+	pd, _ := plan.DimOf(d)
+	return pd.Int(&plan.Config{})
 }
 
 // Valid says whether a point can run: moderation and post list fit in the SQ.
@@ -169,18 +179,18 @@ func (h *Hunt) check(name string) error {
 	if math.IsNaN(h.TailRatio) || h.TailRatio < 0 || (h.TailRatio > 0 && h.TailRatio <= 1) {
 		return fmt.Errorf("profile %s: hunt: tail_ratio %v: want a ratio above 1 (0: the default)", name, h.TailRatio)
 	}
+	// Their bounds are plan.Dims'.
 	for _, l := range []struct {
-		key    string
-		v      []int
-		lo, hi int
-	}{{"num_qps", h.NumQPs, 1, 1024}, {"mtu_bytes", h.MTUBytes, 256, 4096}, {"qp_timeout", h.QPTimeout, 1, 31}} {
+		key string
+		v   []int
+	}{{"num_qps", h.NumQPs}, {"mtu_bytes", h.MTUBytes}, {"qp_timeout", h.QPTimeout}} {
 		if !sort.IntsAreSorted(l.v) {
 			return fmt.Errorf("profile %s: hunt: %s values must be ascending", name, l.key)
 		}
+		d, _ := plan.DimOf(l.key)
 		for _, x := range l.v {
-			if x < l.lo || x > l.hi || (l.key == "mtu_bytes" && x&(x-1) != 0) {
-				return fmt.Errorf("profile %s: hunt: %s %d: want %d to %d%s", name, l.key, x, l.lo, l.hi,
-					map[bool]string{true: ", a power of two", false: ""}[l.key == "mtu_bytes"])
+			if err := d.Check(x); err != nil {
+				return fmt.Errorf("profile %s: hunt: %w", name, err)
 			}
 		}
 	}

@@ -9,22 +9,37 @@ import (
 	"github.com/rdmabench/rdmabench/result"
 )
 
-// PointOf reads the swept dimensions out of a config (its QP timeout 0 is the default's
-// exponent).
+// PointOf reads the swept dimensions out of a config, each by its plan.Dim (its QP
+// timeout 0 is the default's exponent).
 func PointOf(c result.Config) profiles.Point {
-	return profiles.Point{MsgSizeBytes: c.MsgSizeBytes, SQDepth: c.SQDepth, BufOffsetBytes: c.BufOffsetBytes, CQMod: c.CQMod, PostList: c.PostList,
-		QPTimeout: plan.QPTimeout(c.QPTimeout)}
+	var p profiles.Point
+	for _, d := range sweptDims {
+		p = p.With(d.Key, d.Int(&c))
+	}
+	return p
 }
 
-// Apply sets the swept dimensions of a config (the default QP timeout said as 0, as a
-// config says it; a point without one leaves the config's).
+// Apply sets the swept dimensions of a config, each by its plan.Dim (the default QP
+// timeout said as 0, as a config says it); a point without a value on an optional
+// dimension (0 where its values start above: a QP timeout the grid left out) leaves the
+// config's.
 func Apply(c result.Config, p profiles.Point) result.Config {
-	c.MsgSizeBytes, c.SQDepth, c.BufOffsetBytes, c.CQMod, c.PostList = p.MsgSizeBytes, p.SQDepth, p.BufOffsetBytes, p.CQMod, p.PostList
-	if p.QPTimeout != 0 {
-		c.QPTimeout = plan.ConfigQPTimeout(p.QPTimeout)
+	for _, d := range sweptDims {
+		if v := p.Get(d.Key); v != 0 || d.Lo <= 0 || !slices.Contains(profiles.Optional, d.Key) {
+			d.SetInt(&c, v)
+		}
 	}
 	return c
 }
+
+// sweptDims are profiles.Dims' entries of plan.Dims.
+var sweptDims = func() []plan.Dim {
+	out := make([]plan.Dim, len(profiles.Dims))
+	for i, k := range profiles.Dims {
+		out[i], _ = plan.DimOf(k)
+	}
+	return out
+}()
 
 // gridPoints lists the valid points of a grid in a fixed order.
 func gridPoints(g map[string][]int) []profiles.Point {
