@@ -95,8 +95,8 @@ func Reproducer(c result.Config, server string) string {
 	return strings.Join(append(a, serversFor(c, server)), " ")
 }
 
-// common are the flags both command lines share: the run's length, hugepages and
-// completion events.
+// common are the flags both command lines share: the run's length, hugepages,
+// completion events and the traffic class.
 func common(c result.Config, perftest bool) []string {
 	var a []string
 	switch {
@@ -115,6 +115,9 @@ func common(c result.Config, perftest bool) []string {
 	}
 	if c.CompletionEvents {
 		a = append(a, "-e")
+	}
+	if c.TrafficClass != 0 {
+		a = append(a, "--tclass", itoa(c.TrafficClass))
 	}
 	return a
 }
