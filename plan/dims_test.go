@@ -80,6 +80,11 @@ func TestDimParse(t *testing.T) {
 			t.Errorf("DimName(%q) = %q, %v; want %s", in, got, err, want)
 		}
 	}
+	for _, d := range plan.Dims { // the words help and points say are names a user may give
+		if got, err := plan.DimName(d.Word); err != nil || got != d.Key {
+			t.Errorf("DimName(%q) = %q, %v; want %s", d.Word, got, err, d.Key)
+		}
+	}
 	if _, err := plan.DimName("speed"); err == nil {
 		t.Error("DimName(speed): no error")
 	}

@@ -88,7 +88,7 @@ no run starts once it is spent. Ctrl-C ends the hunt and keeps what it found.`,
 	f.Lookup("csv").Usage = "not used by hunt (its records stream, --records, holds every run)"
 	f.StringSliceVar(&o.Ops, "ops", []string{"write", "read"}, "operations to search")
 	f.StringVar(&o.Profile, "profile", "", "NIC profile name or YAML file (default: detected from the device): its grid is the space, its hunt section the thresholds")
-	f.StringVar(&o.Space, "space", "", "override dimensions of the space, e.g. 'size=64K,1M; sq_depth=64,1024; qps=1,4; mr=pool' (dimensions: op, size, sq_depth, post_list, cq_mod, qps, offset, mtu, qp_timeout, mr, bidirectional, peers: 1 to the servers given)")
+	f.StringVar(&o.Space, "space", "", "override dimensions of the space, e.g. 'size=64K,1M; sq_depth=64,1024; qps=1,4; mr=pool' (dimensions: "+spaceDims()+")")
 	f.DurationVar(&o.Budget, "budget", 15*time.Minute, "the hunt's time, a resumed hunt's earlier runs included: no run starts once it is spent (0: no limit)")
 	f.IntVar(&o.MaxRuns, "max-runs", 0, "the most runs, earlier ones included (0: no limit)")
 	f.Uint64Var(&o.Seed, "seed", 1, "the search's random seed: the same seed and the same measurements make the same hunt")
@@ -262,6 +262,24 @@ func huntJSON(out hunt.Outcome) func(io.Writer) error {
 		e.SetIndent("", "  ")
 		return e.Encode(out)
 	}
+}
+
+// spaceDims lists the dimensions --space takes, as plan.Dims names them: "op, size,
+// depth, ..., peers (1 to the servers given; optional), tclass (0 to 255; optional)"
+// (an optional one is absent unless --space or several servers add it).
+func spaceDims() string {
+	var w []string
+	for _, d := range plan.Dims {
+		switch {
+		case d.Key == hunt.DimPeers:
+			w = append(w, d.Word+" (1 to the servers given; optional)")
+		case d.Optional:
+			w = append(w, fmt.Sprintf("%s (%d to %d; optional)", d.Word, d.Lo, d.Hi))
+		default:
+			w = append(w, d.Word)
+		}
+	}
+	return strings.Join(w, ", ")
 }
 
 // space is the hunt's space from the profile's: the fan-out across the servers given
