@@ -198,7 +198,7 @@ func compareSize(ctx context.Context, m Measurer, record func(Recorded) error, p
 					row.Failed = append(row.Failed, fmt.Sprintf("%s: %v", modeName(mode), err))
 				}
 				if stopsSweep(err) {
-					return row, true, &SessionLostError{err}
+					return row, true, &SessionLostError{Err: err}
 				}
 				continue
 			}

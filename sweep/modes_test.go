@@ -108,7 +108,7 @@ func TestCompareModesKeepsFailuresAndStopsOnALostSession(t *testing.T) {
 	if err != nil || out.Rows[0].Pairs != 2 || len(out.Rows[0].Failed) != 1 || !strings.Contains(out.Rows[0].Failed[0], "per-io: boom") {
 		t.Fatalf("%v: %+v", err, out.Rows)
 	}
-	l = &modeLink{bw: 10, noise: 0.001, rng: rand.New(rand.NewPCG(7, 8)), fail: map[int]error{3: &SessionLostError{errors.New("gone")}}}
+	l = &modeLink{bw: 10, noise: 0.001, rng: rand.New(rand.NewPCG(7, 8)), fail: map[int]error{3: &SessionLostError{Err: errors.New("gone")}}}
 	_, err = CompareModes(context.Background(), l, func(Recorded) error { return nil },
 		Modes{Op: "write", Sizes: []int{4096, 8192}, B: "per-io", Repeat: 3, Tolerance: 0.02})
 	var lost *SessionLostError

@@ -6,6 +6,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/rdmabench/rdmabench/plan"
 	"github.com/rdmabench/rdmabench/result"
 )
 
@@ -58,24 +59,16 @@ func ReadStream(r io.Reader) ([]Recorded, error) { return result.ReadJSON[Record
 // SessionMeasurer measures over one server session: the function runs one test (a
 // bench.Client's Run). A plan the server refuses is a failed point; an error that the
 // session marks as lost (a method SessionLost() returning true, as oob.LostError has:
-// bench's client marks every loss so) ends the sweep, as a *SessionLostError.
+// bench's client marks every loss so) ends the sweep, as a *SessionLostError
+// (plan.SessionLost). bench.Measurer is the CLI's, with fan-out plans too.
 type SessionMeasurer func(ctx context.Context, cfg result.Config) (result.Result, error)
 
 // Measure runs cfg (Measurer).
 func (f SessionMeasurer) Measure(ctx context.Context, cfg result.Config) (result.Result, error) {
 	r, err := f(ctx, cfg)
-	var lost interface{ SessionLost() bool }
-	if errors.As(err, &lost) && lost.SessionLost() {
-		return r, &SessionLostError{err}
-	}
-	return r, err
+	return r, plan.SessionLost(err)
 }
 
-// SessionLostError ends a sweep: the server is gone, nothing more can be measured.
-type SessionLostError struct{ Err error }
-
-func (e *SessionLostError) Error() string { return "lost the server: " + e.Err.Error() }
-func (e *SessionLostError) Unwrap() error { return e.Err }
-
-// StopsSweep says the sweep ends here (Measurer).
-func (e *SessionLostError) StopsSweep() bool { return true }
+// SessionLostError ends a sweep: the server is gone, nothing more can be measured
+// (plan.SessionLostError, which bench's Measurer returns).
+type SessionLostError = plan.SessionLostError

@@ -64,7 +64,7 @@ func TestBaselineAfterTheRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := tcpBaseline(ctx, c, &res); err != nil {
+	if err := c.Baseline(ctx, &res); err != nil {
 		t.Fatal(err)
 	}
 	if b := res.Baseline; b == nil || b.Messages != 200 || b.Bytes != res.Bytes || b.RDMAOverTCP <= 0 || b.BWGbps <= 0 {
@@ -94,7 +94,7 @@ func TestBaselineAfterTheRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = tcpBaseline(ctx, c2, &res)
+	err = c2.Baseline(ctx, &res)
 	if err == nil || exitCode(err) != 1 || !strings.HasPrefix(err.Error(), "TCP baseline: ") || !strings.Contains(err.Error(), "--max-test-time") {
 		t.Fatalf("want a failed baseline, exit 1, naming the TCP baseline: %v", err)
 	}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
@@ -18,7 +17,6 @@ import (
 	"github.com/rdmabench/rdmabench/plan"
 	"github.com/rdmabench/rdmabench/profiles"
 	"github.com/rdmabench/rdmabench/result"
-	"github.com/rdmabench/rdmabench/sweep"
 	"github.com/spf13/cobra"
 )
 
@@ -140,8 +138,8 @@ func (o *huntOptions) check(cmd *cobra.Command) error {
 	if o.Space != "" {
 		// The syntax only: the values are checked against the device's profile later.
 		rxe, _ := profiles.Load("rxe")
-		if _, err := o.space(hunt.DefaultSpace(rxe, o.Ops...)); err != nil {
-			return err
+		if _, err := o.options(rxe, 0).SpaceFor(); err != nil {
+			return flagErrorf("--space: %v", err)
 		}
 	}
 	if err := plan.ValidateCounters(o.Counters); err != nil {
@@ -167,16 +165,18 @@ func (o *huntOptions) hunt(ctx context.Context, c *bench.Client) error {
 	if err != nil {
 		return err
 	}
-	space, err := o.space(hunt.DefaultSpace(prof, o.Ops...))
+	ho := o.options(prof, c.Device().VendorPartID)
+	p, err := hunt.NewPlan(ho)
 	if err != nil {
-		return err
+		return flagErrorf("--space: %v", err)
 	}
-	var addrs []string
+	measure := bench.Measurer{Client: c, Ops: ops.All}
 	if len(o.Servers) > 1 {
-		addrs, _ = bench.SplitServers(strings.Join(o.Servers, ","), o.TCPPort) // checked in check
+		addrs, _ := bench.SplitServers(strings.Join(o.Servers, ","), o.TCPPort) // checked in check
+		measure.Fan = bench.FanDialer(addrs, o.Local, o.Token, o.Timeout)
 		// Every server answers before the hunt begins: one that cannot would fail every
 		// fan-out's setup.
-		f, err := bench.DialFan(ctx, addrs, o.Local, o.Token, o.Timeout)
+		f, err := measure.Fan(ctx, len(addrs))
 		if err != nil {
 			return err
 		}
@@ -191,36 +191,16 @@ func (o *huntOptions) hunt(ctx context.Context, c *bench.Client) error {
 		return err
 	}
 	defer stream.Close()
-	dur := o.PointDuration
-	if dur == 0 {
-		dur = prof.PointDurationS
-	}
-	counters := o.Counters
-	if counters == "" {
-		counters = "auto"
-	}
-	d := c.Device()
-	p := hunt.Plan{
-		Space: space,
-		Base: result.Config{Test: result.BW, DurationS: dur, WarmupIterations: uint64(prof.WarmupIterations), Counters: counters,
-			InlineBytes: plan.InlineAuto},
-		Budget: o.Budget, MaxRuns: o.MaxRuns, Seed: o.Seed, Rules: hunt.RulesFor(prof),
-		LinkGbps: prof.LinkGbpsFor(d.VendorPartID),
-		Validate: huntValidate,
-		Prior:    prior, Server: o.commandServer(),
-	}
+	p.Prior = prior
 	fmt.Fprintf(o.Out.Stderr, "hunt: profile %s (%s), %d configurations, %g s per run, budget %v, records -> %s",
-		prof.Name, prof.Source, space.Size(), dur, o.Budget, path)
-	if d, ok := space.Dim(hunt.DimPeers); ok {
+		prof.Name, prof.Source, p.Space.Size(), ho.Duration(), o.Budget, path)
+	if d, ok := p.Space.Dim(hunt.DimPeers); ok {
 		fmt.Fprintf(o.Out.Stderr, ", peers %s of %s", strings.Join(d.Values, ","), strings.Join(o.Servers, ","))
 	}
 	if len(prior) > 0 {
 		fmt.Fprintf(o.Out.Stderr, " (resuming: %d records)", len(prior))
 	}
 	fmt.Fprintln(o.Out.Stderr)
-	measure := huntMeasure(c, func(ctx context.Context, k int) (*bench.Fan, error) {
-		return bench.DialFan(ctx, addrs[:k], o.Local, o.Token, o.Timeout)
-	})
 	record := hunt.NewRecorder(stream)
 	runs := 0
 	out, herr := hunt.Run(ctx, measure, p, func(r hunt.Record) error {
@@ -282,80 +262,16 @@ func spaceDims() string {
 	return strings.Join(w, ", ")
 }
 
-// space is the hunt's space from the profile's: the fan-out across the servers given
-// (hunt.Space.WithPeers), then --space; a peers value beyond the servers given is a
-// flag error.
-func (o *huntOptions) space(s hunt.Space) (hunt.Space, error) {
-	n := max(len(o.Servers), 1)
-	s = s.WithPeers(n)
-	if o.Space == "" {
-		return s, nil
-	}
-	s, err := s.Override(o.Space)
-	if err != nil {
-		return s, flagErrorf("--space: %v", err)
-	}
-	if d, ok := s.Dim(hunt.DimPeers); ok {
-		if k, _ := strconv.Atoi(d.Values[len(d.Values)-1]); k > n {
-			return s, flagErrorf("--space: peers %d: %d server%s given (a fan-out of k runs against the first k SERVERs)", k, n, map[bool]string{true: "", false: "s"}[n == 1])
-		}
-	}
-	return s, nil
-}
-
 // huntValidate is the hunt's Plan.Validate: bench's rules for a plan, after its defaults
 // (a fan-out's --sync and --landing among them).
 func huntValidate(c result.Config) error { ops.Defaults(&c); return ops.Validate(c) }
 
-// huntMeasurer is a hunt's Measurer as a function.
-type huntMeasurer func(ctx context.Context, cfg result.Config) (result.Result, error)
-
-// huntMeasure is the hunt's Measurer: a point of one server runs on c, the first
-// server's session (its loss ends the hunt, as a sweep's); a fan-out of k through the
-// Fan that dial connects to the first k servers, for that run alone (as 'write bw a,b,c'
-// runs): a connection it loses is that run's error, not the hunt's.
-func huntMeasure(c *bench.Client, dial func(ctx context.Context, k int) (*bench.Fan, error)) huntMeasurer {
-	one := sweep.SessionMeasurer(func(ctx context.Context, cfg result.Config) (result.Result, error) {
-		return c.Run(ctx, ops.All[cfg.Op], cfg)
-	})
-	return func(ctx context.Context, cfg result.Config) (result.Result, error) {
-		if cfg.Peers == 0 {
-			return one.Measure(ctx, cfg)
-		}
-		f, err := dial(ctx, cfg.Peers)
-		if err != nil {
-			return result.Result{}, err
-		}
-		defer f.Close()
-		return f.Run(ctx, ops.All[cfg.Op], cfg)
-	}
-}
-
-// Measure runs cfg (hunt.Measurer).
-func (f huntMeasurer) Measure(ctx context.Context, cfg result.Config) (result.Result, error) {
-	return f(ctx, cfg)
-}
-
-// commandServer is the server as the findings' command lines give it (rdmabench's and
-// perftest's alike): its address (the servers, comma-separated, where there are
-// several: a fan-out's command line names the first k) and, where they are not the
-// defaults, this side's device, port and GID index. The control port is rdmabench's own
-// (perftest's -p is another): a hunt on another port says so once.
-func (o *huntOptions) commandServer() string {
-	var b strings.Builder
-	if o.Local.Device != "" {
-		fmt.Fprintf(&b, "-d %s ", o.Local.Device)
-	}
-	if o.Local.Port != 1 {
-		fmt.Fprintf(&b, "-i %d ", o.Local.Port)
-	}
-	if o.Local.GIDIndex >= 0 {
-		fmt.Fprintf(&b, "-x %d ", o.Local.GIDIndex)
-	}
-	if len(o.Servers) > 1 {
-		b.WriteString(strings.Join(o.Servers, ","))
-	} else {
-		b.WriteString(o.Server)
-	}
-	return b.String()
+// options are the flags as the hunt's options (hunt.NewPlan), on the profile prof of
+// the device with part ID partID (its link rate); the records it resumes are the
+// plan's to take once read.
+func (o *huntOptions) options(prof profiles.Profile, partID uint32) hunt.Options {
+	return hunt.Options{Profile: prof, VendorPartID: partID, Ops: o.Ops, Space: o.Space, Servers: o.Servers, Server: o.Server,
+		Device: o.Local.Device, Port: o.Local.Port, GIDIndex: o.Local.GIDIndex,
+		Budget: o.Budget, MaxRuns: o.MaxRuns, Seed: o.Seed, PointDurationS: o.PointDuration, Counters: o.Counters,
+		Validate: huntValidate}
 }

@@ -117,10 +117,10 @@ func TestHuntFanOut(t *testing.T) {
 	}
 	defer c.Close()
 	dials := map[int]int{}
-	m := huntMeasure(c, func(_ context.Context, k int) (*bench.Fan, error) {
+	m := bench.Measurer{Client: c, Ops: ops.All, Fan: func(_ context.Context, k int) (*bench.Fan, error) {
 		dials[k]++
 		return benchtest.DialFan(rs[:k], token)
-	})
+	}}
 	s, err := hunt.DefaultSpace(mustProfile(t, "rxe")).WithPeers(3).Override("size=64K; sq_depth=32; post_list=1; cq_mod=1; qps=1,2; offset=0; mtu=1024; qp_timeout=14; mr=pool")
 	if err != nil {
 		t.Fatal(err)
@@ -193,7 +193,7 @@ func TestHuntSchemas(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := huntMeasurer(func(_ context.Context, c result.Config) (result.Result, error) {
+	m := measureFunc(func(_ context.Context, c result.Config) (result.Result, error) {
 		p50, p99 := int64(2000), int64(3000)
 		r := result.Result{SchemaVersion: result.SchemaVersion, Config: c, Server: "fake", DurationNS: 1e8,
 			BWGbps: 20, Lat: result.Latency{Samples: 1000, P50: &p50, P99: &p99}}
@@ -266,4 +266,12 @@ func mustProfile(t *testing.T, name string) profiles.Profile {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// measureFunc is a fake engine as a function (hunt.Measurer).
+type measureFunc func(ctx context.Context, cfg result.Config) (result.Result, error)
+
+// Measure runs cfg (hunt.Measurer).
+func (f measureFunc) Measure(ctx context.Context, cfg result.Config) (result.Result, error) {
+	return f(ctx, cfg)
 }

@@ -497,7 +497,7 @@ func (o *testOptions) measure(ctx context.Context, c *bench.Client, lines io.Wri
 	for _, cfg := range plans {
 		r, err := c.Run(ctx, o.Op, cfg)
 		if err == nil && r.Config.Baseline == "tcp" && !r.Interrupted {
-			err = tcpBaseline(ctx, c, &r)
+			err = c.Baseline(ctx, &r) // a failed baseline is the command's error
 		}
 		rs = append(rs, r)
 		errs = append(errs, err)
@@ -509,23 +509,6 @@ func (o *testOptions) measure(ctx context.Context, c *bench.Client, lines io.Wri
 		}
 	}
 	return errors.Join(append(errs, o.Out.write(rs))...)
-}
-
-// tcpBaseline (--baseline tcp) measures the RDMA run's transfer over TCP: the messages
-// the run completed (all QPs), of its size, so its bytes exactly. A failed baseline
-// keeps the RDMA numbers, says why in r.Baseline.Error, and is the command's error.
-func tcpBaseline(ctx context.Context, c *bench.Client, r *result.Result) error {
-	msgs := r.Iterations
-	if size := uint64(r.Config.MsgSizeBytes); size > 0 {
-		msgs = min(msgs, r.Bytes/size) // never more than the RDMA run moved
-	}
-	// TCP may be far slower than the RDMA run (small messages, a slow host): its bound
-	// grows with the run, at least the default.
-	c.BaselineLimit = max(bench.DefaultBaselineLimit, 100*time.Duration(r.DurationNS))
-	b, err := c.TCPBaseline(ctx, r.Config, msgs)
-	b.Compare(r.BWGbps)
-	r.Baseline = b
-	return err
 }
 
 // session connects to the server and runs fn; Ctrl-C or SIGTERM cancels fn's context,

@@ -302,10 +302,7 @@ func (o *sweepOptions) sweep(ctx context.Context, c *bench.Client) error {
 		fmt.Fprintf(o.Out.Stderr, "sweep: objective %s needs a p99, which needs %d signalled completions in a point's %.2g s; a point with fewer is not a candidate (--point-duration gives more)\n",
 			obj, result.MinSamples(0.99), dur)
 	}
-	measure := sweep.SessionMeasurer(func(ctx context.Context, cfg result.Config) (result.Result, error) {
-		return c.Run(ctx, ops.All[cfg.Op], cfg)
-	})
-	runner := sweep.NewRunner(measure, sweep.StreamRecorder(stream), prior)
+	runner := sweep.NewRunner(bench.Measurer{Client: c, Ops: ops.All}, sweep.StreamRecorder(stream), prior)
 	prog := newProgress(o.Out.Stderr)
 	runner.Progress = prog.event
 	runner.Notice = func(op, line string) { prog.notice(op + ": " + line) }

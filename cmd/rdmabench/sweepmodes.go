@@ -9,10 +9,8 @@ import (
 
 	"github.com/rdmabench/rdmabench/bench"
 	"github.com/rdmabench/rdmabench/bench/ops"
-	"github.com/rdmabench/rdmabench/oob"
 	"github.com/rdmabench/rdmabench/profiles"
 	"github.com/rdmabench/rdmabench/report"
-	"github.com/rdmabench/rdmabench/result"
 	"github.com/rdmabench/rdmabench/sweep"
 	"github.com/spf13/cobra"
 )
@@ -70,17 +68,9 @@ func (o *sweepOptions) compareModes(ctx context.Context, c *bench.Client) error 
 		return err
 	}
 	defer stream.Close()
-	measure := sweep.SessionMeasurer(func(ctx context.Context, cfg result.Config) (result.Result, error) {
-		r, err := c.Run(ctx, ops.All[cfg.Op], cfg)
-		if err == nil && cfg.Baseline == "tcp" && !r.Interrupted {
-			// A failed baseline stays in r.Baseline.Error: the RDMA run is still a
-			// measurement of its mode. Only a lost session ends the comparison.
-			if berr := tcpBaseline(ctx, c, &r); berr != nil && oob.Lost(berr) {
-				err = berr
-			}
-		}
-		return r, err
-	})
+	// A failed baseline stays in r.Baseline.Error: the RDMA run is still a measurement of
+	// its mode. Only a lost session ends the comparison (bench.Measurer).
+	measure := bench.Measurer{Client: c, Ops: ops.All}
 	record := sweep.StreamRecorder(stream)
 	opts := o.modesOptions(prof)
 	var outs []sweep.ModeOutcome
