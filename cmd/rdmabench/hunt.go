@@ -91,7 +91,7 @@ no run starts once it is spent. Ctrl-C ends the hunt and keeps what it found.`,
 	f.IntVar(&o.MaxRuns, "max-runs", 0, "the most runs, earlier ones included (0: no limit)")
 	f.Uint64Var(&o.Seed, "seed", 1, "the search's random seed: the same seed and the same measurements make the same hunt")
 	f.Float64Var(&o.PointDuration, "point-duration", 0, "seconds per run (default: the profile's point_duration_s)")
-	f.StringVar(&o.Records, "records", "", "records stream, NDJSON: every run and every finding (default hunt-<profile>-<time>.ndjson; docs/schemas/hunt-record.schema.json)")
+	addRecordsFlag(cmd, &o.Records, "records stream, NDJSON: every run and every finding (default hunt-<profile>-<time>.ndjson; docs/schemas/hunt-record.schema.json; --results is the same flag)")
 	f.StringVar(&o.Resume, "resume", "", "continue the hunt whose records stream is FILE, appending to it")
 	addCountersFlag(cmd, &o.Counters)
 	return cmd
@@ -145,8 +145,12 @@ func (o *huntOptions) check(cmd *cobra.Command) error {
 	if err := plan.ValidateCounters(o.Counters); err != nil {
 		return &flagError{err}
 	}
+	records, err := recordsFlag(cmd)
+	if err != nil {
+		return err
+	}
 	if o.Resume != "" && o.Records != "" && o.Resume != o.Records {
-		return flagErrorf("--resume appends to the records it resumes: drop --records")
+		return flagErrorf("--resume appends to the records it resumes: drop %s", records)
 	}
 	if o.Resume != "" {
 		if _, err := os.Stat(o.Resume); err != nil {

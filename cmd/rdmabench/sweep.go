@@ -35,7 +35,7 @@ type sweepOptions struct {
 	Budget        time.Duration
 	PointDuration float64
 	MaxDuration   float64 // --point-duration-max; 0: four times the point duration
-	Results       string
+	Records       string  // --records (--results): the records stream
 	Resume        string
 	QPs           int
 	Threads       int
@@ -69,8 +69,8 @@ perftest's defaults and over the article's configuration (with its 95% interval,
 their intervals, the optimum per objective, the comparisons left open and the search's
 notes; --json and --html hold all of it.
 
-Every measured point is appended to the results stream (NDJSON, one result per line)
-as soon as it is measured; --resume FILE continues an interrupted sweep without
+Every measured point is appended to the records stream (--records, NDJSON, one result
+per line) as soon as it is measured; --resume FILE continues an interrupted sweep without
 re-measuring the points already in FILE. The default search (descent) walks one
 dimension at a time from the profile's start point and refines locally; --search grid
 measures every point of the profile's grid. Descent moves only when re-measuring, in
@@ -124,8 +124,8 @@ decisions; a stream that does not match the sweep is an error.`,
 	f.DurationVar(&o.Budget, "budget", 15*time.Minute, "time per operation; when spent, what is undecided is reported as such (0: no limit)")
 	f.Float64Var(&o.PointDuration, "point-duration", 0, "seconds per point (default: the profile's)")
 	f.Float64Var(&o.MaxDuration, "point-duration-max", 0, "the longest a point is run for its queue (default: four times --point-duration)")
-	f.StringVar(&o.Results, "results", "", "results stream, NDJSON (default sweep-<profile>-<time>.ndjson)")
-	f.StringVar(&o.Resume, "resume", "", "continue the sweep whose results stream is FILE, appending to it")
+	addRecordsFlag(cmd, &o.Records, "records stream, NDJSON: every run, one result a line (default sweep-<profile>-<time>.ndjson, with --mr mr-<profile>-<time>.ndjson; --results is the same flag)")
+	f.StringVar(&o.Resume, "resume", "", "continue the sweep whose records stream is FILE, appending to it")
 	f.IntVarP(&o.QPs, "qps", "q", 1, "number of QPs")
 	addThreadsFlag(cmd, &o.Threads)
 	addCPUFlag(cmd, &o.CPUList)
@@ -206,12 +206,16 @@ func (o *sweepOptions) check(cmd *cobra.Command) error {
 	if err := o.checkModes(cmd); err != nil {
 		return err
 	}
-	if o.Resume != "" && o.Results != "" && o.Resume != o.Results {
-		return flagErrorf("--resume appends to the file it resumes: drop --results")
+	records, err := recordsFlag(cmd)
+	if err != nil {
+		return err
+	}
+	if o.Resume != "" && o.Records != "" && o.Resume != o.Records {
+		return flagErrorf("--resume appends to the file it resumes: drop %s", records)
 	}
 	if o.Resume != "" {
 		if _, err := os.Stat(o.Resume); err != nil {
-			return flagErrorf("--resume %s: %v (give the results stream of the sweep to continue)", o.Resume, errors.Unwrap(err))
+			return flagErrorf("--resume %s: %v (give the records stream of the sweep to continue)", o.Resume, errors.Unwrap(err))
 		}
 	}
 	if err := checkFormat(o.Out.Format, report.TableFormats); err != nil {
@@ -242,10 +246,10 @@ func (o *sweepOptions) profile(c *bench.Client) (profiles.Profile, error) {
 }
 
 // resumable opens the NDJSON stream a long command (what: sweep, hunt) appends to as it
-// goes: --resume's, after read has read it, else --results (--records), else a new
-// file named after the command, the profile and the time.
-func resumable(what, profile, results, resume string, read func(io.Reader) error) (*os.File, string, error) {
-	path := results
+// goes: --resume's, after read has read it, else --records, else a new file named after
+// the command, the profile and the time.
+func resumable(what, profile, records, resume string, read func(io.Reader) error) (*os.File, string, error) {
+	path := records
 	if resume != "" {
 		path = resume
 		f, err := os.Open(path)
@@ -264,11 +268,11 @@ func resumable(what, profile, results, resume string, read func(io.Reader) error
 	return f, path, err
 }
 
-// openStream opens the results stream at path for appending.
+// openStream opens the records stream at path for appending.
 func openStream(path string) (*os.File, error) {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
-		return nil, fmt.Errorf("cannot open the results stream: %w", err)
+		return nil, fmt.Errorf("cannot open the records stream: %w", err)
 	}
 	return f, nil
 }
@@ -279,7 +283,7 @@ func (o *sweepOptions) sweep(ctx context.Context, c *bench.Client) error {
 		return err
 	}
 	var prior []sweep.Recorded
-	stream, path, err := resumable("sweep", prof.Name, o.Results, o.Resume, func(r io.Reader) (err error) {
+	stream, path, err := resumable("sweep", prof.Name, o.Records, o.Resume, func(r io.Reader) (err error) {
 		prior, err = sweep.ReadStream(r)
 		return err
 	})
@@ -338,7 +342,7 @@ func (o *sweepOptions) sweep(ctx context.Context, c *bench.Client) error {
 	return errors.Join(errs...)
 }
 
-// writeHTML writes --html: the HTML report of the results stream and the tuned report.
+// writeHTML writes --html: the HTML report of the records stream and the tuned report.
 func (o *sweepOptions) writeHTML(stream string, t report.Tuned) error {
 	b, err := os.ReadFile(stream)
 	if err != nil {

@@ -59,7 +59,7 @@ func (o *sweepOptions) compareModes(ctx context.Context, c *bench.Client) error 
 	if err != nil {
 		return err
 	}
-	path := o.Results
+	path := o.Records
 	if path == "" {
 		path = fmt.Sprintf("mr-%s-%s.ndjson", prof.Name, time.Now().Format("20060102-150405"))
 	}
