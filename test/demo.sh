@@ -36,6 +36,6 @@ trap 'kill $SPID 2>/dev/null' EXIT
 for i in $(seq 100); do (exec 3<>"/dev/tcp/$RDMABENCH_IP/18690") 2>/dev/null && break; sleep 0.1; done
 start=$(date +%s)
 $B sweep -d "${CLIENT_DEV:-$RDMABENCH_DEV}" -p 18690 "$RDMABENCH_IP" \
-  --results "$OUT/sweep.ndjson" --json "$OUT/tuned.json" --csv "$OUT/tuned.csv" --html "$OUT/report.html" --budget 240s --resolution 0.02 "$@" \
+  --records "$OUT/sweep.ndjson" --json "$OUT/tuned.json" --csv "$OUT/tuned.csv" --html "$OUT/report.html" --budget 240s --resolution 0.02 "$@" \
   2> >(cat >&2) | tee "$OUT/tuned.txt"   # stderr through a pipe: progress as plain lines
 echo "demo: $(( $(date +%s) - start )) s; $(wc -l < "$OUT/sweep.ndjson") measurements in $OUT/sweep.ndjson; report in $OUT/tuned.{txt,json,csv} and $OUT/report.html"

@@ -374,7 +374,7 @@ check_sweep() {
   # run under way then, and the set-up, each take at most RUN_BOUND.
   b=$(bound $((2 * (s + 2 * RUN_BOUND) + 60)))
   timeout -k 10 "$b" "$B" sweep -d "$CLIENT_DEV" "${xc[@]}" -p "$PORT" "$SERVER" --ops write,read --budget "$SWEEP_BUDGET" \
-    --results "$OUT/sweep.ndjson" --json "$OUT/tuned.json" --csv "$OUT/tuned.csv" --format table > "$OUT/tuned.txt"
+    --records "$OUT/sweep.ndjson" --json "$OUT/tuned.json" --csv "$OUT/tuned.csv" --format table > "$OUT/tuned.txt"
   rc=$?
   cat "$OUT/tuned.txt"
   for op in write read; do

@@ -32,7 +32,7 @@ step() { echo; echo "\$ rdmabench $*"; "$B" "$@" || { echo "(exit $?)"; rc=1; };
 
 echo; echo "## C2: a registration per IO against a pre-registered pool, and TCP"
 step sweep -d "$CLI_DEV" -p 18801 "$SRV_IP" --ops write,read --mr pool,per-io --sizes 4K,64K,256K \
-  --repeat 3 --point-duration 0.3 --baseline tcp --results "$OUT/c2.ndjson" --json "$OUT/c2.json"
+  --repeat 3 --point-duration 0.3 --baseline tcp --records "$OUT/c2.ndjson" --json "$OUT/c2.json"
 step write bw -d "$CLI_DEV" -p 18801 "$SRV_IP" -s 4K -n 2000 -t 16 --mr cache
 
 echo; echo "## C5: broadcast WRITE and gather READ to three servers, in rounds"

@@ -23,7 +23,7 @@ for search in grid descent; do
   rm -f "$OUT/$search.ndjson"
   s=$(date +%s)
   $B sweep -d rxe1 -p 18690 10.0.0.1 --ops "$OP" --search $search --budget "$BUDGET" \
-    --results "$OUT/$search.ndjson" --json "$OUT/$search.json" 2>"$OUT/$search.log" > "$OUT/$search.txt"
+    --records "$OUT/$search.ndjson" --json "$OUT/$search.json" 2>"$OUT/$search.log" > "$OUT/$search.txt"
   echo "$search: exit $? in $(( $(date +%s) - s )) s"
   grep -E "^sweep: $OP" "$OUT/$search.log"
 done

@@ -433,7 +433,7 @@ reference:
 	const budget = 150 * time.Second
 	args := []string{"sweep", "-d", srvDev, "-p", fmt.Sprint(p), srvIP, "--profile", prof, "--ops", "write", "--search", "grid", "--repeat", "2", "--budget", budget.String()}
 	page := filepath.Join(dir, "report.html")
-	out, code := runWithin(t, budget+time.Minute, append(args, "--results", stream, "--json", tuned, "--html", page)...)
+	out, code := runWithin(t, budget+time.Minute, append(args, "--records", stream, "--json", tuned, "--html", page)...)
 	if code != 0 || !strings.Contains(out, "message size") {
 		t.Fatalf("sweep: exit %d\n%s", code, out)
 	}

@@ -69,7 +69,7 @@ func TestSweepMRModes(t *testing.T) {
 	dir := t.TempDir()
 	stream, rep := filepath.Join(dir, "s.ndjson"), filepath.Join(dir, "c.json")
 	out, code := run(t, "sweep", "-d", cliDev, "-p", fmt.Sprint(p), srvIP, "--ops", "write", "--mr", "pool,per-io", "--sizes", "4K,64K,1M",
-		"--repeat", "3", "--point-duration", "0.3", "--baseline", "tcp", "--results", stream, "--json", rep)
+		"--repeat", "3", "--point-duration", "0.3", "--baseline", "tcp", "--results", stream, "--json", rep) // --results: --records' first name, kept working
 	if code != 0 {
 		t.Fatalf("sweep --mr: exit %d\n%s", code, out)
 	}
