@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/rdmabench/rdmabench/internal/text"
 	"github.com/rdmabench/rdmabench/oob"
 	"github.com/rdmabench/rdmabench/plan"
 	"github.com/rdmabench/rdmabench/result"
@@ -73,7 +74,7 @@ func (m Measurer) fanOut(ctx context.Context, cfg result.Config) (result.Result,
 func (m Measurer) op(cfg result.Config) (Op, error) {
 	op, ok := m.Ops[cfg.Op]
 	if !ok {
-		return Op{}, fmt.Errorf("unknown operation %q", cfg.Op)
+		return Op{}, fmt.Errorf("unknown operation %s: want write or read", text.Quote(cfg.Op))
 	}
 	return op, nil
 }
