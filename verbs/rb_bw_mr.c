@@ -296,11 +296,12 @@ static inline __attribute__((always_inline)) int bw_mr_post(mr_loop *l, uint64_t
                                                             uint32_t *rcur, uint32_t *work) {
 	rb_bw_mr_args *a = l->a;
 	rb_xfer *x = &a->x;
-	const uint64_t depth = a->tx_depth;
+	const uint64_t depth = a->tx_depth, mod = a->cq_mod; // read once, as rb_bw's bw_loop
+	const uint64_t *const done = a->done;
 	struct ibv_sge sge = {.length = x->size};
 	struct ibv_send_wr wr = {.sg_list = &sge, .num_sge = 1, .opcode = a->opcode};
 	wr.wr.rdma.rkey = x->rkey;
-	while (l->posted < target && l->posted - *a->done < depth) {
+	while (l->posted < target && l->posted - *done < depth) {
 		uint64_t seq = l->posted;
 		int hit;
 		sge.addr = x->laddr + (uint64_t)*lcur * a->stride;
@@ -309,7 +310,7 @@ static inline __attribute__((always_inline)) int bw_mr_post(mr_loop *l, uint64_t
 		wr.wr_id = seq;
 		wr.send_flags = x->send_flags;
 		wr.wr.rdma.remote_addr = x->raddr + (uint64_t)*rcur * a->stride;
-		if (signals(seq, a->cq_mod, target)) {
+		if (signals(seq, mod, target)) {
 			wr.send_flags |= IBV_SEND_SIGNALED;
 			l->ring[seq % depth].pt = ticks();
 		}
