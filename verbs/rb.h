@@ -2,14 +2,14 @@
 // here, so a measurement is one cgo call: Go sets up resources, C runs the timed
 // post/poll loop and records every sample into a C-side histogram, Go reads it after.
 //
-// rb.c uses only the data-path verbs that libibverbs inlines through the context's ops
-// table (ibv_post_send, ibv_poll_cq, ibv_req_notify_cq), or through an extended QP's
-// (ibv_wr_start, ibv_wr_rdma_write, ibv_wr_rdma_read, ibv_wr_set_sge,
-// ibv_wr_set_inline_data, ibv_wr_complete), plus ibv_get_cq_event and
-// ibv_ack_cq_events (and, in rb_bw_mr, ibv_reg_mr and ibv_dereg_mr), so it can be
-// compiled against a model of the verbs queues (verbs/internal/qmodel) and tested
-// without a device. Building with -DRB_MODEL makes rb_now() and rb_wait_fd() the
-// model's (a simulated clock), not the kernel's.
+// The loops (rb_*.c over rb_loop.h, and rb.c) use only the data-path verbs that
+// libibverbs inlines through the context's ops table (ibv_post_send, ibv_poll_cq,
+// ibv_req_notify_cq), or through an extended QP's (ibv_wr_start, ibv_wr_rdma_write,
+// ibv_wr_rdma_read, ibv_wr_set_sge, ibv_wr_set_inline_data, ibv_wr_complete), plus
+// ibv_get_cq_event and ibv_ack_cq_events (and, in rb_bw_mr, ibv_reg_mr and
+// ibv_dereg_mr), so they can be compiled against a model of the verbs queues
+// (verbs/internal/qmodel) and tested without a device. Building with -DRB_MODEL makes
+// rb_now() and rb_wait_fd() the model's (a simulated clock), not the kernel's.
 #ifndef RB_H
 #define RB_H
 #include <stdint.h>
@@ -62,7 +62,9 @@ int rb_query_port(struct ibv_context *ctx, uint8_t port, struct ibv_port_attr *a
 int rb_pin(const int *cpus, int n);
 int rb_allowed_cpus(int *cpus, int max);
 int rb_getcpu(void);
-// rb_now, rb_wait_fd, the buffers and rb_query_port live in rb_sys.c; the loops in rb.c.
+// rb_now, rb_wait_fd, the buffers and rb_query_port live in rb_sys.c; the loops in
+// rb_bw.c, rb_bw_mr.c, rb_rounds.c, rb_pingpong.c and rb_read_lat.c, what they share in
+// rb.c and rb_loop.h.
 
 // wr_id carries the QP index above RB_QSHIFT and the WR's sequence number below.
 #define RB_QSHIFT 48

@@ -1,8 +1,8 @@
 //go:build linux && cgo
 
 // rb_sys.c: what the loops need from the system (the clock, waiting on a file
-// descriptor) and the buffers. Kept apart from rb.c so that the loops can be built
-// against a model of the verbs queues with a simulated clock (see rb.h).
+// descriptor) and the buffers. Kept apart from the loops (rb_*.c) so that they can be
+// built against a model of the verbs queues with a simulated clock (see rb.h).
 #define _GNU_SOURCE
 #include "rb.h"
 #include <errno.h>

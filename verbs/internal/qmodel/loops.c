@@ -3,10 +3,18 @@
 // The loops under test, compiled against the model (-DRB_MODEL: rb_now() and
 // rb_wait_fd() are the model's, see model.c).
 //
-// rb_c.h and rb.h are symbolic links to verbs/rb.c and verbs/rb.h: the go command
-// rebuilds a package when a file in its directory changes, and only then (an
-// #include "../../rb.c" would leave the tests running a stale build of the loops).
+// rb_c.h, rb_bw_c.h, rb_bw_mr_c.h, rb_rounds_c.h, rb_pingpong_c.h, rb_read_lat_c.h,
+// rb_loop.h and rb.h are symbolic links to verbs/rb.c, its loops (rb_bw.c, ...),
+// rb_loop.h and rb.h: the go command rebuilds a package when a file in its directory
+// changes, and only then (an #include "../../rb.c" would leave the tests running a
+// stale build of the loops). Here they are one translation unit, so that the tests
+// reach the loops' static functions (the histogram's buckets, the registration cache).
 #include "rb_c.h"
+#include "rb_bw_c.h"
+#include "rb_bw_mr_c.h"
+#include "rb_rounds_c.h"
+#include "rb_pingpong_c.h"
+#include "rb_read_lat_c.h"
 
 // qm_hist_index exposes the histogram's bucket function to the tests.
 uint32_t qm_hist_index(uint64_t v) { return hist_index(v); }

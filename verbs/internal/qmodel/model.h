@@ -1,11 +1,11 @@
 //go:build linux && cgo
 
-// model.h: a model of the verbs queues the loops of verbs/rb.c drive, for testing them
-// without an RDMA device. rb.c is compiled with -DRB_MODEL against this model: its
-// data path (ibv_post_send, ibv_poll_cq, ibv_req_notify_cq: static inlines that call
-// through the context's ops table) lands in the model's functions, and the model
-// defines rb_now(), rb_wait_fd(), ibv_get_cq_event(), ibv_ack_cq_events(), and
-// ibv_reg_mr() and ibv_dereg_mr().
+// model.h: a model of the verbs queues the loops of verbs (rb_bw.c, ...) drive, for
+// testing them without an RDMA device. They are compiled with -DRB_MODEL against this
+// model: their data path (ibv_post_send, ibv_poll_cq, ibv_req_notify_cq: static
+// inlines that call through the context's ops table) lands in the model's functions,
+// and the model defines rb_now(), rb_wait_fd(), ibv_get_cq_event(),
+// ibv_ack_cq_events(), and ibv_reg_mr() and ibv_dereg_mr().
 //
 // What is modelled, per QP, is an in-order RC send queue of capacity `depth`: a post
 // that does not fit fails with ENOMEM (as mlx5 does: the WRs before the one that does
@@ -258,7 +258,7 @@ typedef struct qm_reg {
 qm_model *qm_new(const qm_config *cfg);
 void qm_free(qm_model *m);
 volatile int *qm_stop(qm_model *m);
-// qm_bw, qm_rounds, qm_pingpong and qm_read_lat run a loop of rb.c against the model.
+// qm_bw, qm_rounds, qm_pingpong and qm_read_lat run a loop (rb_bw.c, ...) against the model.
 int qm_bw(qm_model *m, rb_bw_args *a);
 int qm_rounds(qm_model *m, rb_rounds_args *a);
 int qm_pingpong(qm_model *m, rb_pp_args *a);

@@ -750,7 +750,7 @@ const HistLen = int(C.RB_HIST_LEN)
 func HistLow(i int) uint64   { return uint64(C.rb_hist_low(C.uint32_t(i))) }
 func HistWidth(i int) uint64 { return uint64(C.rb_hist_width(C.uint32_t(i))) }
 
-// HistIndex is the bucket rb.c puts a sample of v ticks into.
+// HistIndex is the bucket the loops (rb.c's rb_hist_add) put a sample of v ticks into.
 func HistIndex(v uint64) int { return int(C.qm_hist_index(C.uint64_t(v))) }
 
 // HistAdd adds every value of vs to one histogram and returns its counts and the rest.

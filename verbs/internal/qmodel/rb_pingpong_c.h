@@ -1,0 +1,1 @@
+../../rb_pingpong.c

@@ -1,0 +1,1 @@
+../../rb_read_lat.c
