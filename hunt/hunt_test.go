@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/rdmabench/rdmabench/plan"
 	"reflect"
 	"slices"
 	"strings"
@@ -148,7 +149,7 @@ func TestResume(t *testing.T) {
 	before := map[Point]bool{}
 	for _, r := range first {
 		if r.Kind == KindPoint {
-			before[PointOf(r.Config)] = true
+			before[plan.PointOf(r.Config)] = true
 		}
 	}
 
@@ -178,7 +179,7 @@ func TestResume(t *testing.T) {
 		if r.Kind != KindPoint || r.Phase != PhaseSearch && r.Phase != PhaseReference {
 			continue
 		}
-		if pt := PointOf(r.Config); before[pt] {
+		if pt := plan.PointOf(r.Config); before[pt] {
 			t.Errorf("run %d measured %v again (%s)", r.Seq, pt, r.Phase)
 		}
 		if r.Seq <= 300 {
@@ -436,8 +437,8 @@ func TestSpace(t *testing.T) {
 	}
 	for _, pt := range []Point{b, {Op: "read", MsgSizeBytes: 4096, SQDepth: 64, PostList: 1, CQMod: 1, NumQPs: 1, MTUBytes: 1024, QPTimeout: 8, MR: MRCache}} {
 		c := pt.Config(result.Config{DurationS: 1})
-		if PointOf(c) != pt || c.Test != result.BW {
-			t.Errorf("%v: config %+v reads back as %v", pt, c, PointOf(c))
+		if plan.PointOf(c) != pt || c.Test != result.BW {
+			t.Errorf("%v: config %+v reads back as %v", pt, c, plan.PointOf(c))
 		}
 		if pt.MR == MRCache && (c.MR != MRCache || c.MRCache != 64) {
 			t.Errorf("cache: %+v", c)

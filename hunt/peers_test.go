@@ -2,6 +2,7 @@ package hunt
 
 import (
 	"context"
+	"github.com/rdmabench/rdmabench/plan"
 	"slices"
 	"strings"
 	"testing"
@@ -50,8 +51,8 @@ func TestPeersSpace(t *testing.T) {
 		t.Errorf("strings %q, %q", fan.String(), b.String())
 	}
 	c := fan.Config(result.Config{DurationS: 1})
-	if c.Peers != 3 || PointOf(c) != fan || b.Config(result.Config{}).Peers != 0 || PointOf(b.Config(result.Config{})) != b {
-		t.Errorf("configs: %+v reads back as %v", c, PointOf(c))
+	if c.Peers != 3 || plan.PointOf(c) != fan || b.Config(result.Config{}).Peers != 0 || plan.PointOf(b.Config(result.Config{})) != b {
+		t.Errorf("configs: %+v reads back as %v", c, plan.PointOf(c))
 	}
 	if !w.Contains(fan) || s.Contains(fan) || !s.Contains(b) {
 		t.Errorf("contains: %v %v %v", w.Contains(fan), s.Contains(fan), s.Contains(b))

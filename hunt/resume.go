@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/rdmabench/rdmabench/plan"
 	"slices"
 	"strings"
 	"time"
@@ -42,7 +43,7 @@ func (h *hunter) loadPrior() error {
 		h.o.PriorRuns++
 		h.priorCharge += time.Duration(m.WallNS)
 		h.seq = max(h.seq, m.Seq)
-		pt := PointOf(m.Config)
+		pt := plan.PointOf(m.Config)
 		h.observe(m)
 		switch m.Phase {
 		case PhaseSearch, PhaseReference:
@@ -88,7 +89,7 @@ func (h *hunter) samePlan(m Measurement) error {
 				m.Seq, d.name, d.prior, d.plan)
 		}
 	}
-	pt := PointOf(c)
+	pt := plan.PointOf(c)
 	for _, d := range DimNames {
 		if vals, v := h.p.Space.admits(d), pt.Get(d); !slices.Contains(vals, v) {
 			return fmt.Errorf("hunt: the prior records' run %d measured %v, outside this space (%s %s is not one of its values %s): resume with a space that holds every point measured",

@@ -2,6 +2,7 @@ package hunt
 
 import (
 	"context"
+	"github.com/rdmabench/rdmabench/plan"
 	"strings"
 	"testing"
 
@@ -22,8 +23,8 @@ func TestTrafficClassDimension(t *testing.T) {
 	}
 	p := o.Baseline.With(DimTClass, "104")
 	c := p.Config(result.Config{})
-	if c.TrafficClass != 104 || PointOf(c) != p || !o.Contains(p) || s.Contains(p) {
-		t.Errorf("point %v: plan's traffic class %d, read back %v", p, c.TrafficClass, PointOf(c))
+	if c.TrafficClass != 104 || plan.PointOf(c) != p || !o.Contains(p) || s.Contains(p) {
+		t.Errorf("point %v: plan's traffic class %d, read back %v", p, c.TrafficClass, plan.PointOf(c))
 	}
 	if !strings.HasSuffix(p.String(), " tclass 104") || strings.Contains(o.Baseline.String(), "tclass") {
 		t.Errorf("strings %q, %q", p.String(), o.Baseline.String())

@@ -46,10 +46,10 @@ type Dim struct {
 }
 
 // Dims are the dimensions a search can vary, in the order a hunt's space lists them, a
-// finding names them and the minimisation varies them. A new one is an entry here, a
-// field of each point type that carries it (hunt.Point; profiles.Point when the sweep
-// varies it), and nothing else: parsing, bounds and the conversions to and from a plan
-// all come from this table.
+// finding names them and the minimisation varies them. A new one is an entry here and
+// a field of Point (point.go: the field and its case in Point.field), and profiles.Dims
+// when the sweep varies it; nothing else: parsing, bounds, the conversions to and from
+// a plan and a point's text all come from this table.
 var Dims = []Dim{
 	{Key: "op", Values: []string{Write.Name, Read.Name}, Aliases: []string{"operation", "ops"}, Word: "op",
 		Get: func(c *Config) string { return c.Op }, Set: func(c *Config, v string) { c.Op = v }},

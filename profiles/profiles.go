@@ -43,45 +43,9 @@ func init() {
 	}
 }
 
-// Point is one value per dimension: a configuration of the swept parameters. It is a
-// comparable value (a map key, ==), with the same snake_case keys in YAML and JSON.
-// QPTimeout is the exponent itself (14, not the config's 0 for the default).
-type Point struct {
-	MsgSizeBytes   int `yaml:"msg_size_bytes" json:"msg_size_bytes"`
-	SQDepth        int `yaml:"sq_depth" json:"sq_depth"`
-	BufOffsetBytes int `yaml:"buf_offset_bytes" json:"buf_offset_bytes"`
-	CQMod          int `yaml:"cq_mod" json:"cq_mod"`
-	PostList       int `yaml:"post_list" json:"post_list"`
-	QPTimeout      int `yaml:"qp_timeout,omitempty" json:"qp_timeout,omitempty"`
-}
-
-// Get returns the value of dimension d (one of Dims); it panics on an unknown name,
-// which is a programming error (profiles are checked against Dims when parsed).
-func (p Point) Get(d string) int { return *p.field(d) }
-
-// With returns p with dimension d set to v.
-func (p Point) With(d string, v int) Point {
-	*p.field(d) = v
-	return p
-}
-
-func (p *Point) field(d string) *int {
-	switch d {
-	case "msg_size_bytes":
-		return &p.MsgSizeBytes
-	case "sq_depth":
-		return &p.SQDepth
-	case "buf_offset_bytes":
-		return &p.BufOffsetBytes
-	case "cq_mod":
-		return &p.CQMod
-	case "post_list":
-		return &p.PostList
-	case "qp_timeout":
-		return &p.QPTimeout
-	}
-	panic("profiles: unknown dimension " + d)
-}
+// Point is one value per swept dimension (Dims), plan's one point type: the sweep's
+// points hold only these (the others zero, left out of their JSON and YAML).
+type Point = plan.Point
 
 // Complete fills the optional dimensions a grid leaves out with one value each: the
 // grid gets [v] and the start point v, where v is fixed (non-zero), or the dimension's
@@ -90,11 +54,11 @@ func Complete(grid map[string][]int, start Point, fixed map[string]int) (map[str
 	g := maps.Clone(grid)
 	for _, d := range Optional {
 		if v := fixed[d]; v != 0 {
-			g[d], start = []int{v}, start.With(d, v)
+			g[d], start = []int{v}, start.WithInt(d, v)
 			continue
 		}
 		if len(g[d]) == 0 {
-			g[d], start = []int{optionalDefault(d)}, start.With(d, optionalDefault(d))
+			g[d], start = []int{optionalDefault(d)}, start.WithInt(d, optionalDefault(d))
 		}
 	}
 	return g, start
@@ -106,9 +70,6 @@ func optionalDefault(d string) int {
 	pd, _ := plan.DimOf(d)
 	return pd.Int(&plan.Config{})
 }
-
-// Valid says whether a point can run: moderation and post list fit in the SQ.
-func (p Point) Valid() bool { return p.CQMod <= p.SQDepth && p.PostList <= p.SQDepth }
 
 // Profile describes one NIC family.
 type Profile struct {
@@ -264,7 +225,7 @@ func (p Profile) check() error {
 		}
 		for _, d := range Dims {
 			if len(g[d]) == 0 && slices.Contains(Optional, d) {
-				if s := p.Start[op].Get(d); s != 0 {
+				if s := p.Start[op].Int(d); s != 0 {
 					return fmt.Errorf("profile %s: %s start %s=%d, but the grid has no %s values", p.Name, op, d, s, d)
 				}
 				continue
@@ -278,7 +239,7 @@ func (p Profile) check() error {
 			if _, ok := p.Start[op]; !ok {
 				return fmt.Errorf("profile %s: no start point for %s", p.Name, op)
 			}
-			if s := p.Start[op].Get(d); !slices.Contains(g[d], s) {
+			if s := p.Start[op].Int(d); !slices.Contains(g[d], s) {
 				return fmt.Errorf("profile %s: %s start %s=%d is not on the grid %v", p.Name, op, d, s, g[d])
 			}
 		}

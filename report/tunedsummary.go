@@ -139,9 +139,9 @@ func joinSame(vals []string) string {
 // -u's, did not tune it).
 func (t Tuned) swept(d string) bool {
 	for _, o := range t.Ops {
-		seen := map[int]bool{norm(d, o.Chosen.Point.Get(d)): true}
+		seen := map[int]bool{norm(d, o.Chosen.Point.Int(d)): true}
 		for _, ps := range o.All {
-			seen[norm(d, ps.Point.Get(d))] = true
+			seen[norm(d, ps.Point.Int(d))] = true
 		}
 		if len(seen) > 1 {
 			return true
@@ -229,9 +229,9 @@ func (t Tuned) grid(op, d string) []int {
 		g[i] = norm(d, g[i])
 	}
 	o := t.Ops[op]
-	g = append(g, norm(d, o.Chosen.Point.Get(d)))
+	g = append(g, norm(d, o.Chosen.Point.Int(d)))
 	for _, ps := range o.All {
-		g = append(g, norm(d, ps.Point.Get(d)))
+		g = append(g, norm(d, ps.Point.Int(d)))
 	}
 	return g
 }

@@ -296,22 +296,22 @@ func verdictTruth(pl Plan, o Outcome, tr func(profiles.Point) float64, c profile
 		return "" // nothing claimed
 	case v.Verdict == CannotTell:
 		return "cannot"
-	case v.Verdict == Agrees && *v.ArticleValue == c.Get(d):
+	case v.Verdict == Agrees && *v.ArticleValue == c.Int(d):
 		for _, x := range pl.Grid[d] {
-			if alt := c.With(d, x); alt.Valid() && tr(alt) > (1+tol)*tr(c) {
+			if alt := c.WithInt(d, x); alt.Valid() && tr(alt) > (1+tol)*tr(c) {
 				return "wrong"
 			}
 		}
 	case v.Verdict == Agrees:
-		if r := tr(c) / tr(c.With(d, *v.ArticleValue)); r > 1+tol || r < 1/(1+tol) {
+		if r := tr(c) / tr(c.WithInt(d, *v.ArticleValue)); r > 1+tol || r < 1/(1+tol) {
 			return "wrong"
 		}
 	case v.Verdict == Differs:
-		if tr(c) <= tr(c.With(d, *v.ArticleValue)) {
+		if tr(c) <= tr(c.WithInt(d, *v.ArticleValue)) {
 			return "wrong"
 		}
 	case v.Verdict == ArticleBetter:
-		if tr(c) >= tr(c.With(d, *v.ArticleValue)) {
+		if tr(c) >= tr(c.WithInt(d, *v.ArticleValue)) {
 			return "wrong"
 		}
 	}

@@ -158,11 +158,11 @@ func (s *state) decidedOptimum(op *Optimum, fin *final, pt profiles.Point, gains
 func (s *state) verdict(f *final, d string) Verdict {
 	main := f.dec
 	c := main.chosen
-	v := Verdict{Chosen: c.Get(d), Decided: true}
+	v := Verdict{Chosen: c.Int(d), Decided: true}
 	// Open comparisons of points with another value of d: the parameter is undecided.
 	for _, m := range f.members {
 		j, ok := main.judged[m.pt]
-		if ok && m.pt.Get(d) != c.Get(d) && !settledRel(j) && (j == Better || !main.covered(m.pt)) {
+		if ok && m.pt.Int(d) != c.Int(d) && !settledRel(j) && (j == Better || !main.covered(m.pt)) {
 			r := main.rel[m.pt]
 			if v.Unresolved == nil || high(&r) > high(v.Unresolved.Ratio) {
 				c := comparison(m.pt, r)
@@ -171,11 +171,11 @@ func (s *state) verdict(f *final, d string) Verdict {
 			v.Decided = false
 		}
 	}
-	if !main.decided && main.leader != c && main.leader.Get(d) != c.Get(d) {
+	if !main.decided && main.leader != c && main.leader.Int(d) != c.Int(d) {
 		v.Decided = false
 	}
 	for _, m := range f.members {
-		if m.compete && len(s.runs[m.pt]) == 0 && s.failed[m.pt] == "" && m.pt.Get(d) != c.Get(d) && !main.covered(m.pt) {
+		if m.compete && len(s.runs[m.pt]) == 0 && s.failed[m.pt] == "" && m.pt.Int(d) != c.Int(d) && !main.covered(m.pt) {
 			v.Decided = false // a contender never measured (the budget)
 		}
 	}
@@ -189,16 +189,16 @@ func (s *state) verdict(f *final, d string) Verdict {
 		return v
 	}
 	v.Article = slices.Clone(r)
-	av := ArticleValue(d, s.p.Grid[d], r, c.Get(d))
-	if inRange(d, r, c.Get(d)) {
-		av = c.Get(d)
+	av := ArticleValue(d, s.p.Grid[d], r, c.Int(d))
+	if inRange(d, r, c.Int(d)) {
+		av = c.Int(d)
 		v.Verdict = map[bool]string{true: Agrees, false: CannotTell}[v.Decided]
 	}
 	v.ArticleValue, v.Nearest = &av, !inRange(d, r, av)
 	if v.Verdict != "" {
 		return v
 	}
-	alt := c.With(d, av)
+	alt := c.WithInt(d, av)
 	if alt == c || !alt.Valid() || s.failed[alt] != "" {
 		v.Verdict = NotApplicable
 		return v
@@ -218,16 +218,16 @@ func (s *state) equalValues(f *final, d string) []int {
 	c, dec := f.dec.chosen, f.dec
 	var vals []int
 	for _, m := range f.members {
-		if !m.compete || m.pt.With(d, c.Get(d)) != c {
+		if !m.compete || m.pt.WithInt(d, c.Int(d)) != c {
 			continue // another parameter differs
 		}
 		if m.pt == dec.leader || dec.judged[m.pt] == Equal {
-			vals = append(vals, m.pt.Get(d))
+			vals = append(vals, m.pt.Int(d))
 		}
 	}
 	slices.Sort(vals)
 	vals = slices.Compact(vals)
-	if len(vals) < 2 || !slices.Contains(vals, c.Get(d)) {
+	if len(vals) < 2 || !slices.Contains(vals, c.Int(d)) {
 		return nil
 	}
 	return vals

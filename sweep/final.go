@@ -454,15 +454,15 @@ func (s *state) decide(f *final) decision {
 // around the top, as any descent's is); docs/sweep-method.md says so.
 func (d decision) covered(pt profiles.Point) bool {
 	for _, dim := range profiles.Dims {
-		v := pt.Get(dim)
-		if v == d.chosen.Get(dim) || pt.With(dim, d.chosen.Get(dim)) != d.chosen {
+		v := pt.Int(dim)
+		if v == d.chosen.Int(dim) || pt.WithInt(dim, d.chosen.Int(dim)) != d.chosen {
 			continue
 		}
 		for q, j := range d.judged {
-			if q.Get(dim) != v || !settledRel(j) {
+			if q.Int(dim) != v || !settledRel(j) {
 				continue
 			}
-			top := q.With(dim, d.chosen.Get(dim))
+			top := q.WithInt(dim, d.chosen.Int(dim))
 			if top == d.leader || d.judged[top] == Equal {
 				return true
 			}

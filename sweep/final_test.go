@@ -171,7 +171,7 @@ func TestFlatTopIsADecision(t *testing.T) {
 		}
 		for d, v := range o.Verdicts {
 			for _, x := range v.Equal {
-				if tr := flatTop(c.With(d, x)); tr != flatTop(c) {
+				if tr := flatTop(c.WithInt(d, x)); tr != flatTop(c) {
 					t.Errorf("seed %d: %s %d called equal, truth %.0f vs %.0f", seed, d, x, tr, flatTop(c))
 				}
 			}
@@ -248,15 +248,15 @@ func TestFurtherObjectiveDoesNotSearchOn(t *testing.T) {
 			searched = append(searched, 512)
 		}
 		for _, d := range searched {
-			if err := s.once(context.Background(), s.p.Start.With("sq_depth", d), s.next(), "search"); err != nil {
+			if err := s.once(context.Background(), s.p.Start.WithInt("sq_depth", d), s.next(), "search"); err != nil {
 				t.Fatal(err)
 			}
 		}
-		f, err := s.finalFor(context.Background(), s.p.Start.With("sq_depth", 32), s.objs[1])
+		f, err := s.finalFor(context.Background(), s.p.Start.WithInt("sq_depth", 32), s.objs[1])
 		if err != nil {
 			t.Fatal(err)
 		}
-		deepest := s.p.Start.With("sq_depth", 512)
+		deepest := s.p.Start.WithInt("sq_depth", 512)
 		switch {
 		case !known && len(s.runs[deepest]) > 0:
 			t.Errorf("depth 512, two steps from the rate's best measured point, was measured: the rounds searched on")

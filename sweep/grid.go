@@ -11,13 +11,7 @@ import (
 
 // PointOf reads the swept dimensions out of a config, each by its plan.Dim (its QP
 // timeout 0 is the default's exponent).
-func PointOf(c result.Config) profiles.Point {
-	var p profiles.Point
-	for _, d := range sweptDims {
-		p = p.With(d.Key, d.Int(&c))
-	}
-	return p
-}
+func PointOf(c result.Config) profiles.Point { return plan.PointOf(c, profiles.Dims...) }
 
 // Apply sets the swept dimensions of a config, each by its plan.Dim (the default QP
 // timeout said as 0, as a config says it); a point without a value on an optional
@@ -25,7 +19,7 @@ func PointOf(c result.Config) profiles.Point {
 // config's.
 func Apply(c result.Config, p profiles.Point) result.Config {
 	for _, d := range sweptDims {
-		if v := p.Get(d.Key); v != 0 || d.Lo <= 0 || !slices.Contains(profiles.Optional, d.Key) {
+		if v := p.Int(d.Key); v != 0 || d.Lo <= 0 || !slices.Contains(profiles.Optional, d.Key) {
 			d.SetInt(&c, v)
 		}
 	}
@@ -48,7 +42,7 @@ func gridPoints(g map[string][]int) []profiles.Point {
 		var next []profiles.Point
 		for _, p := range out {
 			for _, v := range g[d] {
-				next = append(next, p.With(d, v))
+				next = append(next, p.WithInt(d, v))
 			}
 		}
 		out = next
@@ -64,7 +58,7 @@ func gridPoints(g map[string][]int) []profiles.Point {
 
 func (s *state) onGrid(p profiles.Point) bool {
 	for _, d := range profiles.Dims {
-		if !slices.Contains(s.p.Grid[d], p.Get(d)) {
+		if !slices.Contains(s.p.Grid[d], p.Int(d)) {
 			return false
 		}
 	}
@@ -73,11 +67,11 @@ func (s *state) onGrid(p profiles.Point) bool {
 
 func (s *state) step(p profiles.Point, d string, delta int) (profiles.Point, bool) {
 	vals := s.p.Grid[d]
-	i := slices.Index(vals, p.Get(d)) + delta
+	i := slices.Index(vals, p.Int(d)) + delta
 	if i < 0 || i >= len(vals) {
 		return p, false
 	}
-	return p.With(d, vals[i]), true
+	return p.WithInt(d, vals[i]), true
 }
 
 // neighbours are pt's one-parameter neighbours on the grid (one step either way)
@@ -100,8 +94,8 @@ func (s *state) neighbours(pt profiles.Point) []profiles.Point {
 // (a lost packet is sent again sooner).
 func cheaper(a, b profiles.Point) int {
 	for _, d := range []string{"sq_depth", "cq_mod", "post_list", "msg_size_bytes", "buf_offset_bytes", "qp_timeout"} {
-		if a.Get(d) != b.Get(d) {
-			return a.Get(d) - b.Get(d)
+		if a.Int(d) != b.Int(d) {
+			return a.Int(d) - b.Int(d)
 		}
 	}
 	return 0
@@ -151,7 +145,7 @@ func ArticlePoint(grid map[string][]int, article map[string][]int, start profile
 	p := start
 	for _, d := range profiles.Dims {
 		if r, ok := article[d]; ok && len(grid[d]) > 0 {
-			p = p.With(d, ArticleValue(d, grid[d], r, int(math.Sqrt(float64(r[0])*float64(r[1])))))
+			p = p.WithInt(d, ArticleValue(d, grid[d], r, int(math.Sqrt(float64(r[0])*float64(r[1])))))
 		}
 	}
 	return p
@@ -163,10 +157,10 @@ func (s *state) variants(chosen profiles.Point) []profiles.Point {
 	var out []profiles.Point
 	for _, d := range profiles.Dims {
 		r, ok := s.p.Article[d]
-		if !ok || inRange(d, r, chosen.Get(d)) {
+		if !ok || inRange(d, r, chosen.Int(d)) {
 			continue
 		}
-		v := chosen.With(d, ArticleValue(d, s.p.Grid[d], r, chosen.Get(d)))
+		v := chosen.WithInt(d, ArticleValue(d, s.p.Grid[d], r, chosen.Int(d)))
 		if v != chosen && v.Valid() {
 			out = append(out, v)
 		}

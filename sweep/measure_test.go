@@ -208,7 +208,7 @@ func TestBudgetHoldsWhateverTheObjective(t *testing.T) {
 			f := &noisy{rng: rand.New(rand.NewPCG(1, 2)), sigma: 0.1}
 			m := measurerFunc(func(ctx context.Context, c result.Config) (result.Result, error) {
 				r, err := f.Measure(ctx, c)
-				if PointOf(c) != p.Start["write"].With("qp_timeout", plan.DefaultQPTimeout) {
+				if PointOf(c) != p.Start["write"].WithInt("qp_timeout", plan.DefaultQPTimeout) {
 					r.Lat.P99 = nil // only the start point ever has a p99
 				}
 				return r, err

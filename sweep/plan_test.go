@@ -87,7 +87,7 @@ func TestOptionsPlan(t *testing.T) {
 	if !maps.EqualFunc(pl.Grid, p.Grid["read"], slices.Equal) || pl.Start != p.Start["read"] || !maps.EqualFunc(pl.Article, p.Reference["read"], slices.Equal) {
 		t.Errorf("grid %v start %v article %v: want the profile's", pl.Grid, pl.Start, pl.Article)
 	}
-	perftest := pt(65536, 128, 0, 100, 1).With("qp_timeout", plan.DefaultQPTimeout)
+	perftest := pt(65536, 128, 0, 100, 1).WithInt("qp_timeout", plan.DefaultQPTimeout)
 	if len(asked) != 1 || asked[0] != (result.Config{Op: "read", Test: result.BW, CompletionEvents: true}) || pl.References[RefPerftest] != perftest {
 		t.Errorf("perftest's reference %v, from %+v", pl.References[RefPerftest], asked)
 	}

@@ -58,7 +58,7 @@ func (s *state) descent(ctx context.Context) (profiles.Point, error) {
 		for _, d := range profiles.Dims {
 			var line []profiles.Point
 			for _, v := range s.p.Grid[d] {
-				if c := cur.With(d, v); c != cur && c.Valid() {
+				if c := cur.WithInt(d, v); c != cur && c.Valid() {
 					line = append(line, c)
 				}
 			}

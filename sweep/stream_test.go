@@ -214,7 +214,7 @@ func TestResumeFromAnotherSweepFails(t *testing.T) {
 	if _, err := NewRunner(&fake{}, func(x Recorded) error { stream = append(stream, x); return nil }, nil).Run(context.Background(), pl); err != nil {
 		t.Fatal(err)
 	}
-	pl.Start = pl.Start.With("sq_depth", 1024)
+	pl.Start = pl.Start.WithInt("sq_depth", 1024)
 	if _, err := NewRunner(&fake{}, nil, stream).Run(context.Background(), pl); !errors.Is(err, ErrStreamMismatch) {
 		t.Fatalf("a stream of another sweep must be refused: %v", err)
 	}

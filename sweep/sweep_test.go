@@ -70,7 +70,7 @@ func rxe(t *testing.T) profiles.Profile {
 		g := maps.Clone(p.Grid[op])
 		delete(g, "qp_timeout")
 		p.Grid[op] = g
-		p.Start[op] = p.Start[op].With("qp_timeout", 0)
+		p.Start[op] = p.Start[op].WithInt("qp_timeout", 0)
 	}
 	return p
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -14,6 +15,8 @@ import (
 	"github.com/rdmabench/rdmabench/doctor"
 	"github.com/rdmabench/rdmabench/hunt"
 	"github.com/rdmabench/rdmabench/mrbench"
+	"github.com/rdmabench/rdmabench/plan"
+	"github.com/rdmabench/rdmabench/profiles"
 	"github.com/rdmabench/rdmabench/report"
 	"github.com/rdmabench/rdmabench/result"
 	sjs "github.com/santhosh-tekuri/jsonschema/v6"
@@ -83,6 +86,7 @@ func genSchema(name string, v any) ([]byte, error) {
 	} else {
 		s = reflectSchema(v, version)
 	}
+	shapePoints(s, name)
 	s.ID = jsonschema.ID("https://github.com/rdmabench/rdmabench/docs/schemas/" + name + ".schema.json")
 	b, err := json.MarshalIndent(s, "", "  ")
 	return append(b, '\n'), err
@@ -97,6 +101,54 @@ func reflectSchema(v any, version int) *jsonschema.Schema {
 		p.Const = version // a reader of another version's document is told at once
 	}
 	return s
+}
+
+// shapePoints narrows the schema of every plan.Point in document name to the keys its
+// points hold: one Go type says both the sweep's points (profiles.Dims, the QP timeout
+// optional) and the hunt's (every dimension; bidirectional written only when true, an
+// optional dimension only off its default), its zero fields left out of the JSON.
+func shapePoints(s *jsonschema.Schema, name string) {
+	keys, optional := plan.DimKeys(), []string{"bidirectional"}
+	for _, d := range plan.Dims {
+		if d.Optional {
+			optional = append(optional, d.Key)
+		}
+	}
+	if !strings.HasPrefix(name, "hunt") {
+		keys, optional = profiles.Dims, profiles.Optional
+	}
+	var walk func(*jsonschema.Schema)
+	walk = func(s *jsonschema.Schema) {
+		if s == nil {
+			return
+		}
+		if s.Properties != nil {
+			if _, ok := s.Properties.Get("traffic_class"); ok {
+				if _, cfg := s.Properties.Get("test"); !cfg { // a plan.Point, not a plan
+					s.Required = nil
+					for _, k := range plan.DimKeys() {
+						if !slices.Contains(keys, k) {
+							s.Properties.Delete(k)
+						} else if !slices.Contains(optional, k) {
+							s.Required = append(s.Required, k)
+						}
+					}
+					return
+				}
+			}
+			for p := s.Properties.Oldest(); p != nil; p = p.Next() {
+				walk(p.Value)
+			}
+		}
+		walk(s.Items)
+		walk(s.AdditionalProperties)
+		for _, l := range [][]*jsonschema.Schema{s.AnyOf, s.OneOf, s.AllOf} {
+			for _, x := range l {
+				walk(x)
+			}
+		}
+	}
+	walk(s)
 }
 
 // nullable lets a field that is a pointer, a slice or a map be null, as its JSON is
