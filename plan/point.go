@@ -191,4 +191,3 @@ func (p Point) String() string {
 	}
 	return strings.Join(w, " ")
 }
-
