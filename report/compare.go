@@ -203,36 +203,14 @@ func Compare(w io.Writer, names []string, runs [][]result.Result) error {
 // or why it is not comparable), each a column, one word a cell.
 func CompareShow(w io.Writer, names []string, runs [][]result.Result, f Format) error {
 	plain := f == FormatPlain
-	idx := make([]map[string]result.Result, len(runs))
-	keys := map[string]bool{}
-	for i, rs := range runs {
-		idx[i] = index(rs)
-		for k := range idx[i] {
-			keys[k] = true
-		}
-	}
-	sorted := make([]string, 0, len(keys))
-	for k := range keys {
-		sorted = append(sorted, k)
-	}
-	sort.Strings(sorted)
+	idx, sorted := indexRuns(runs)
 	var base0 []result.Config // the first run's configurations, in key order
 	for _, k := range sorted {
 		if r, ok := idx[0][k]; ok {
 			base0 = append(base0, r.Config)
 		}
 	}
-	header := []string{"configuration"}
-	for i, n := range names {
-		switch {
-		case i == 0:
-			header = append(header, n+" Gb/s", n+" p99 us")
-		case plain:
-			header = append(header, n+" Gb/s", n+" Gb/s change", n+" p99 us", n+" p99 change")
-		default:
-			header = append(header, n+" Gb/s (Δ)", n+" p99 us (Δ)")
-		}
-	}
+	header := compareHeader(names, plain)
 	virtual := false
 	for _, rs := range runs {
 		virtual = virtual || VirtualClock(rs)
@@ -240,56 +218,7 @@ func CompareShow(w io.Writer, names []string, runs [][]result.Result, f Format) 
 	virtualTimeAbove(w, f, virtual)
 	t := NewTab(w, f, header...)
 	for _, k := range sorted {
-		row := []any{k}
-		base, hasBase := idx[0][k]
-		why := ""
-		if !hasBase && len(runs) > 1 {
-			for i := 1; i < len(runs) && why == ""; i++ {
-				if r, ok := idx[i][k]; ok {
-					why = NotComparableTo(base0, r.Config)
-				}
-			}
-		}
-		for i := range runs {
-			// The run's Gb/s and p99, and for i > 0 their changes ("": none to say).
-			r, ok := idx[i][k]
-			bw, bwChange, p99, p99Change := "-", "-", "-", "-"
-			switch {
-			case !ok:
-			case i > 0 && why != "":
-				bw, bwChange, p99 = fmt.Sprintf("%.3f", r.BWGbps), why, usp(r.Lat.P99)
-				if r.Lat.P99 != nil {
-					p99Change = "not comparable"
-				}
-			case i == 0 || !hasBase:
-				bw, p99 = fmt.Sprintf("%.3f", r.BWGbps), usp(r.Lat.P99)
-			case r.VirtualClock() != base.VirtualClock():
-				bw, bwChange, p99 = fmt.Sprintf("%.3f", r.BWGbps), notComparableClock, usp(r.Lat.P99)
-				if r.Lat.P99 != nil {
-					p99Change = "not comparable"
-				}
-			default:
-				bw, bwChange, p99 = fmt.Sprintf("%.3f", r.BWGbps), delta(r.BWGbps, base.BWGbps), usp(r.Lat.P99)
-				if r.Lat.P99 != nil {
-					p99Change = deltaP(r.Lat.P99, base.Lat.P99)
-				}
-			}
-			switch {
-			case i == 0:
-				row = append(row, bw, p99)
-			case plain:
-				row = append(row, bw, bwChange, p99, p99Change)
-			default:
-				if ok && bwChange != "-" {
-					bw += " (" + bwChange + ")"
-				}
-				if ok && p99Change != "-" {
-					p99 += " (" + p99Change + ")"
-				}
-				row = append(row, bw, p99)
-			}
-		}
-		t.Append(row...)
+		t.Append(compareRow(k, idx, base0, plain)...)
 	}
 	if err := t.Render(); err != nil {
 		return err
@@ -302,6 +231,107 @@ func CompareShow(w io.Writer, names []string, runs [][]result.Result, f Format) 
 	}
 	virtualTimeUnder(w, f, virtual)
 	return nil
+}
+
+// indexRuns indexes each run by configuration (index), and lists the configurations
+// of every run, sorted.
+func indexRuns(runs [][]result.Result) (idx []map[string]result.Result, sorted []string) {
+	idx = make([]map[string]result.Result, len(runs))
+	keys := map[string]bool{}
+	for i, rs := range runs {
+		idx[i] = index(rs)
+		for k := range idx[i] {
+			keys[k] = true
+		}
+	}
+	sorted = make([]string, 0, len(keys))
+	for k := range keys {
+		sorted = append(sorted, k)
+	}
+	sort.Strings(sorted)
+	return idx, sorted
+}
+
+// compareHeader is the header of CompareShow's table: the first run's Gb/s and p99,
+// then each later run's with their changes, in a column each where plain.
+func compareHeader(names []string, plain bool) []string {
+	header := []string{"configuration"}
+	for i, n := range names {
+		switch {
+		case i == 0:
+			header = append(header, n+" Gb/s", n+" p99 us")
+		case plain:
+			header = append(header, n+" Gb/s", n+" Gb/s change", n+" p99 us", n+" p99 change")
+		default:
+			header = append(header, n+" Gb/s (Δ)", n+" p99 us (Δ)")
+		}
+	}
+	return header
+}
+
+// compareRow is configuration k's row of CompareShow's table, from each run's results
+// by configuration (idx). Where the first run lacks k, a later run's k says why it is
+// not comparable with the first run's configurations, base0 (NotComparableTo), if it is
+// not.
+func compareRow(k string, idx []map[string]result.Result, base0 []result.Config, plain bool) []any {
+	row := []any{k}
+	base, hasBase := idx[0][k]
+	why := ""
+	if !hasBase && len(idx) > 1 {
+		for i := 1; i < len(idx) && why == ""; i++ {
+			if r, ok := idx[i][k]; ok {
+				why = NotComparableTo(base0, r.Config)
+			}
+		}
+	}
+	for i := range idx {
+		r, ok := idx[i][k]
+		bw, bwChange, p99, p99Change := compareCells(i, r, ok, base, hasBase, why)
+		switch {
+		case i == 0:
+			row = append(row, bw, p99)
+		case plain:
+			row = append(row, bw, bwChange, p99, p99Change)
+		default:
+			if ok && bwChange != "-" {
+				bw += " (" + bwChange + ")"
+			}
+			if ok && p99Change != "-" {
+				p99 += " (" + p99Change + ")"
+			}
+			row = append(row, bw, p99)
+		}
+	}
+	return row
+}
+
+// compareCells is run i's result r of a configuration (ok: the run has it), as its
+// row says it: its Gb/s and p99, and for i > 0 their changes against the first run's
+// result base (hasBase: the first run has it), or why they are not comparable; "-"
+// where there is nothing to say.
+func compareCells(i int, r result.Result, ok bool, base result.Result, hasBase bool, why string) (bw, bwChange, p99, p99Change string) {
+	bw, bwChange, p99, p99Change = "-", "-", "-", "-"
+	switch {
+	case !ok:
+	case i > 0 && why != "":
+		bw, bwChange, p99 = fmt.Sprintf("%.3f", r.BWGbps), why, usp(r.Lat.P99)
+		if r.Lat.P99 != nil {
+			p99Change = "not comparable"
+		}
+	case i == 0 || !hasBase:
+		bw, p99 = fmt.Sprintf("%.3f", r.BWGbps), usp(r.Lat.P99)
+	case r.VirtualClock() != base.VirtualClock():
+		bw, bwChange, p99 = fmt.Sprintf("%.3f", r.BWGbps), notComparableClock, usp(r.Lat.P99)
+		if r.Lat.P99 != nil {
+			p99Change = "not comparable"
+		}
+	default:
+		bw, bwChange, p99 = fmt.Sprintf("%.3f", r.BWGbps), delta(r.BWGbps, base.BWGbps), usp(r.Lat.P99)
+		if r.Lat.P99 != nil {
+			p99Change = deltaP(r.Lat.P99, base.Lat.P99)
+		}
+	}
+	return bw, bwChange, p99, p99Change
 }
 
 // clockLines writes, under Compare's table, a line for each later run measured on

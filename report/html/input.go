@@ -58,11 +58,29 @@ var ErrLabels = errors.New("the labels do not match the series")
 // order, one each (ErrLabels otherwise). An input that is neither readable results nor
 // a tuned report is an error naming its file.
 func Build(files []File, labels []string) ([]*Series, error) {
-	type tunedIn struct {
-		at   int
-		file string
-		t    report.Tuned
+	series, pos, pending, err := readInputs(files)
+	if err != nil {
+		return nil, err
 	}
+	series, pos = joinTuned(series, pos, pending)
+	out := argumentOrder(series, pos)
+	if err := labelSeries(out, labels); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// tunedIn is a tuned report as read, waiting to join a results series: its argument
+// index and its file.
+type tunedIn struct {
+	at   int
+	file string
+	t    report.Tuned
+}
+
+// readInputs reads each input: a hunt's records stream or a results file is a series
+// (pos: the argument index of each), a tuned report is pending, to join one later.
+func readInputs(files []File) ([]*Series, []int, []tunedIn, error) {
 	var (
 		series  []*Series
 		pos     []int // argument index of each results series
@@ -71,7 +89,7 @@ func Build(files []File, labels []string) ([]*Series, error) {
 	for i, f := range files {
 		h, ok, err := readHunt(f.Data)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", f.Path, err)
+			return nil, nil, nil, fmt.Errorf("%s: %w", f.Path, err)
 		}
 		if ok {
 			series = append(series, &Series{Label: filepath.Base(f.Path), Files: []string{f.Path}, Kinds: []string{KindHunt}, Hunt: h})
@@ -80,7 +98,7 @@ func Build(files []File, labels []string) ([]*Series, error) {
 		}
 		t, ok, err := report.ReadTuned(f.Data)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", f.Path, err)
+			return nil, nil, nil, fmt.Errorf("%s: %w", f.Path, err)
 		}
 		if ok {
 			pending = append(pending, tunedIn{i, f.Path, t})
@@ -88,23 +106,36 @@ func Build(files []File, labels []string) ([]*Series, error) {
 		}
 		rs, err := result.ReadAll(bytes.NewReader(f.Data))
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", f.Path, err)
+			return nil, nil, nil, fmt.Errorf("%s: %w", f.Path, err)
 		}
 		if len(rs) == 0 {
-			return nil, fmt.Errorf("%s: no results in it", f.Path)
+			return nil, nil, nil, fmt.Errorf("%s: no results in it", f.Path)
 		}
-		kind := KindResults
-		if recs, err := sweep.ReadStream(bytes.NewReader(f.Data)); err == nil {
-			for _, r := range recs {
-				if r.WallNS > 0 {
-					kind = KindStream
-					break
-				}
-			}
-		}
-		series = append(series, &Series{Label: filepath.Base(f.Path), Files: []string{f.Path}, Kinds: []string{kind}, Results: rs, hasRuns: true})
+		series = append(series, &Series{Label: filepath.Base(f.Path), Files: []string{f.Path}, Kinds: []string{resultsKind(f.Data)}, Results: rs, hasRuns: true})
 		pos = append(pos, i)
 	}
+	return series, pos, pending, nil
+}
+
+// resultsKind is the kind of a results file: a sweep stream where one of its records
+// has sweep_wall_ns, results otherwise.
+func resultsKind(data []byte) string {
+	kind := KindResults
+	if recs, err := sweep.ReadStream(bytes.NewReader(data)); err == nil {
+		for _, r := range recs {
+			if r.WallNS > 0 {
+				kind = KindStream
+				break
+			}
+		}
+	}
+	return kind
+}
+
+// joinTuned joins each pending tuned report to the results series of its client device
+// nearest to it (before it first), one that has no tuned report yet; a report that
+// joins none is a series of its own, at its argument index.
+func joinTuned(series []*Series, pos []int, pending []tunedIn) ([]*Series, []int) {
 	for _, tp := range pending {
 		best, bestScore := -1, [2]int{}
 		for j, s := range series {
@@ -129,7 +160,12 @@ func Build(files []File, labels []string) ([]*Series, error) {
 		series = append(series, &Series{Label: filepath.Base(tp.file), Files: []string{tp.file}, Kinds: []string{KindTuned}, Tuned: &t})
 		pos = append(pos, tp.at)
 	}
-	// Argument order: a tuned report alone stands where it was given.
+	return series, pos
+}
+
+// argumentOrder sorts the series by their argument indexes, pos: a tuned report alone
+// stands where it was given.
+func argumentOrder(series []*Series, pos []int) []*Series {
 	order := make([]int, len(series))
 	for i := range order {
 		order[i] = i
@@ -139,25 +175,31 @@ func Build(files []File, labels []string) ([]*Series, error) {
 	for i, j := range order {
 		out[i] = series[j]
 	}
+	return out
+}
+
+// labelSeries names the series: by labels where given (ErrLabels unless one each),
+// else by their first files' paths.
+func labelSeries(series []*Series, labels []string) error {
 	// Two inputs of the same file name (out/a/sweep.ndjson, out/b/sweep.ndjson) are
 	// told apart by their paths (report.Labels).
-	first := make([]string, len(out))
-	for i, s := range out {
+	first := make([]string, len(series))
+	for i, s := range series {
 		first[i] = s.Files[0]
 	}
 	for i, l := range report.Labels(first) {
-		out[i].Label = l
+		series[i].Label = l
 	}
 	if len(labels) > 0 {
-		if len(labels) != len(out) {
-			return nil, fmt.Errorf("%w: %d given for %d series (%s): one per results file, a tuned report joining the results of its device",
-				ErrLabels, len(labels), len(out), seriesNames(out))
+		if len(labels) != len(series) {
+			return fmt.Errorf("%w: %d given for %d series (%s): one per results file, a tuned report joining the results of its device",
+				ErrLabels, len(labels), len(series), seriesNames(series))
 		}
 		for i, l := range labels {
-			out[i].Label = l
+			series[i].Label = l
 		}
 	}
-	return out, nil
+	return nil
 }
 
 func seriesNames(ss []*Series) string {
