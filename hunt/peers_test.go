@@ -2,12 +2,12 @@ package hunt
 
 import (
 	"context"
-	"github.com/rdmabench/rdmabench/plan"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/rdmabench/rdmabench/plan"
 	"github.com/rdmabench/rdmabench/result"
 )
 

@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/rdmabench/rdmabench/plan"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/rdmabench/rdmabench/counters"
+	"github.com/rdmabench/rdmabench/plan"
 )
 
 // loadPrior takes an earlier hunt's records: search and reference runs are measured

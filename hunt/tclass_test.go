@@ -2,10 +2,10 @@ package hunt
 
 import (
 	"context"
-	"github.com/rdmabench/rdmabench/plan"
 	"strings"
 	"testing"
 
+	"github.com/rdmabench/rdmabench/plan"
 	"github.com/rdmabench/rdmabench/result"
 )
 
