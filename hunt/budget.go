@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/internal/stat"
+	"github.com/rdmabench/rdmabench/plan"
 )
 
 // defaultRateGbps: a run's drain is estimated at this rate until a run of its operation
@@ -92,18 +93,12 @@ func (h *hunter) measure(ctx context.Context, pt Point, phase string) (Measureme
 		return Measurement{}, errTooLong
 	}
 	cfg := pt.Config(h.p.Base)
-	t := h.p.Now()
-	res, merr := h.m.Measure(ctx, cfg)
-	wall := h.p.Now().Sub(t)
-	if err := ctx.Err(); err != nil {
+	res, wall, merr, err := plan.MeasureOnce(ctx, h.m, cfg, h.p.Now)
+	if err != nil {
 		return Measurement{}, err // an interrupted run is no data
 	}
-	var stop interface{ StopsSweep() bool }
-	if merr != nil && errors.As(merr, &stop) && stop.StopsSweep() {
+	if plan.Stops(merr) {
 		return Measurement{}, merr
-	}
-	if merr != nil && res.Error == "" {
-		res.Error = merr.Error()
 	}
 	h.seq++
 	m := summarise(res, cfg, phase, h.seq, wall.Nanoseconds())

@@ -3,6 +3,7 @@ package plan
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/rdmabench/rdmabench/result"
 )
@@ -35,4 +36,36 @@ func SessionLost(err error) error {
 		return &SessionLostError{err}
 	}
 	return err
+}
+
+// Stops says whether a Measurer's error ends the search (a method StopsSweep() returning
+// true: a lost session) rather than failing one run.
+func Stops(err error) bool {
+	var s interface{ StopsSweep() bool }
+	return errors.As(err, &s) && s.StopsSweep()
+}
+
+// MeasureOnce is a search's one run of cfg (the sweep's and the hunt's, the same step):
+// m measures it, timed by now from before the call to after its return (wall, what the
+// run cost the budget). An interrupted run is no data (err, ctx's). The Measurer's error
+// merr, if any, is also the result's Error, so that a failed run is recorded and read back
+// as failed; a bare failure gets cfg as its config and this schema's version, so that its
+// record resumes. Whether merr ends the search is the caller's (Stops).
+func MeasureOnce(ctx context.Context, m Measurer, cfg Config, now func() time.Time) (res result.Result, wall time.Duration, merr, err error) {
+	t0 := now()
+	res, merr = m.Measure(ctx, cfg)
+	wall = now().Sub(t0)
+	if err := ctx.Err(); err != nil {
+		return res, wall, nil, err
+	}
+	if merr != nil && res.Error == "" {
+		res.Error = merr.Error()
+	}
+	if res.Config.Op == "" {
+		res.Config = cfg
+	}
+	if res.SchemaVersion == 0 {
+		res.SchemaVersion = result.SchemaVersion
+	}
+	return res, wall, merr, nil
 }

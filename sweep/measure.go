@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/rdmabench/rdmabench/plan"
 	"github.com/rdmabench/rdmabench/profiles"
 	"github.com/rdmabench/rdmabench/result"
 )
@@ -65,12 +66,6 @@ func (s *state) fits(n int) bool {
 	return true
 }
 
-// stopsSweep says whether a Measurer's error ends the sweep.
-func stopsSweep(err error) bool {
-	var f interface{ StopsSweep() bool }
-	return errors.As(err, &f) && f.StopsSweep()
-}
-
 // once measures pt once more, as part of round, or takes it from the resumed stream.
 // A failed point is never measured again. A run is counted as measured, tainted or
 // not. A timed bandwidth run without a steady window long enough (steadyEnough) is
@@ -89,7 +84,7 @@ func (s *state) once(ctx context.Context, pt profiles.Point, round int, phase st
 			s.record(pt, round, res)
 		}
 		s.progress(pt, phase, res, reused)
-		if merr != nil && stopsSweep(merr) {
+		if plan.Stops(merr) {
 			return merr
 		}
 		if !again {
@@ -231,21 +226,10 @@ func (s *state) measure(ctx context.Context, pt profiles.Point) (res result.Resu
 	if s.p.Objective.NeedsP99() {
 		cfg = WithP99Samples(cfg)
 	}
-	t0 := s.r.now()
-	res, merr = s.r.M.Measure(ctx, cfg)
-	wall := s.r.now().Sub(t0)
+	res, wall, merr, err := plan.MeasureOnce(ctx, s.r.M, cfg, s.r.now)
 	s.spent += wall
-	if ctx.Err() != nil {
-		return res, nil, ctx.Err() // an interrupted point is no data point
-	}
-	if merr != nil && res.Error == "" {
-		res.Error = merr.Error()
-	}
-	if res.Config.Op == "" {
-		res.Config = cfg
-	}
-	if res.SchemaVersion == 0 { // a bare failure: its line must still resume
-		res.SchemaVersion = result.SchemaVersion
+	if err != nil {
+		return res, nil, err // an interrupted point is no data point
 	}
 	if s.r.Record != nil {
 		if rerr := s.r.Record(Recorded{Result: res, WallNS: wall.Nanoseconds()}); rerr != nil {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/internal/stat"
+	"github.com/rdmabench/rdmabench/plan"
 	"github.com/rdmabench/rdmabench/profiles"
 	"github.com/rdmabench/rdmabench/result"
 )
@@ -197,7 +198,7 @@ func compareSize(ctx context.Context, m Measurer, record func(Recorded) error, p
 				if err != nil && ctx.Err() == nil {
 					row.Failed = append(row.Failed, fmt.Sprintf("%s: %v", modeName(mode), err))
 				}
-				if stopsSweep(err) {
+				if plan.Stops(err) {
 					return row, true, &SessionLostError{Err: err}
 				}
 				continue

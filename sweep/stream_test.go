@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/oob"
+	"github.com/rdmabench/rdmabench/plan"
 	"github.com/rdmabench/rdmabench/profiles"
 	"github.com/rdmabench/rdmabench/result"
 )
@@ -119,7 +120,7 @@ func TestSessionMeasurer(t *testing.T) {
 		})
 		r, err := m.Measure(context.Background(), result.Config{Op: "read"})
 		var lost *SessionLostError
-		if errors.As(err, &lost) != tc.lost || stopsSweep(err) != tc.lost || !errors.Is(err, tc.err) || r.Config.Op != "read" {
+		if errors.As(err, &lost) != tc.lost || plan.Stops(err) != tc.lost || !errors.Is(err, tc.err) || r.Config.Op != "read" {
 			t.Errorf("%v: got %v (lost %v), want lost %v, the error kept and the result passed on", tc.err, err, errors.As(err, &lost), tc.lost)
 		}
 	}
