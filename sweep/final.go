@@ -90,9 +90,8 @@ func (s *state) finalFor(ctx context.Context, inc profiles.Point, main Objective
 	}
 	s.enter(f, inc)
 	if main != s.objs[0] {
-		f.home = &inc
-	}
-	if main == s.objs[0] { // the search's final rounds fix the resolution and the looks
+		f.home = &inc // a further objective confirms its best point (see home)
+	} else { // the search's final rounds fix the resolution and the looks
 		if !s.expand(f) {
 			return f, nil
 		}
