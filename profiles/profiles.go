@@ -28,7 +28,8 @@ var embedded embed.FS
 
 // Dims are the swept parameters, in the order the search walks them: a subset of
 // plan.Dims (the one table of what a search can vary, its bounds and its conversions to
-// and from a plan), each a field of Point.
+// and from a plan), each a field of plan.Point: a sweep's points hold only these (the
+// others zero, left out of their JSON and YAML).
 var Dims = []string{"msg_size_bytes", "sq_depth", "buf_offset_bytes", "cq_mod", "post_list", "qp_timeout"}
 
 // Optional dimensions may be left out of a profile's grid: the sweep then holds them at
@@ -43,14 +44,10 @@ func init() {
 	}
 }
 
-// Point is one value per swept dimension (Dims), plan's one point type: the sweep's
-// points hold only these (the others zero, left out of their JSON and YAML).
-type Point = plan.Point
-
 // Complete fills the optional dimensions a grid leaves out with one value each: the
 // grid gets [v] and the start point v, where v is fixed (non-zero), or the dimension's
 // default. It returns the grid (a copy) and the start point.
-func Complete(grid map[string][]int, start Point, fixed map[string]int) (map[string][]int, Point) {
+func Complete(grid map[string][]int, start plan.Point, fixed map[string]int) (map[string][]int, plan.Point) {
 	g := maps.Clone(grid)
 	for _, d := range Optional {
 		if v := fixed[d]; v != 0 {
@@ -89,7 +86,7 @@ type Profile struct {
 	PointDurationS   float64                     `yaml:"point_duration_s"`
 	WarmupIterations uint64                      `yaml:"warmup_iterations"`
 	Grid             map[string]map[string][]int `yaml:"grid"`      // op -> dim -> values
-	Start            map[string]Point            `yaml:"start"`     // op -> start point
+	Start            map[string]plan.Point       `yaml:"start"`     // op -> start point
 	Reference        map[string]map[string][]int `yaml:"reference"` // op -> dim -> [lo, hi]
 	// Counters classifies the NIC's counters: class (error, congestion, sanity, info)
 	// -> counter names, any scope. Optional: a counter it does not name is info.

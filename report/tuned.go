@@ -116,7 +116,7 @@ func FmtRange(d string, r []int) string {
 
 // FmtPoint is a configuration in one short cell: size/depth/offset/cq-mod/post-list,
 // and /uN where the QP timeout is not the default.
-func FmtPoint(p profiles.Point) string {
+func FmtPoint(p plan.Point) string {
 	s := fmt.Sprintf("%s/%d/%d/%d/%d", result.FormatSize(p.MsgSizeBytes), p.SQDepth, p.BufOffsetBytes, p.CQMod, p.PostList)
 	if p.QPTimeout != 0 && p.QPTimeout != plan.DefaultQPTimeout {
 		s += fmt.Sprintf("/u%d", p.QPTimeout)

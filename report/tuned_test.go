@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rdmabench/rdmabench/plan"
 	"github.com/rdmabench/rdmabench/profiles"
 	"github.com/rdmabench/rdmabench/result"
 	"github.com/rdmabench/rdmabench/sweep"
@@ -21,10 +22,10 @@ func tunedFixture(t *testing.T) Tuned {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pt := func(size, depth, off, mod int) profiles.Point {
-		return profiles.Point{MsgSizeBytes: size, SQDepth: depth, BufOffsetBytes: off, CQMod: mod, PostList: 1}
+	pt := func(size, depth, off, mod int) plan.Point {
+		return plan.Point{MsgSizeBytes: size, SQDepth: depth, BufOffsetBytes: off, CQMod: mod, PostList: 1}
 	}
-	est := func(p profiles.Point, bw float64) sweep.Estimate {
+	est := func(p plan.Point, bw float64) sweep.Estimate {
 		return sweep.Estimate{Point: p, Runs: 5, Median: bw, CILow: fp(bw * 0.99), CIHigh: fp(bw * 1.01), BWGbps: bw, MsgRateMpps: bw / 8, P99NS: ptr(9000)}
 	}
 	gain := func(m, lo, hi float64) sweep.Gain {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/internal/stat"
+	"github.com/rdmabench/rdmabench/plan"
 	"github.com/rdmabench/rdmabench/profiles"
 	"github.com/rdmabench/rdmabench/result"
 )
@@ -26,8 +27,8 @@ type noisy struct {
 	phase   float64
 	n       int
 	clock   time.Time
-	tr      func(profiles.Point) float64 // the truth (nil: truth)
-	taint   func(profiles.Point) float64 // the chance a run of the point is tainted (nil: never)
+	tr      func(plan.Point) float64 // the truth (nil: truth)
+	taint   func(plan.Point) float64 // the chance a run of the point is tainted (nil: never)
 	p99Gone float64
 }
 
@@ -55,7 +56,7 @@ func (f *noisy) Measure(ctx context.Context, c result.Config) (result.Result, er
 // flatTop is a landscape where many points tie at the optimum (any size from 64K,
 // any depth from 128, any moderation above 1): the choice among equals, and the
 // gains of a winner picked among ties (the winner's curse).
-func flatTop(q profiles.Point) float64 {
+func flatTop(q plan.Point) float64 {
 	bw := 100.0
 	if q.MsgSizeBytes < 65536 {
 		bw *= 0.6
@@ -96,7 +97,7 @@ func calibrationPlan(p profiles.Profile) Plan {
 	pl.Repeat, pl.Budget, pl.Resolution = 6, 20*time.Minute, 0
 	pl.Others = []Objective{{Name: "rate"}, {Name: "p99"}}
 	pl.Article = p.Reference["write"]
-	pl.References = map[string]profiles.Point{"perftest_defaults": pt(65536, 128, 0, 1, 1),
+	pl.References = map[string]plan.Point{"perftest_defaults": pt(65536, 128, 0, 1, 1),
 		"article": ArticlePoint(pl.Grid, pl.Article, pl.Start)}
 	return pl
 }
@@ -104,8 +105,8 @@ func calibrationPlan(p profiles.Profile) Plan {
 // landscape is a calibration case: a truth, and what else the fake NIC does.
 type landscape struct {
 	name    string
-	tr      func(profiles.Point) float64
-	taint   func(profiles.Point) float64
+	tr      func(plan.Point) float64
+	taint   func(plan.Point) float64
 	p99Gone float64
 	obj     string // the search's objective ("": bw)
 }
@@ -114,7 +115,7 @@ type landscape struct {
 func calibrate(t *testing.T, p profiles.Profile, l landscape, li int, sigma float64, seeds int) calibration {
 	tr := l.tr
 	// The truth a sweep sees: with a taint probability, the geometric mean over the runs.
-	mean := func(q profiles.Point) float64 {
+	mean := func(q plan.Point) float64 {
 		if l.taint == nil {
 			return tr(q)
 		}
@@ -198,14 +199,14 @@ func calibrate(t *testing.T, p profiles.Profile, l landscape, li int, sigma floa
 // taintProne is flatTop, except that depth 512 moves 6% more when its run is clean and
 // is tainted in 35% of its runs: over all its runs, 6% worse than the plateau. A sweep
 // that measured its tainted runs again until clean would prefer it.
-func taintProne(q profiles.Point) float64 {
+func taintProne(q plan.Point) float64 {
 	if q.SQDepth == 512 {
 		return 1.06 * flatTop(q)
 	}
 	return flatTop(q)
 }
 
-func taintAt512(q profiles.Point) float64 {
+func taintAt512(q plan.Point) float64 {
 	if q.SQDepth == 512 {
 		return 0.35
 	}
@@ -289,7 +290,7 @@ func TestCalibration(t *testing.T) {
 //     of ours: wrong if the true ratio is outside it;
 //   - "differs" claims ours is better than the tuning article's value, "article_better" the
 //     opposite: wrong if it is not.
-func verdictTruth(pl Plan, o Outcome, tr func(profiles.Point) float64, c profiles.Point, d string, v Verdict) string {
+func verdictTruth(pl Plan, o Outcome, tr func(plan.Point) float64, c plan.Point, d string, v Verdict) string {
 	tol := o.Resolution
 	switch {
 	case v.Verdict == "" || v.Verdict == NotApplicable || v.Verdict == NoArticle:

@@ -5,12 +5,13 @@ import (
 	"slices"
 
 	"github.com/rdmabench/rdmabench/internal/stat"
+	"github.com/rdmabench/rdmabench/plan"
 	"github.com/rdmabench/rdmabench/profiles"
 	"github.com/rdmabench/rdmabench/result"
 )
 
 // conclude fills the outcome from what was measured.
-func (s *state) conclude(f *final, inc profiles.Point) error {
+func (s *state) conclude(f *final, inc plan.Point) error {
 	s.summarise()
 	if f == nil || !f.dec.ok {
 		// No final rounds (interrupted, or nothing met the objective): the search's point.
@@ -52,7 +53,7 @@ func (s *state) summarise() {
 
 // concludeMeasured concludes without final rounds: the search's point (the best
 // measured where it does not qualify), and each objective's best measured point.
-func (s *state) concludeMeasured(inc profiles.Point) error {
+func (s *state) concludeMeasured(inc plan.Point) error {
 	o := s.o
 	if _, ok := s.mean(inc, s.objs[0]); !ok {
 		var found bool
@@ -142,7 +143,7 @@ func (s *state) optimum(f *final, i, gainsFrom int) (op Optimum, ok bool) {
 // decidedOptimum fills op from the final rounds fin that decided its objective, pt the
 // point they chose: the estimate from round gainsFrom on, the noise, and the
 // comparisons left open.
-func (s *state) decidedOptimum(op *Optimum, fin *final, pt profiles.Point, gainsFrom int) {
+func (s *state) decidedOptimum(op *Optimum, fin *final, pt plan.Point, gainsFrom int) {
 	d, obj := fin.dec, fin.obj
 	op.Basis, op.Decided, op.Contenders, op.ContendersCut = Searched, d.decided, d.contenders, fin.cut
 	op.Estimate = s.estimate(pt, obj, gainsFrom)
@@ -243,7 +244,7 @@ func high(r *Ratio) float64 {
 // noise is an objective's run-to-run noise: the median, over the points paired with
 // pt in at least 3 rounds from round `from` on, of the standard deviation of a paired
 // log difference over sqrt 2 (one run's share), as a relative spread.
-func (s *state) noise(pt profiles.Point, with []*member, o Objective, from int) float64 {
+func (s *state) noise(pt plan.Point, with []*member, o Objective, from int) float64 {
 	var sds []float64
 	for _, m := range with {
 		if diff := s.diffs(m.pt, pt, o, from); m.pt != pt && len(diff) >= 3 {
@@ -258,7 +259,7 @@ func (s *state) noise(pt profiles.Point, with []*member, o Objective, from int) 
 }
 
 // estimate summarises pt's runs from round `from` on (all runs where it has none there).
-func (s *state) estimate(pt profiles.Point, o Objective, from int) Estimate {
+func (s *state) estimate(pt plan.Point, o Objective, from int) Estimate {
 	var rs []result.Result
 	for _, r := range s.runs[pt] {
 		if r.round >= from {

@@ -5,7 +5,7 @@ import (
 	"math"
 	"testing"
 
-	"github.com/rdmabench/rdmabench/profiles"
+	"github.com/rdmabench/rdmabench/plan"
 )
 
 func TestReferencesAreMeasuredAsOftenAsTheChosen(t *testing.T) {
@@ -13,7 +13,7 @@ func TestReferencesAreMeasuredAsOftenAsTheChosen(t *testing.T) {
 	pl := sweepPlan(p, "descent")
 	pl.Repeat = 3
 	pl.Article = p.Reference["write"]
-	pl.References = map[string]profiles.Point{"perftest_defaults": pt(65536, 128, 0, 100, 1),
+	pl.References = map[string]plan.Point{"perftest_defaults": pt(65536, 128, 0, 100, 1),
 		"article": ArticlePoint(pl.Grid, pl.Article, pl.Start)}
 	if a := pl.References["article"]; a != pt(65536, 512, 0, 8, 1) {
 		t.Fatalf("article point on the rxe grid: %+v", a)

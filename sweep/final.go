@@ -7,12 +7,13 @@ import (
 	"sort"
 
 	"github.com/rdmabench/rdmabench/internal/stat"
+	"github.com/rdmabench/rdmabench/plan"
 	"github.com/rdmabench/rdmabench/profiles"
 )
 
 // member is a point in the final rounds.
 type member struct {
-	pt      profiles.Point
+	pt      plan.Point
 	compete bool // a contender for the chosen point (not only a reference)
 	out     bool // never measured in these rounds: a neighbour left out (expand)
 }
@@ -22,16 +23,16 @@ type final struct {
 	obj     Objective // what these final rounds decide
 	rounds  int       // final rounds measured
 	members []*member
-	first   int             // the first final round
-	cut     int             // contenders of the search's point left out (maxRivals, lean): not decided
-	lean    bool            // measures only what the verdicts and gains need (planFinal)
-	home    *profiles.Point // a further objective's starting point, nil for the searched one (expand)
+	first   int         // the first final round
+	cut     int         // contenders of the search's point left out (maxRivals, lean): not decided
+	lean    bool        // measures only what the verdicts and gains need (planFinal)
+	home    *plan.Point // a further objective's starting point, nil for the searched one (expand)
 	lvl     float64
 	dec     decision
 	// The gains' rounds: the chosen points (per objective) and the references,
 	// measured afresh once the choice is made.
-	gains  int              // the first of them (0: none)
-	others []profiles.Point // per further objective, its chosen point (confirmed, or best measured)
+	gains  int          // the first of them (0: none)
+	others []plan.Point // per further objective, its chosen point (confirmed, or best measured)
 	// otherFinals: per further objective, its own final rounds (nil: the budget did not
 	// reach them, or nothing qualified), see confirmOthers.
 	otherFinals []*final
@@ -47,14 +48,14 @@ func (f *final) other(i int) *final {
 
 // decision is the search objective's state in the final rounds.
 type decision struct {
-	leader, chosen profiles.Point
-	rel            map[profiles.Point]Ratio    // each contender over the leader (95% interval)
-	judged         map[profiles.Point]Relation // what the look decided (Holm, at the look's level)
+	leader, chosen plan.Point
+	rel            map[plan.Point]Ratio    // each contender over the leader (95% interval)
+	judged         map[plan.Point]Relation // what the look decided (Holm, at the look's level)
 	contenders     int
 	decided, ok    bool
 }
 
-func (f *final) add(pt profiles.Point, compete bool) {
+func (f *final) add(pt plan.Point, compete bool) {
 	for _, m := range f.members {
 		if m.pt == pt {
 			m.compete, m.out = m.compete || compete, false
@@ -71,12 +72,12 @@ func (f *final) add(pt profiles.Point, compete bool) {
 // of it, the chosen point's neighbours (one parameter one grid step away: a decided
 // choice is at least a local optimum) and its variants with the tuning article's values,
 // and the references on the grid.
-func (s *state) final(ctx context.Context, inc profiles.Point) (*final, error) {
+func (s *state) final(ctx context.Context, inc plan.Point) (*final, error) {
 	return s.finalFor(ctx, inc, s.objs[0])
 }
 
 // finalFor runs final rounds that decide objective main, from its point inc.
-func (s *state) finalFor(ctx context.Context, inc profiles.Point, main Objective) (*final, error) {
+func (s *state) finalFor(ctx context.Context, inc plan.Point, main Objective) (*final, error) {
 	looks := s.looks
 	if len(looks) == 0 {
 		looks = finalLooks
@@ -118,7 +119,7 @@ func (s *state) finalFor(ctx context.Context, inc profiles.Point, main Objective
 
 // enter makes f's first contenders: inc, its rivals (those left out counted as cut)
 // and the references on the grid.
-func (s *state) enter(f *final, inc profiles.Point) {
+func (s *state) enter(f *final, inc plan.Point) {
 	f.add(inc, true)
 	rivals, cut := s.rivals(inc, f.obj)
 	f.cut = cut
@@ -149,7 +150,7 @@ func (s *state) expand(f *final) bool {
 		}
 		n := len(f.members)
 		add := s.variantsOf(f)
-		var out []profiles.Point
+		var out []plan.Point
 		switch nb := s.neighbours(f.dec.chosen); {
 		case f.lean:
 		case f.home != nil && *f.home != f.dec.chosen:
@@ -178,7 +179,7 @@ func (s *state) expand(f *final) bool {
 // variantsOf are the variants of f's chosen point with the tuning article's values, for
 // the verdicts; none for a further objective's rounds (the verdicts are the searched
 // objective's).
-func (s *state) variantsOf(f *final) []profiles.Point {
+func (s *state) variantsOf(f *final) []plan.Point {
 	if f.home != nil {
 		return nil
 	}
@@ -186,7 +187,7 @@ func (s *state) variantsOf(f *final) []profiles.Point {
 }
 
 // leaveOut makes pt a contender that f's rounds do not measure, unless it is one already.
-func (f *final) leaveOut(pt profiles.Point) {
+func (f *final) leaveOut(pt plan.Point) {
 	if !slices.ContainsFunc(f.members, func(m *member) bool { return m.pt == pt }) {
 		f.members = append(f.members, &member{pt: pt, compete: true, out: true})
 	}
@@ -286,7 +287,7 @@ func (s *state) planFinal(f *final) {
 // those the rounds still measure, not the leader, the chosen point, its variants or
 // neighbours, or a reference, counted as cut; false when there is none to drop.
 func (s *state) dropRival(f *final) bool {
-	keep := map[profiles.Point]bool{f.dec.leader: true, f.dec.chosen: true}
+	keep := map[plan.Point]bool{f.dec.leader: true, f.dec.chosen: true}
 	for _, v := range append(s.variantsOf(f), s.neighbours(f.dec.chosen)...) {
 		keep[v] = true // expand would bring them back
 	}
@@ -313,7 +314,7 @@ func (s *state) dropRival(f *final) bool {
 // article's values and the references (planFinal), counts those left out as cut, and
 // decides f again.
 func (s *state) goLean(f *final) {
-	keep := map[profiles.Point]bool{f.dec.leader: true, f.dec.chosen: true}
+	keep := map[plan.Point]bool{f.dec.leader: true, f.dec.chosen: true}
 	for _, v := range s.variantsOf(f) {
 		keep[v] = true
 	}
@@ -335,10 +336,10 @@ func (s *state) goLean(f *final) {
 // rivals are the search point's contenders: the best points measured that looked
 // within reach of it (three standard deviations of a single-run difference), best
 // first, at most maxRivals; cut is how many within reach were left out.
-func (s *state) rivals(inc profiles.Point, o Objective) (rivals []profiles.Point, cut int) {
+func (s *state) rivals(inc plan.Point, o Objective) (rivals []plan.Point, cut int) {
 	iv, _ := s.mean(inc, o)
 	margin := s.reach(o, 3)
-	var cands []profiles.Point
+	var cands []plan.Point
 	for _, pt := range s.measured() {
 		if v, ok := s.mean(pt, o); ok && pt != inc && v >= iv-margin {
 			cands = append(cands, pt)
@@ -359,7 +360,7 @@ func (s *state) rivals(inc profiles.Point, o Objective) (rivals []profiles.Point
 // is equal or worse, every contender has been measured, and none was left out.
 func (s *state) decide(f *final) decision {
 	o := f.obj
-	var comp, unmeasured []profiles.Point // unmeasured, then also the comparisons left open
+	var comp, unmeasured []plan.Point // unmeasured, then also the comparisons left open
 	for _, m := range f.members {
 		if !m.compete || s.failed[m.pt] != "" {
 			continue
@@ -379,7 +380,7 @@ func (s *state) decide(f *final) decision {
 			anchor = pt
 		}
 	}
-	d := decision{leader: anchor, rel: map[profiles.Point]Ratio{}, judged: map[profiles.Point]Relation{}, ok: true, contenders: len(comp)}
+	d := decision{leader: anchor, rel: map[plan.Point]Ratio{}, judged: map[plan.Point]Relation{}, ok: true, contenders: len(comp)}
 	bestV := 0.0
 	for _, pt := range comp {
 		if diff := s.diffs(pt, anchor, o, 0); len(diff) > 0 && pt != anchor {
@@ -405,7 +406,7 @@ func (s *state) decide(f *final) decision {
 	}
 	d.chosen = d.leader
 	var rs []Ratio
-	var others []profiles.Point
+	var others []plan.Point
 	for _, pt := range comp {
 		if pt != d.leader {
 			others = append(others, pt)
@@ -451,7 +452,7 @@ func (s *state) decide(f *final) decision {
 // stand for was compared at an equal of the chosen point. That assumes the parameters
 // in which the two differ do not interact with it there (the choice is a local optimum
 // around the top, as any descent's is); docs/sweep-method.md says so.
-func (d decision) covered(pt profiles.Point) bool {
+func (d decision) covered(pt plan.Point) bool {
 	for _, dim := range profiles.Dims {
 		v := pt.Int(dim)
 		if v == d.chosen.Int(dim) || pt.WithInt(dim, d.chosen.Int(dim)) != d.chosen {
@@ -487,8 +488,8 @@ func (s *state) settled(f *final) bool {
 // active are the members that the next rounds measure: the leader and the chosen
 // point, contenders not yet decided or not measured, and the tuning article's values not yet
 // decided against the chosen point.
-func (s *state) active(f *final) []profiles.Point {
-	var out []profiles.Point
+func (s *state) active(f *final) []plan.Point {
+	var out []plan.Point
 	d, o := f.dec, f.obj
 	vars := s.variantsOf(f)
 	for _, m := range f.members {

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rdmabench/rdmabench/profiles"
+	"github.com/rdmabench/rdmabench/plan"
 	"github.com/rdmabench/rdmabench/result"
 )
 
@@ -37,7 +37,7 @@ func TestChoosesTheCheapestStatisticallyEqual(t *testing.T) {
 func TestTopCandidatesAreAllConfirmed(t *testing.T) {
 	p := rxe(t)
 	// Lucky single runs: the first run of every point is 20% high, later runs are not.
-	seen := map[profiles.Point]int{}
+	seen := map[plan.Point]int{}
 	f := &fake{}
 	m := measurerFunc(func(ctx context.Context, c result.Config) (result.Result, error) {
 		r, err := f.Measure(ctx, c)
@@ -190,7 +190,7 @@ func TestCoveredNeighbours(t *testing.T) {
 	leader := pt(65536, 128, 0, 8, 1)
 	chosen := pt(65536, 8, 0, 8, 1) // equal to the leader, cheaper
 	top := pt(65536, 512, 0, 8, 1)  // equal to the leader too
-	d := decision{leader: leader, chosen: chosen, judged: map[profiles.Point]Relation{
+	d := decision{leader: leader, chosen: chosen, judged: map[plan.Point]Relation{
 		chosen:                      Equal,
 		top:                         Equal,
 		pt(16384, 128, 0, 8, 1):     Worse,     // 16K at the leader: worse
@@ -202,7 +202,7 @@ func TestCoveredNeighbours(t *testing.T) {
 		pt(65536, 512, 0, 8, 4):     NotBetter, // post list 4, no better than the leader
 	}}
 	for _, c := range []struct {
-		pt   profiles.Point
+		pt   plan.Point
 		want bool
 	}{
 		{pt(16384, 8, 0, 8, 1), true},

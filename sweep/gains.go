@@ -4,7 +4,7 @@ import (
 	"context"
 	"slices"
 
-	"github.com/rdmabench/rdmabench/profiles"
+	"github.com/rdmabench/rdmabench/plan"
 )
 
 // gains measures, once the choice is made, every objective's chosen point and the
@@ -16,7 +16,7 @@ func (s *state) gains(ctx context.Context, f *final) error {
 	if !f.dec.ok {
 		return nil
 	}
-	pts := []profiles.Point{f.dec.chosen}
+	pts := []plan.Point{f.dec.chosen}
 	for i, o := range s.objs[1:] {
 		b, _ := s.best(o, s.measured())
 		if fo := f.other(i); fo != nil {
@@ -28,9 +28,9 @@ func (s *state) gains(ctx context.Context, f *final) error {
 	for _, name := range sortedKeys(s.p.References) {
 		pts = append(pts, s.p.References[name])
 	}
-	var uniq []profiles.Point
+	var uniq []plan.Point
 	for _, pt := range pts {
-		if pt != (profiles.Point{}) && !slices.Contains(uniq, pt) && s.failed[pt] == "" {
+		if pt != (plan.Point{}) && !slices.Contains(uniq, pt) && s.failed[pt] == "" {
 			uniq = append(uniq, pt)
 		}
 	}

@@ -11,13 +11,13 @@ import (
 
 // PointOf reads the swept dimensions out of a config, each by its plan.Dim (its QP
 // timeout 0 is the default's exponent).
-func PointOf(c result.Config) profiles.Point { return plan.PointOf(c, profiles.Dims...) }
+func PointOf(c result.Config) plan.Point { return plan.PointOf(c, profiles.Dims...) }
 
 // Apply sets the swept dimensions of a config, each by its plan.Dim (the default QP
 // timeout said as 0, as a config says it); a point without a value on an optional
 // dimension (0 where its values start above: a QP timeout the grid left out) leaves the
 // config's.
-func Apply(c result.Config, p profiles.Point) result.Config {
+func Apply(c result.Config, p plan.Point) result.Config {
 	for _, d := range sweptDims {
 		if v := p.Int(d.Key); v != 0 || d.Lo <= 0 || !slices.Contains(profiles.Optional, d.Key) {
 			d.SetInt(&c, v)
@@ -36,10 +36,10 @@ var sweptDims = func() []plan.Dim {
 }()
 
 // gridPoints lists the valid points of a grid in a fixed order.
-func gridPoints(g map[string][]int) []profiles.Point {
-	out := []profiles.Point{{}}
+func gridPoints(g map[string][]int) []plan.Point {
+	out := []plan.Point{{}}
 	for _, d := range profiles.Dims {
-		var next []profiles.Point
+		var next []plan.Point
 		for _, p := range out {
 			for _, v := range g[d] {
 				next = append(next, p.WithInt(d, v))
@@ -56,7 +56,7 @@ func gridPoints(g map[string][]int) []profiles.Point {
 	return valid
 }
 
-func (s *state) onGrid(p profiles.Point) bool {
+func (s *state) onGrid(p plan.Point) bool {
 	for _, d := range profiles.Dims {
 		if !slices.Contains(s.p.Grid[d], p.Int(d)) {
 			return false
@@ -65,7 +65,7 @@ func (s *state) onGrid(p profiles.Point) bool {
 	return true
 }
 
-func (s *state) step(p profiles.Point, d string, delta int) (profiles.Point, bool) {
+func (s *state) step(p plan.Point, d string, delta int) (plan.Point, bool) {
 	vals := s.p.Grid[d]
 	i := slices.Index(vals, p.Int(d)) + delta
 	if i < 0 || i >= len(vals) {
@@ -76,8 +76,8 @@ func (s *state) step(p profiles.Point, d string, delta int) (profiles.Point, boo
 
 // neighbours are pt's one-parameter neighbours on the grid (one step either way)
 // that can run.
-func (s *state) neighbours(pt profiles.Point) []profiles.Point {
-	var out []profiles.Point
+func (s *state) neighbours(pt plan.Point) []plan.Point {
+	var out []plan.Point
 	for _, d := range profiles.Dims {
 		for _, delta := range []int{-1, 1} {
 			if n, ok := s.step(pt, d, delta); ok && n.Valid() {
@@ -92,7 +92,7 @@ func (s *state) neighbours(pt profiles.Point) []profiles.Point {
 // in flight, less memory), then a smaller moderation and a shorter post list (the
 // simpler loop), then the smaller message and offset, then the shorter QP timeout
 // (a lost packet is sent again sooner).
-func cheaper(a, b profiles.Point) int {
+func cheaper(a, b plan.Point) int {
 	for _, d := range []string{"sq_depth", "cq_mod", "post_list", "msg_size_bytes", "buf_offset_bytes", "qp_timeout"} {
 		if a.Int(d) != b.Int(d) {
 			return a.Int(d) - b.Int(d)
@@ -141,7 +141,7 @@ func abs(v int) int {
 // ArticlePoint is the tuning article's recommended configuration on a grid: per dimension the
 // value that stands for its range (nearest to the range's geometric middle), and the
 // start point's value where the tuning article gives none.
-func ArticlePoint(grid map[string][]int, article map[string][]int, start profiles.Point) profiles.Point {
+func ArticlePoint(grid map[string][]int, article map[string][]int, start plan.Point) plan.Point {
 	p := start
 	for _, d := range profiles.Dims {
 		if r, ok := article[d]; ok && len(grid[d]) > 0 {
@@ -153,8 +153,8 @@ func ArticlePoint(grid map[string][]int, article map[string][]int, start profile
 
 // variants are the chosen point with one parameter set to the tuning article's value, where
 // it differs and can run: what the verdicts compare.
-func (s *state) variants(chosen profiles.Point) []profiles.Point {
-	var out []profiles.Point
+func (s *state) variants(chosen plan.Point) []plan.Point {
+	var out []plan.Point
 	for _, d := range profiles.Dims {
 		r, ok := s.p.Article[d]
 		if !ok || inRange(d, r, chosen.Int(d)) {

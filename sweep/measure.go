@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/plan"
-	"github.com/rdmabench/rdmabench/profiles"
 	"github.com/rdmabench/rdmabench/result"
 )
 
@@ -70,7 +69,7 @@ func (s *state) fits(n int) bool {
 // A failed point is never measured again. A run is counted as measured, tainted or
 // not. A timed bandwidth run without a steady window long enough (steadyEnough) is
 // measured again, longer (see lengthen), and only the longer run counts.
-func (s *state) once(ctx context.Context, pt profiles.Point, round int, phase string) error {
+func (s *state) once(ctx context.Context, pt plan.Point, round int, phase string) error {
 	if _, bad := s.failed[pt]; bad {
 		return nil
 	}
@@ -94,7 +93,7 @@ func (s *state) once(ctx context.Context, pt profiles.Point, round int, phase st
 }
 
 // length is how long pt's runs are: the plan's duration, or longer for its queue.
-func (s *state) length(pt profiles.Point) float64 {
+func (s *state) length(pt plan.Point) float64 {
 	if d, ok := s.dur[pt]; ok {
 		return d
 	}
@@ -134,7 +133,7 @@ func turnover(res result.Result) float64 {
 // run's turnover says it needs (1.5 turnovers) when that is longer, at most the cap; a
 // point that cannot get a steady quarter even at the cap is not lengthened at all
 // (queue-bound).
-func (s *state) lengthen(pt profiles.Point, res result.Result) bool {
+func (s *state) lengthen(pt plan.Point, res result.Result) bool {
 	if res.Error != "" {
 		return false
 	}
@@ -176,7 +175,7 @@ func (s *state) lengthen(pt profiles.Point, res result.Result) bool {
 	return true
 }
 
-func (s *state) progress(pt profiles.Point, phase string, res result.Result, reused bool) {
+func (s *state) progress(pt plan.Point, phase string, res result.Result, reused bool) {
 	if s.r.Progress != nil {
 		s.r.Progress(Event{Op: s.p.Op, Phase: phase, Point: pt, Result: res, Measured: s.o.Runs + s.o.Reused, Expected: s.expected, Reused: reused})
 	}
@@ -184,7 +183,7 @@ func (s *state) progress(pt profiles.Point, phase string, res result.Result, reu
 
 // acquire measures pt once, or takes its next run from the resumed stream; err is
 // set when the sweep cannot go on (interrupted, a stream that does not match).
-func (s *state) acquire(ctx context.Context, pt profiles.Point) (res result.Result, reused bool, merr, err error) {
+func (s *state) acquire(ctx context.Context, pt plan.Point) (res result.Result, reused bool, merr, err error) {
 	if ctx.Err() != nil {
 		return res, false, nil, ctx.Err()
 	}
@@ -202,7 +201,7 @@ func (s *state) acquire(ctx context.Context, pt profiles.Point) (res result.Resu
 
 // reuse takes the operation's next run of the resumed stream, which must be of pt, and
 // charges the budget its recorded wall time.
-func (s *state) reuse(pt profiles.Point) (result.Result, error) {
+func (s *state) reuse(pt plan.Point) (result.Result, error) {
 	queue := s.r.prior[s.p.Op]
 	if got := PointOf(queue[0].Config); got != pt {
 		return result.Result{}, fmt.Errorf("%w: its next %s run is of %v, this sweep asks for %v (%d runs in)", ErrStreamMismatch, s.p.Op, got, pt, s.o.Reused) // text: local (this sweep's plan)
@@ -217,7 +216,7 @@ func (s *state) reuse(pt profiles.Point) (result.Result, error) {
 // measure runs pt with the Measurer (as long as its queue needs, with the samples a p99
 // objective needs), charges the budget its wall time and records it; merr is the
 // Measurer's error (the run's Error too), err one that ends the sweep.
-func (s *state) measure(ctx context.Context, pt profiles.Point) (res result.Result, merr, err error) {
+func (s *state) measure(ctx context.Context, pt plan.Point) (res result.Result, merr, err error) {
 	cfg := Apply(s.p.Base, pt)
 	cfg.Op = s.p.Op
 	if s.p.Base.DurationS > 0 {
@@ -241,7 +240,7 @@ func (s *state) measure(ctx context.Context, pt profiles.Point) (res result.Resu
 }
 
 // record adds a run of pt (or its failure) to the state.
-func (s *state) record(pt profiles.Point, round int, res result.Result) {
+func (s *state) record(pt plan.Point, round int, res result.Result) {
 	if _, seen := s.runs[pt]; !seen {
 		s.order = append(s.order, pt)
 		s.runs[pt] = nil
@@ -262,7 +261,7 @@ func (s *state) record(pt profiles.Point, round int, res result.Result) {
 }
 
 // round measures pts once each as one round, in the given order.
-func (s *state) measureRound(ctx context.Context, pts []profiles.Point, phase string) error {
+func (s *state) measureRound(ctx context.Context, pts []plan.Point, phase string) error {
 	id := s.next()
 	for _, pt := range pts {
 		if err := s.once(ctx, pt, id, phase); err != nil {

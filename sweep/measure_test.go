@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/plan"
-	"github.com/rdmabench/rdmabench/profiles"
 	"github.com/rdmabench/rdmabench/result"
 )
 
@@ -61,7 +60,7 @@ func TestP99SearchMeasuresEnoughSamples(t *testing.T) {
 
 func TestFailedPointsStayFailed(t *testing.T) {
 	p := rxe(t)
-	calls := map[profiles.Point]int{}
+	calls := map[plan.Point]int{}
 	m := measurerFunc(func(ctx context.Context, c result.Config) (result.Result, error) {
 		pt := PointOf(c)
 		calls[pt]++
@@ -96,7 +95,7 @@ func TestFailedPointsStayFailed(t *testing.T) {
 func TestTaintedRunsCountAsMeasured(t *testing.T) {
 	p := rxe(t)
 	pl := sweepPlan(p, "descent")
-	calls := map[profiles.Point]int{}
+	calls := map[plan.Point]int{}
 	m := measurerFunc(func(ctx context.Context, c result.Config) (result.Result, error) {
 		pt := PointOf(c)
 		calls[pt]++

@@ -3,7 +3,7 @@ package sweep
 import (
 	"errors"
 
-	"github.com/rdmabench/rdmabench/profiles"
+	"github.com/rdmabench/rdmabench/plan"
 )
 
 // Outcome is a finished (or interrupted) sweep of one operation: numbers and points
@@ -56,12 +56,12 @@ type Outcome struct {
 
 // Estimate is what the runs of one point say about one objective.
 type Estimate struct {
-	Point   profiles.Point `json:"point"`
-	Runs    int            `json:"runs"`         // runs counted (the final rounds, where the point was in them)
-	Tainted int            `json:"runs_tainted"` // of them, measured while NIC counters moved (counted as measured)
-	Median  float64        `json:"median"`       // of the objective's value, in its unit
-	CILow   *float64       `json:"ci_low"`       // 95% interval of the geometric mean; null below 2 runs
-	CIHigh  *float64       `json:"ci_high"`      // (an interval of the level: it includes drift)
+	Point   plan.Point `json:"point"`
+	Runs    int        `json:"runs"`         // runs counted (the final rounds, where the point was in them)
+	Tainted int        `json:"runs_tainted"` // of them, measured while NIC counters moved (counted as measured)
+	Median  float64    `json:"median"`       // of the objective's value, in its unit
+	CILow   *float64   `json:"ci_low"`       // 95% interval of the geometric mean; null below 2 runs
+	CIHigh  *float64   `json:"ci_high"`      // (an interval of the level: it includes drift)
 	// Medians of the other metrics over the same runs.
 	BWGbps      float64 `json:"bw_gbit_per_s"`
 	MsgRateMpps float64 `json:"msg_rate_mpps"`
@@ -86,12 +86,12 @@ type Reference struct {
 
 // Comparison is one point against the best, where it was not decided.
 type Comparison struct {
-	Point profiles.Point `json:"point"`
-	Ratio *Ratio         `json:"ratio"` // this point over the best (>1: better); null: never measured in the same round
+	Point plan.Point `json:"point"`
+	Ratio *Ratio     `json:"ratio"` // this point over the best (>1: better); null: never measured in the same round
 }
 
 // comparison is pt against the best, by r (nil ratio where no round paired them).
-func comparison(pt profiles.Point, r Ratio) Comparison {
+func comparison(pt plan.Point, r Ratio) Comparison {
 	c := Comparison{Point: pt}
 	if r.N > 0 {
 		c.Ratio = &r
@@ -162,12 +162,12 @@ const (
 
 // PointSummary is every measured point, all its runs.
 type PointSummary struct {
-	Point       profiles.Point `json:"point"`
-	Runs        int            `json:"runs"`
-	Tainted     int            `json:"runs_tainted"` // runs measured while NIC counters moved
-	BWGbps      float64        `json:"bw_gbit_per_s"`
-	MsgRateMpps float64        `json:"msg_rate_mpps"`
-	P99NS       *int64         `json:"lat_p99_ns"`
+	Point       plan.Point `json:"point"`
+	Runs        int        `json:"runs"`
+	Tainted     int        `json:"runs_tainted"` // runs measured while NIC counters moved
+	BWGbps      float64    `json:"bw_gbit_per_s"`
+	MsgRateMpps float64    `json:"msg_rate_mpps"`
+	P99NS       *int64     `json:"lat_p99_ns"`
 	// DurationS: how long the point's runs were (the plan's, or longer for its queue);
 	// RampShare: the largest of its runs' (result.Result.RampShare); QueueBound: above a
 	// quarter of the resolution even at Plan.MaxDurationS: its runs are mostly ramp-up

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/internal/stat"
+	"github.com/rdmabench/rdmabench/plan"
 	"github.com/rdmabench/rdmabench/profiles"
 	"github.com/rdmabench/rdmabench/result"
 )
@@ -21,7 +22,7 @@ type Plan struct {
 	Op        string
 	Base      result.Config    // everything but the swept dimensions
 	Grid      map[string][]int // dimension -> ascending values
-	Start     profiles.Point
+	Start     plan.Point
 	Search    string    // "descent" (default) or "grid"
 	Objective Objective // what the search and the chosen configuration optimise
 	// Others are further objectives whose optima are confirmed too, from the same rounds.
@@ -36,7 +37,7 @@ type Plan struct {
 	MaxDurationS float64
 	// References are measured in every final round (RefArticle, RefPerftest),
 	// for the gains; those on the grid compete too.
-	References map[string]profiles.Point
+	References map[string]plan.Point
 	// Article is the tuning article's [lo, hi] per dimension, for the verdicts.
 	Article map[string][]int
 }
@@ -107,7 +108,7 @@ func (o Options) Plan(op string) Plan {
 		}
 	}
 	grid, start := profiles.Complete(o.Profile.Grid[op], o.Profile.Start[op], map[string]int{"qp_timeout": o.QPTimeout})
-	refs := map[string]profiles.Point{RefArticle: ArticlePoint(grid, o.Profile.Reference[op], start)}
+	refs := map[string]plan.Point{RefArticle: ArticlePoint(grid, o.Profile.Reference[op], start)}
 	if o.Defaults != nil {
 		refs[RefPerftest] = o.perftest(op)
 	}
@@ -119,7 +120,7 @@ func (o Options) Plan(op string) Plan {
 // perftest is perftest's defaults for a bandwidth test of op (with the options'
 // completion events) as a sweep point: its QP timeout is the default's, or QPTimeout
 // where that fixes every point's.
-func (o Options) perftest(op string) profiles.Point {
+func (o Options) perftest(op string) plan.Point {
 	c := result.Config{Op: op, Test: result.BW, CompletionEvents: o.Events.CompletionEvents}
 	o.Defaults(&c)
 	p := PointOf(c)
@@ -145,7 +146,7 @@ func (p Plan) normalised() (Plan, error) {
 	if len(p.Grid["qp_timeout"]) == 0 {
 		p.Grid, p.Start = profiles.Complete(p.Grid, p.Start, map[string]int{"qp_timeout": u})
 	}
-	refs := map[string]profiles.Point{}
+	refs := map[string]plan.Point{}
 	for name, pt := range p.References {
 		if pt.QPTimeout == 0 {
 			pt.QPTimeout = u
@@ -231,12 +232,12 @@ func (s *state) pairedNoise() (sd float64, df int) {
 		df int
 	}
 	var pairs []pairSD
-	seen := map[[2]profiles.Point]bool{}
-	add := func(a, b profiles.Point) {
-		if seen[[2]profiles.Point{a, b}] || seen[[2]profiles.Point{b, a}] {
+	seen := map[[2]plan.Point]bool{}
+	add := func(a, b plan.Point) {
+		if seen[[2]plan.Point{a, b}] || seen[[2]plan.Point{b, a}] {
 			return // a pair's differences count once, however many duels it had
 		}
-		seen[[2]profiles.Point{a, b}] = true
+		seen[[2]plan.Point{a, b}] = true
 		for _, o := range []Objective{s.objs[0], {Name: "bw"}} {
 			if d := s.diffs(a, b, o, 0); len(d) >= 2 {
 				_, v := stat.MeanSD(d)

@@ -36,7 +36,7 @@ func TestQPTimeoutIsSwept(t *testing.T) {
 	// The rxe profile holds the timeout at 20; a grid may still sweep it.
 	pl.Start, pl.Grid = p.Start["write"], maps.Clone(p.Grid["write"])
 	pl.Grid["qp_timeout"] = []int{14, 20}
-	pl.References = map[string]profiles.Point{RefPerftest: pt(65536, 128, 0, 1, 1)}
+	pl.References = map[string]plan.Point{RefPerftest: pt(65536, 128, 0, 1, 1)}
 	o, err := NewRunner(m, nil, nil).Run(context.Background(), pl)
 	if err != nil {
 		t.Fatal(err)

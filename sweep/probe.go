@@ -7,7 +7,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/rdmabench/rdmabench/profiles"
+	"github.com/rdmabench/rdmabench/plan"
 )
 
 // Projection is what the probe said the budget buys: the noise of one run, the final
@@ -50,7 +50,7 @@ func (s *state) probe(ctx context.Context) error {
 // probePoints are the start point and its partner: perftest's defaults where they are
 // another point of the grid that can run, else the start's first neighbour (none
 // without one).
-func (s *state) probePoints() []profiles.Point {
+func (s *state) probePoints() []plan.Point {
 	start := s.p.Start
 	partner, ok := s.p.References[RefPerftest], false
 	if partner != start && s.onGrid(partner) && partner.Valid() {
@@ -61,7 +61,7 @@ func (s *state) probePoints() []profiles.Point {
 			partner, ok = nb[0], true
 		}
 	}
-	pts := []profiles.Point{start}
+	pts := []plan.Point{start}
 	if ok {
 		pts = append(pts, partner)
 		s.partner = &partner
@@ -72,7 +72,7 @@ func (s *state) probePoints() []profiles.Point {
 // project plans from the probe's runs of pts: the gains' reserve, the Projection, the
 // resolution the search decides at and its basis, and the search's share of the
 // budget (half of what the probe and the reserve leave); then says so.
-func (s *state) project(pts []profiles.Point) {
+func (s *state) project(pts []plan.Point) {
 	var runs int
 	for _, pt := range pts {
 		runs += len(s.runs[pt])

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/internal/stat"
+	"github.com/rdmabench/rdmabench/plan"
 	"github.com/rdmabench/rdmabench/profiles"
 	"github.com/rdmabench/rdmabench/result"
 )
@@ -23,9 +24,9 @@ import (
 // would: a way to try the sweep's rules on the bed's landscape in seconds.
 type replay struct {
 	rng    *rand.Rand
-	by     map[profiles.Point][]Recorded
+	by     map[plan.Point][]Recorded
 	clock  time.Time
-	misses map[profiles.Point]bool
+	misses map[plan.Point]bool
 	// model: answer from a model of the point's runs (below) rather than the runs.
 	model         bool
 	floor, glitch float64
@@ -33,7 +34,7 @@ type replay struct {
 }
 
 func loadReplay(t *testing.T, op string, files []string, seed uint64) *replay {
-	r := &replay{rng: rand.New(rand.NewPCG(seed, 1)), by: map[profiles.Point][]Recorded{}, misses: map[profiles.Point]bool{}}
+	r := &replay{rng: rand.New(rand.NewPCG(seed, 1)), by: map[plan.Point][]Recorded{}, misses: map[plan.Point]bool{}}
 	for _, f := range files {
 		fh, err := os.Open(f)
 		if err != nil {
@@ -58,9 +59,9 @@ func loadReplay(t *testing.T, op string, files []string, seed uint64) *replay {
 	return r
 }
 
-func (r *replay) nearest(p profiles.Point) []Recorded {
+func (r *replay) nearest(p plan.Point) []Recorded {
 	lg := func(a, b int) float64 { return math.Abs(math.Log2(float64(a+1)) - math.Log2(float64(b+1))) }
-	best, bd := profiles.Point{}, math.Inf(1)
+	best, bd := plan.Point{}, math.Inf(1)
 	for q := range r.by {
 		d := 10*lg(p.MsgSizeBytes, q.MsgSizeBytes) + lg(p.SQDepth, q.SQDepth) + 3*lg(p.BufOffsetBytes, q.BufOffsetBytes) +
 			lg(p.CQMod, q.CQMod) + 5*lg(p.PostList, q.PostList) + 2*lg(p.QPTimeout, q.QPTimeout)

@@ -4,7 +4,7 @@ import (
 	"math"
 	"slices"
 
-	"github.com/rdmabench/rdmabench/profiles"
+	"github.com/rdmabench/rdmabench/plan"
 )
 
 // goodness is a run's goodness for o (computed once, when the run is taken).
@@ -16,7 +16,7 @@ func (s *state) goodness(r run, o Objective) (float64, bool) {
 }
 
 // count is how many of pt's runs qualify for o.
-func (s *state) count(pt profiles.Point, o Objective) int {
+func (s *state) count(pt plan.Point, o Objective) int {
 	n := 0
 	for _, r := range s.runs[pt] {
 		if _, ok := s.goodness(r, o); ok {
@@ -27,13 +27,13 @@ func (s *state) count(pt profiles.Point, o Objective) int {
 }
 
 // pair compares a with b on the rounds where both qualified: a over b.
-func (s *state) pair(a, b profiles.Point, o Objective) Ratio {
+func (s *state) pair(a, b plan.Point, o Objective) Ratio {
 	return moderatedRatio(s.diffs(a, b, o, 0), s.priorSD, s.priorDF)
 }
 
 // diffs are a's goodness minus b's, per round from round `from` on where both
 // qualified (runs are kept in round order: a merge).
-func (s *state) diffs(a, b profiles.Point, o Objective, from int) []float64 {
+func (s *state) diffs(a, b plan.Point, o Objective, from int) []float64 {
 	ra, rb := s.runs[a], s.runs[b]
 	var d []float64
 	for i, j := 0, 0; i < len(ra) && j < len(rb); {
@@ -56,7 +56,7 @@ func (s *state) diffs(a, b profiles.Point, o Objective, from int) []float64 {
 
 // mean is pt's mean goodness over all its runs (unpaired: for screening only), and
 // whether pt is a candidate for o: more than half its runs qualify.
-func (s *state) mean(pt profiles.Point, o Objective) (float64, bool) {
+func (s *state) mean(pt plan.Point, o Objective) (float64, bool) {
 	var sum float64
 	n := 0
 	for _, r := range s.runs[pt] {
@@ -70,8 +70,8 @@ func (s *state) mean(pt profiles.Point, o Objective) (float64, bool) {
 	return sum / float64(n), true
 }
 
-func (s *state) measured() []profiles.Point {
-	var out []profiles.Point
+func (s *state) measured() []plan.Point {
+	var out []plan.Point
 	for _, pt := range s.order {
 		if len(s.runs[pt]) > 0 && s.onGrid(pt) {
 			out = append(out, pt)
@@ -93,8 +93,8 @@ func (s *state) qualifying(o Objective) int {
 }
 
 // best is the candidate with the highest mean goodness.
-func (s *state) best(o Objective, pts []profiles.Point) (profiles.Point, bool) {
-	var b profiles.Point
+func (s *state) best(o Objective, pts []plan.Point) (plan.Point, bool) {
+	var b plan.Point
 	bv, found := math.Inf(-1), false
 	for _, pt := range pts {
 		if v, ok := s.mean(pt, o); ok && (!found || v > bv) {

@@ -6,21 +6,22 @@ import (
 	"slices"
 
 	"github.com/rdmabench/rdmabench/internal/stat"
+	"github.com/rdmabench/rdmabench/plan"
 	"github.com/rdmabench/rdmabench/profiles"
 )
 
 // Step is one decision of the descent: a candidate that looked better, re-measured
 // against the current point.
 type Step struct {
-	From  profiles.Point `json:"from"`
-	To    profiles.Point `json:"to"`
-	Ratio Ratio          `json:"ratio"` // To over From
-	Moved bool           `json:"moved"`
+	From  plan.Point `json:"from"`
+	To    plan.Point `json:"to"`
+	Ratio Ratio      `json:"ratio"` // To over From
+	Moved bool       `json:"moved"`
 }
 
 // search finds where the optimum lies, by the plan's search: the grid's best point, or
 // the descent's.
-func (s *state) search(ctx context.Context) (profiles.Point, error) {
+func (s *state) search(ctx context.Context) (plan.Point, error) {
 	if s.p.Search == "grid" {
 		return s.searchGrid(ctx)
 	}
@@ -29,7 +30,7 @@ func (s *state) search(ctx context.Context) (profiles.Point, error) {
 
 // searchGrid measures every valid point of the grid once, in gridPoints' order, while
 // the search's share of the budget lasts, and returns the best measured.
-func (s *state) searchGrid(ctx context.Context) (profiles.Point, error) {
+func (s *state) searchGrid(ctx context.Context) (plan.Point, error) {
 	var err error
 	for _, pt := range gridPoints(s.p.Grid) {
 		if s.exhausted() {
@@ -48,7 +49,7 @@ func (s *state) searchGrid(ctx context.Context) (profiles.Point, error) {
 // the current point, is re-measured against it in interleaved pairs, and the descent
 // moves only when the pairs say it is significantly better. Then a local refinement
 // over pairs of neighbouring values of interacting dimensions, by the same rule.
-func (s *state) descent(ctx context.Context) (profiles.Point, error) {
+func (s *state) descent(ctx context.Context) (plan.Point, error) {
 	cur := s.p.Start
 	if err := s.once(ctx, cur, s.next(), "search"); err != nil {
 		return cur, err
@@ -56,7 +57,7 @@ func (s *state) descent(ctx context.Context) (profiles.Point, error) {
 	for pass := 0; pass < 3 && !s.exhausted(); pass++ {
 		moved := false
 		for _, d := range profiles.Dims {
-			var line []profiles.Point
+			var line []plan.Point
 			for _, v := range s.p.Grid[d] {
 				if c := cur.WithInt(d, v); c != cur && c.Valid() {
 					line = append(line, c)
@@ -73,7 +74,7 @@ func (s *state) descent(ctx context.Context) (profiles.Point, error) {
 		}
 	}
 	for _, pr := range [][2]string{{"msg_size_bytes", "sq_depth"}, {"sq_depth", "cq_mod"}, {"cq_mod", "post_list"}} {
-		var cands []profiles.Point
+		var cands []plan.Point
 		for _, da := range []int{-1, 1} {
 			for _, db := range []int{-1, 1} {
 				c, ok := s.step(cur, pr[0], da)
@@ -98,7 +99,7 @@ func (s *state) descent(ctx context.Context) (profiles.Point, error) {
 // can be unlucky, and so can the current point's first run): within the tolerance or
 // two standard deviations of a single-run difference, or always while the noise is
 // not known yet.
-func (s *state) tryMove(ctx context.Context, cur *profiles.Point, cands []profiles.Point) (bool, error) {
+func (s *state) tryMove(ctx context.Context, cur *plan.Point, cands []plan.Point) (bool, error) {
 	for _, c := range cands {
 		if s.exhausted() {
 			return false, nil
@@ -151,7 +152,7 @@ func (s *state) reach(o Objective, k float64) float64 {
 // The rounds are counted, not the pairs: a round in which one side's statistic is
 // missing (a p99 without the samples) still counts, so noise or a missing statistic
 // cannot keep a duel going. It returns a over b.
-func (s *state) duel(ctx context.Context, a, b profiles.Point) (Ratio, bool, error) {
+func (s *state) duel(ctx context.Context, a, b plan.Point) (Ratio, bool, error) {
 	o := s.objs[0]
 	start := s.spent
 	lvl := alpha / float64(len(duelLooks))
@@ -170,9 +171,9 @@ func (s *state) duel(ctx context.Context, a, b profiles.Point) (Ratio, bool, err
 				return r, false, nil
 			}
 		}
-		order := []profiles.Point{a, b}
+		order := []plan.Point{a, b}
 		if s.round%2 == 1 {
-			order = []profiles.Point{b, a}
+			order = []plan.Point{b, a}
 		}
 		if err := s.measureRound(ctx, order, "confirm"); err != nil {
 			return r, false, err

@@ -17,7 +17,6 @@ import (
 
 	"github.com/rdmabench/rdmabench/oob"
 	"github.com/rdmabench/rdmabench/plan"
-	"github.com/rdmabench/rdmabench/profiles"
 	"github.com/rdmabench/rdmabench/result"
 )
 
@@ -162,7 +161,7 @@ func TestResumeDoesNotRemeasure(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	f := &fake{stopAfter: 10, cancel: cancel}
 	pl := sweepPlan(p, "grid")
-	pl.References = map[string]profiles.Point{"perftest_defaults": pt(65536, 128, 0, 100, 1)}
+	pl.References = map[string]plan.Point{"perftest_defaults": pt(65536, 128, 0, 100, 1)}
 	first, err := NewRunner(f, record, nil).Run(ctx, pl)
 	if err != nil || !first.Interrupted || len(stream) != 9 {
 		t.Fatalf("interrupted run: err %v, interrupted %v, %d recorded", err, first.Interrupted, len(stream))

@@ -41,7 +41,6 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/plan"
-	"github.com/rdmabench/rdmabench/profiles"
 	"github.com/rdmabench/rdmabench/result"
 )
 
@@ -56,7 +55,7 @@ type Event struct {
 	// "search", "confirm" (re-measuring before a move), "final" (deciding the
 	// chosen point) or "gains" (the chosen points and the references, measured afresh)
 	Phase    string
-	Point    profiles.Point
+	Point    plan.Point
 	Result   result.Result
 	Measured int // measurements so far in this plan
 	Expected int // a best guess of the total
@@ -130,8 +129,8 @@ func (r *Runner) newState(p Plan) *state {
 	o := &Outcome{Op: p.Op, Search: p.Search, Objective: p.Objective.String(), Unit: p.Objective.Unit(),
 		Repeat: p.Repeat, BudgetS: max(p.Budget.Seconds(), 0), GridPoints: len(gridPoints(p.Grid))}
 	s := &state{r: r, p: p, o: o, objs: append([]Objective{p.Objective}, p.Others...),
-		runs: map[profiles.Point][]run{}, failed: map[profiles.Point]string{}, dur: map[profiles.Point]float64{},
-		share: map[profiles.Point]float64{}, unsteady: map[profiles.Point]bool{}, beyondCap: map[profiles.Point]bool{}, tol: firstResolution}
+		runs: map[plan.Point][]run{}, failed: map[plan.Point]string{}, dur: map[plan.Point]float64{},
+		share: map[plan.Point]float64{}, unsteady: map[plan.Point]bool{}, beyondCap: map[plan.Point]bool{}, tol: firstResolution}
 	if p.Resolution > 0 {
 		s.tol = p.Resolution
 	}
@@ -144,9 +143,9 @@ func (r *Runner) newState(p Plan) *state {
 // one fails: the probe, the search, the final rounds (the search's objective's, then
 // the others'), the gains' rounds. It returns the search's point and the final rounds
 // (nil where they did not start).
-func (s *state) phases(ctx context.Context) (profiles.Point, *final, error) {
+func (s *state) phases(ctx context.Context) (plan.Point, *final, error) {
 	err := s.probe(ctx)
-	var inc profiles.Point
+	var inc plan.Point
 	if err == nil {
 		inc, err = s.search(ctx)
 	}
@@ -194,16 +193,16 @@ type state struct {
 	p        Plan
 	o        *Outcome
 	objs     []Objective // the search's first
-	runs     map[profiles.Point][]run
-	failed   map[profiles.Point]string
-	order    []profiles.Point // measured points, first measured first (determinism)
-	round    int              // the last round's number
+	runs     map[plan.Point][]run
+	failed   map[plan.Point]string
+	order    []plan.Point // measured points, first measured first (determinism)
+	round    int          // the last round's number
 	spent    time.Duration
 	expected int
-	tol      float64                    // the resolution decisions are taken at
-	dur      map[profiles.Point]float64 // a point's run length, where lengthened for its queue
-	share    map[profiles.Point]float64 // the largest ramp share of a point's runs
-	unsteady map[profiles.Point]bool    // a point's last run had no steady window (steadyEnough)
+	tol      float64                // the resolution decisions are taken at
+	dur      map[plan.Point]float64 // a point's run length, where lengthened for its queue
+	share    map[plan.Point]float64 // the largest ramp share of a point's runs
+	unsteady map[plan.Point]bool    // a point's last run had no steady window (steadyEnough)
 	// priorSD, priorDF: the spread of a paired difference pooled when the final rounds
 	// were planned (pairedNoise), which moderates every comparison's from then on
 	// (moderatedRatio); 0 before.
@@ -211,10 +210,10 @@ type state struct {
 	priorDF int
 	// beyondCap: a point whose queues' turnover asks for longer runs than the cap
 	// (lengthen): not lengthened, queue-bound.
-	beyondCap map[profiles.Point]bool
-	looks     []int           // the final rounds' looks (planFinal's; finalLooks without one)
-	partner   *profiles.Point // the probe's partner of the start point
-	cut       bool            // a phase stopped for the budget
+	beyondCap map[plan.Point]bool
+	looks     []int       // the final rounds' looks (planFinal's; finalLooks without one)
+	partner   *plan.Point // the probe's partner of the start point
+	cut       bool        // a phase stopped for the budget
 	// The budget's shares: the current phase ends when spent reaches phaseEnd; reserve
 	// is what the gains' rounds are expected to take.
 	phaseEnd, reserve time.Duration

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"testing"
 
+	"github.com/rdmabench/rdmabench/plan"
 	"github.com/rdmabench/rdmabench/profiles"
 	"github.com/rdmabench/rdmabench/result"
 )
@@ -49,7 +50,7 @@ func (f *fake) Measure(ctx context.Context, c result.Config) (result.Result, err
 func ptr(v int64) *int64 { return &v }
 
 // truth is the fake NIC's bandwidth without noise: the ground truth.
-func truth(p profiles.Point) float64 {
+func truth(p plan.Point) float64 {
 	inflight := float64(p.MsgSizeBytes) * float64(p.SQDepth)
 	bw := 100 * inflight / (inflight + 4<<20)
 	bw *= 1 - 0.3/float64(p.CQMod)
@@ -80,14 +81,14 @@ func sweepPlan(p profiles.Profile, search string) Plan {
 		Start: p.Start["write"], Search: search, Objective: Objective{Name: "bw"}, Repeat: 1, Resolution: 0.02}
 }
 
-func pt(size, depth, off, mod, pl int) profiles.Point {
-	return profiles.Point{MsgSizeBytes: size, SQDepth: depth, BufOffsetBytes: off, CQMod: mod, PostList: pl}
+func pt(size, depth, off, mod, pl int) plan.Point {
+	return plan.Point{MsgSizeBytes: size, SQDepth: depth, BufOffsetBytes: off, CQMod: mod, PostList: pl}
 }
 
-func gridBest(g map[string][]int) (profiles.Point, float64) {
-	var best profiles.Point
+func gridBest(g map[string][]int) (plan.Point, float64) {
+	var best plan.Point
 	for _, p := range gridPoints(g) {
-		if truth(p) > truth(best) || best == (profiles.Point{}) {
+		if truth(p) > truth(best) || best == (plan.Point{}) {
 			best = p
 		}
 	}

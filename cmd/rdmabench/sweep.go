@@ -437,7 +437,7 @@ func (p *progress) done() {
 	}
 }
 
-func pointString(pt profiles.Point) string {
+func pointString(pt plan.Point) string {
 	return fmt.Sprintf("size %s depth %d offset %d cq-mod %d post-list %d qp-timeout %d", result.FormatSize(pt.MsgSizeBytes),
 		pt.SQDepth, pt.BufOffsetBytes, pt.CQMod, pt.PostList, pt.QPTimeout)
 }

@@ -8,6 +8,7 @@ import (
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/rdmabench/rdmabench/internal/stat"
+	"github.com/rdmabench/rdmabench/plan"
 	"github.com/rdmabench/rdmabench/profiles"
 	"github.com/rdmabench/rdmabench/report"
 	"github.com/rdmabench/rdmabench/result"
@@ -22,7 +23,7 @@ var ops = []string{"write", "read"}
 type cell struct {
 	Key      string // report.ConfigKey; a summary's: the op and the point
 	Cfg      result.Config
-	Point    profiles.Point
+	Point    plan.Point
 	BW, Rate []float64 // per run, Gb/s and Mpps (nil for a summary)
 	Runs     int
 	BWMed    float64
@@ -122,7 +123,7 @@ func flagName(counter, side, class string) string {
 }
 
 // pointName is a point in one short cell: size/depth/offset/cq-mod/post-list.
-func pointName(p profiles.Point) string { return report.FmtPoint(p) }
+func pointName(p plan.Point) string { return report.FmtPoint(p) }
 
 // ofOp returns the cells of one operation.
 func ofOp(cells []*cell, op string) []*cell {
@@ -178,11 +179,11 @@ type heat struct {
 	Op           string
 	Size         int
 	Depths, Mods []int
-	Z            [][]float64    // [depth][mod], Gb/s; NaN: never measured
-	At           [][]*cell      // the configuration each cell shows
-	Base         profiles.Point // the chosen (or best) point: its size is the map's
-	BaseLabel    string         // "chosen (tuned report)" or "best measured"
-	Article      *profiles.Point
+	Z            [][]float64 // [depth][mod], Gb/s; NaN: never measured
+	At           [][]*cell   // the configuration each cell shows
+	Base         plan.Point  // the chosen (or best) point: its size is the map's
+	BaseLabel    string      // "chosen (tuned report)" or "best measured"
+	Article      *plan.Point
 	ArticleFrom  string // where the article's point comes from, or why there is none
 	SizeNote     string // why the map is not at the best point's size
 	// Resolution: the tuned report's for op (sweep.Outcome.Resolution, a fraction), where
@@ -296,7 +297,7 @@ func (s *Series) heatOf(cells []*cell, op string) *heat {
 
 // articleFromProfile finds the tuning article's point on the built-in profile that matches
 // the series' client device.
-func (s *Series) articleFromProfile(op string) (*profiles.Point, string) {
+func (s *Series) articleFromProfile(op string) (*plan.Point, string) {
 	if len(s.Results) == 0 {
 		return nil, "unavailable: no tuned report"
 	}

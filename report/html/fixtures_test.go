@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/counters"
-	"github.com/rdmabench/rdmabench/profiles"
+	"github.com/rdmabench/rdmabench/plan"
 	"github.com/rdmabench/rdmabench/result"
 	"github.com/rdmabench/rdmabench/sweep"
 )
@@ -116,7 +116,7 @@ func makeDemoFixture(t *testing.T) {
 	}
 	type key struct {
 		op string
-		pt profiles.Point
+		pt plan.Point
 	}
 	count := map[key]int{}
 	var out []sweep.Recorded
@@ -153,13 +153,13 @@ func makeDemoFixture(t *testing.T) {
 }
 
 // readTunedForTest returns the chosen point per operation of a tuned report.
-func readTunedForTest(data []byte) (map[string]profiles.Point, bool, error) {
+func readTunedForTest(data []byte) (map[string]plan.Point, bool, error) {
 	files := []File{{Path: "tuned.json", Data: data}}
 	ss, err := Build(files, nil)
 	if err != nil || len(ss) != 1 || ss[0].Tuned == nil {
 		return nil, false, err
 	}
-	out := map[string]profiles.Point{}
+	out := map[string]plan.Point{}
 	for op, o := range ss[0].Tuned.Ops {
 		out[op] = o.Chosen.Point
 	}
