@@ -78,13 +78,41 @@ func (s *Session) xfer(x *C.rb_xfer, size int, laddr uintptr, roff int, inline b
 // with p.Rounds, the rounds loop, or, with p.MR per-io or cache, the loop that
 // registers in its window (rb_bw_mr, one QP: see bandwidthMR).
 func (s *Session) Bandwidth(p BWParams) (BWResult, error) {
+	if err := s.checkBandwidth(p); err != nil {
+		return BWResult{}, err
+	}
+	arr := s.loopArrays(p)
+	defer arr.free()
+	opcode, lstride, iters, deadline := loopArgs(p)
+	if (p.Rounds || MRInLoop(p.MR)) && len(s.blocks) > 1 {
+		return BWResult{}, fmt.Errorf("bandwidth loop: rounds and --mr per-io/cache run on one thread; the session has %d", len(s.blocks))
+	}
+	var x *C.rb_xfer
+	var rc C.int
+	var res BWResult
+	var pl place // where the loop ran (rounds, registrations in the loop)
+	if p.Rounds {
+		x, rc, pl = s.rounds(p, arr, opcode, lstride, iters, deadline, &res)
+	} else if MRInLoop(p.MR) { // registrations in the loop: one QP, see bandwidthMR
+		x, rc, pl = s.bandwidthMR(p, uintptr(s.buf)+uintptr(p.LocalOffset), uint64(*arr.raddr), uint32(*arr.rkey), opcode, iters, deadline, arr.done, arr.last, &res)
+	} else {
+		return s.stream(p, arr, opcode, lstride, iters, deadline)
+	}
+	defer C.free(unsafe.Pointer(x.hist))
+	return s.oneLoopResult(p, x, rc, pl, arr, res)
+}
+
+// checkBandwidth refuses p before anything is allocated: on a session that is not
+// connected, with parameters BWParams.Check refuses, or where a QP's remote region
+// would end past its peer's buffer.
+func (s *Session) checkBandwidth(p BWParams) error {
 	l := p.Layout
 	nqp := len(s.qps)
 	if len(s.remotes) != nqp {
-		return BWResult{}, fmt.Errorf("bandwidth loop: the session is not connected")
+		return fmt.Errorf("bandwidth loop: the session is not connected")
 	}
 	if err := p.Check(nqp, s.spec.BufSize, s.spec.SQDepth); err != nil {
-		return BWResult{}, err
+		return err
 	}
 	for q, r := range s.remotes { // refused here rather than failing mid-run with REM_ACCESS_ERR
 		end := uint64(p.RemoteOffset) + uint64(l.RSlots*l.Stride)
@@ -92,92 +120,118 @@ func (s *Session) Bandwidth(p BWParams) (BWResult, error) {
 			end += uint64(q * l.RSlots * l.Stride)
 		}
 		if end > r.len {
-			return BWResult{}, fmt.Errorf("bandwidth loop: QP %d's remote region ends at byte %d of the peer's %d-byte buffer", q, end, r.len)
+			return fmt.Errorf("bandwidth loop: QP %d's remote region ends at byte %d of the peer's %d-byte buffer", q, end, r.len)
 		}
 	}
+	return nil
+}
+
+// loopArrays allocates a bandwidth loop's per-QP C arrays over all the session's QPs
+// (the caller frees them with free) and fills in the QPs and their remote regions and
+// keys; with p.PerQP it adds a latency histogram per QP.
+func (s *Session) loopArrays(p BWParams) streamArrays {
+	l := p.Layout
+	nqp := len(s.qps)
 	// The remote regions: QP q's at q*rstride of the one peer's buffer, or at the
 	// start of its own peer's.
-	raddr := (*C.uint64_t)(C.calloc(C.size_t(nqp), 8))
-	rkey := (*C.uint32_t)(C.calloc(C.size_t(nqp), 4))
-	last := (*C.int64_t)(C.calloc(C.size_t(nqp), 8))
-	done := (*C.uint64_t)(C.calloc(C.size_t(nqp), 8))
-	qps := (**C.struct_ibv_qp)(C.calloc(C.size_t(nqp), C.size_t(unsafe.Sizeof(uintptr(0)))))
-	defer func() {
-		for _, p := range []unsafe.Pointer{unsafe.Pointer(raddr), unsafe.Pointer(rkey), unsafe.Pointer(last), unsafe.Pointer(done), unsafe.Pointer(qps)} {
-			C.free(p)
-		}
-	}()
-	if raddr == nil || rkey == nil || last == nil || done == nil || qps == nil {
+	arr := streamArrays{
+		raddr: (*C.uint64_t)(C.calloc(C.size_t(nqp), 8)),
+		rkey:  (*C.uint32_t)(C.calloc(C.size_t(nqp), 4)),
+		last:  (*C.int64_t)(C.calloc(C.size_t(nqp), 8)),
+		done:  (*C.uint64_t)(C.calloc(C.size_t(nqp), 8)),
+		qps:   (**C.struct_ibv_qp)(C.calloc(C.size_t(nqp), C.size_t(unsafe.Sizeof(uintptr(0))))),
+	}
+	if arr.raddr == nil || arr.rkey == nil || arr.last == nil || arr.done == nil || arr.qps == nil {
+		arr.free()
 		panic("verbs: out of memory for a loop's arrays")
 	}
-	ra, rk := unsafe.Slice((*uint64)(unsafe.Pointer(raddr)), nqp), unsafe.Slice((*uint32)(unsafe.Pointer(rkey)), nqp)
+	ra, rk := unsafe.Slice((*uint64)(unsafe.Pointer(arr.raddr)), nqp), unsafe.Slice((*uint32)(unsafe.Pointer(arr.rkey)), nqp)
 	for q, r := range s.remotes {
 		ra[q], rk[q] = r.addr+uint64(p.RemoteOffset), r.key
 		if s.onePeer {
 			ra[q] += uint64(q * l.RSlots * l.Stride)
 		}
 	}
-	copy(unsafe.Slice(qps, nqp), s.qps)
-	var qhist *C.rb_hist
+	copy(unsafe.Slice(arr.qps, nqp), s.qps)
 	if p.PerQP {
-		qhist = (*C.rb_hist)(C.malloc(C.size_t(nqp) * C.size_t(unsafe.Sizeof(C.rb_hist{}))))
-		if qhist == nil {
+		arr.qhist = (*C.rb_hist)(C.malloc(C.size_t(nqp) * C.size_t(unsafe.Sizeof(C.rb_hist{}))))
+		if arr.qhist == nil {
+			arr.free()
 			panic("verbs: out of memory for latency histograms")
 		}
-		defer C.free(unsafe.Pointer(qhist))
-		for i := range unsafe.Slice(qhist, nqp) {
-			C.rb_hist_reset(&unsafe.Slice(qhist, nqp)[i])
+		for i := range unsafe.Slice(arr.qhist, nqp) {
+			C.rb_hist_reset(&unsafe.Slice(arr.qhist, nqp)[i])
 		}
 	}
-	opcode := C.int(C.IBV_WR_RDMA_WRITE)
+	return arr
+}
+
+// free frees what loopArrays allocated.
+func (arr streamArrays) free() {
+	for _, p := range []unsafe.Pointer{unsafe.Pointer(arr.raddr), unsafe.Pointer(arr.rkey), unsafe.Pointer(arr.last), unsafe.Pointer(arr.done), unsafe.Pointer(arr.qps)} {
+		C.free(p)
+	}
+	if arr.qhist != nil {
+		C.free(unsafe.Pointer(arr.qhist))
+	}
+}
+
+// loopArgs are what p sets for every bandwidth loop: the WR opcode, the distance
+// between the QPs' local regions (0 when they share one), and when to stop: after
+// p.Iters WRs per QP, or with p.Duration at a deadline on the loops' clock.
+func loopArgs(p BWParams) (opcode C.int, lstride, iters C.uint64_t, deadline C.int64_t) {
+	l := p.Layout
+	opcode = C.IBV_WR_RDMA_WRITE
 	if p.Op == Read {
 		opcode = C.IBV_WR_RDMA_READ
 	}
-	lstride := C.uint64_t(l.LSlots * l.Stride)
+	lstride = C.uint64_t(l.LSlots * l.Stride)
 	if l.SharedLocal {
 		lstride = 0
 	}
-	var deadline C.int64_t
-	iters := C.uint64_t(p.Iters)
+	iters = C.uint64_t(p.Iters)
 	if p.Duration > 0 {
 		iters = C.uint64_t(math.MaxUint64)
 		deadline = C.rb_now() + C.int64_t(p.Duration.Nanoseconds())
 	}
-	var x *C.rb_xfer
+	return opcode, lstride, iters, deadline
+}
+
+// rounds runs rb_rounds (p.Rounds) over all QPs on one loop thread, into res.Rounds.
+// It returns the loop's rb_xfer (its histogram is the caller's to free) and its
+// outcome.
+func (s *Session) rounds(p BWParams, arr streamArrays, opcode C.int, lstride, iters C.uint64_t, deadline C.int64_t, res *BWResult) (*C.rb_xfer, C.int, place) {
+	l := p.Layout
+	nqp := len(s.qps)
+	a := new(C.rb_rounds_args)
+	s.xfer(&a.x, p.Size, uintptr(s.buf)+uintptr(p.LocalOffset), 0, p.Inline && p.Op == Write, p.Timeout)
+	a.qps, a.nqp, a.opcode = arr.qps, C.int(nqp), opcode
+	a.lslots, a.rslots, a.stride, a.lstride = C.uint32_t(l.LSlots), C.uint32_t(l.RSlots), C.uint32_t(l.Stride), lstride
+	a.raddr, a.rkey, a.qhist, a.iters, a.deadline_ns = arr.raddr, arr.rkey, arr.qhist, iters, deadline
+	a.done, a.qlast_ns = arr.done, arr.last
+	endProgress := progress(p, unsafe.Slice((*uint64)(unsafe.Pointer(arr.done)), nqp))
 	var rc C.int
-	var res BWResult
-	var pl place // where the loop ran (rounds, registrations in the loop)
-	if (p.Rounds || MRInLoop(p.MR)) && len(s.blocks) > 1 {
-		return BWResult{}, fmt.Errorf("bandwidth loop: rounds and --mr per-io/cache run on one thread; the session has %d", len(s.blocks))
-	}
-	if p.Rounds {
-		var a C.rb_rounds_args
-		x = &a.x
-		s.xfer(x, p.Size, uintptr(s.buf)+uintptr(p.LocalOffset), 0, p.Inline && p.Op == Write, p.Timeout)
-		a.qps, a.nqp, a.opcode = qps, C.int(nqp), opcode
-		a.lslots, a.rslots, a.stride, a.lstride = C.uint32_t(l.LSlots), C.uint32_t(l.RSlots), C.uint32_t(l.Stride), lstride
-		a.raddr, a.rkey, a.qhist, a.iters, a.deadline_ns = raddr, rkey, qhist, iters, deadline
-		a.done, a.qlast_ns = done, last
-		endProgress := progress(p, unsafe.Slice((*uint64)(unsafe.Pointer(done)), nqp))
-		pl = s.onLoopThread(func() { rc = C.rb_rounds(&a) })
-		endProgress()
-		res.Rounds = uint64(a.rounds)
-	} else if MRInLoop(p.MR) { // registrations in the loop: one QP, see bandwidthMR
-		x, rc, pl = s.bandwidthMR(p, uintptr(s.buf)+uintptr(p.LocalOffset), ra[0], rk[0], opcode, iters, deadline, done, last, &res)
-	} else {
-		return s.stream(p, streamArrays{qps: qps, raddr: raddr, rkey: rkey, qhist: qhist, done: done, last: last}, opcode, lstride, iters, deadline)
-	}
-	defer C.free(unsafe.Pointer(x.hist))
+	pl := s.onLoopThread(func() { rc = C.rb_rounds(a) })
+	endProgress()
+	res.Rounds = uint64(a.rounds)
+	return &a.x, rc, pl
+}
+
+// oneLoopResult completes res with what a loop on one thread (rounds, registrations in
+// the loop) measured, from its rb_xfer x and the per-QP arrays, and returns it with
+// the loop's error: its thread's that could not be pinned, else its failure.
+func (s *Session) oneLoopResult(p BWParams, x *C.rb_xfer, rc C.int, pl place, arr streamArrays, res BWResult) (BWResult, error) {
+	nqp := len(s.qps)
 	scale := float64(x.ns_per_tick)
 	res.DurationNS, res.Lat = int64(x.duration_ns), samples(x.hist, scale)
-	res.PerQP = append([]uint64(nil), unsafe.Slice((*uint64)(unsafe.Pointer(done)), nqp)...)
-	res.PerQPLastNS = append([]int64(nil), unsafe.Slice((*int64)(unsafe.Pointer(last)), nqp)...)
+	res.PerQP = append([]uint64(nil), unsafe.Slice((*uint64)(unsafe.Pointer(arr.done)), nqp)...)
+	res.PerQPLastNS = append([]int64(nil), unsafe.Slice((*int64)(unsafe.Pointer(arr.last)), nqp)...)
 	for _, n := range res.PerQP {
 		res.Completed += n
 	}
-	if qhist != nil {
-		for i := range unsafe.Slice(qhist, nqp) {
-			res.PerQPLat = append(res.PerQPLat, samples(&unsafe.Slice(qhist, nqp)[i], scale))
+	if arr.qhist != nil {
+		for i := range unsafe.Slice(arr.qhist, nqp) {
+			res.PerQPLat = append(res.PerQPLat, samples(&unsafe.Slice(arr.qhist, nqp)[i], scale))
 		}
 	}
 	res.Threads = []ThreadRun{{QPs: qp.Block{N: nqp}, CPUs: pl.cpus, RanOn: pl.ranOn, Completed: res.Completed, DurationNS: res.DurationNS}}

@@ -15,15 +15,12 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"net"
 	"os"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"unsafe"
 
-	"github.com/rdmabench/rdmabench/plan"
 	"github.com/rdmabench/rdmabench/verbs/qp"
 )
 
@@ -39,112 +36,6 @@ var _ = [1]struct{}{}[(AccessRelaxedOrdering-C.RB_ACCESS_RELAXED_ORDERING)*C.RB_
 const RelaxedOrderingBuilt = C.RB_ACCESS_RELAXED_ORDERING != 0
 
 var errNoRelaxedOrdering = errors.New("this rdmabench was built against libibverbs headers without IBV_ACCESS_RELAXED_ORDERING (rdma-core older than 28): rebuild it against rdma-core 28 or later, or turn relaxed ordering off (--disable-pcie-relaxed, on both sides of a test; Device.DisablePCIeRelaxed in the Go API)")
-
-// Device is an opened device with its protection domain, bound to one port and GID.
-type Device struct {
-	Info DeviceInfo
-	Port PortInfo
-	GID  GIDEntry
-	// pinned: the GID was chosen with -x, which every connection then uses (GIDFor).
-	pinned bool
-	ctx    *C.struct_ibv_context
-	pd     *C.struct_ibv_pd
-}
-
-// Open opens the named device (or, with name "", the first one with an ACTIVE port),
-// allocates a PD and picks the GID: gidIndex, or with -1 the one perftest would pick.
-func Open(name string, port, gidIndex int) (*Device, error) {
-	list, err := deviceList()
-	if err != nil {
-		return nil, err
-	}
-	defer C.ibv_free_device_list(list.head)
-	var names []string
-	for _, dev := range list.devs {
-		n := C.GoString(C.ibv_get_device_name(dev))
-		names = append(names, n)
-		if name != "" && n != name {
-			continue
-		}
-		d, err := openOne(dev, port, gidIndex)
-		if err != nil && name == "" {
-			continue // not usable; try the next one
-		}
-		return d, err
-	}
-	if name == "" {
-		return nil, fmt.Errorf("no RDMA device among %s has port %d ACTIVE: check the link with 'rdmabench devices'", strings.Join(names, ", "), port)
-	}
-	return nil, fmt.Errorf("RDMA device %q not found; available: %s (see 'rdmabench devices')", name, strings.Join(names, ", "))
-}
-
-func openOne(dev *C.struct_ibv_device, port, gidIndex int) (_ *Device, err error) {
-	name := C.GoString(C.ibv_get_device_name(dev))
-	ctx, cerr := C.ibv_open_device(dev)
-	if ctx == nil {
-		return nil, &VerbError{Verb: "ibv_open_device", Phase: name, Err: errnoOr(cerr)}
-	}
-	d := &Device{ctx: ctx}
-	defer func() {
-		if err != nil {
-			d.Close()
-		}
-	}()
-	if d.Info, err = queryDevice(ctx); err != nil {
-		return nil, err
-	}
-	if err := Usable(d.Info); err != nil {
-		return nil, err
-	}
-	if port < 1 || port > len(d.Info.Ports) {
-		return nil, fmt.Errorf("%s has no port %d (it has %d)", name, port, len(d.Info.Ports))
-	}
-	d.Port = d.Info.Ports[port-1]
-	if d.Port.State != "ACTIVE" {
-		return nil, fmt.Errorf("%s port %d is %s, not ACTIVE: check the cable/netdev ('rdmabench devices')", name, port, d.Port.State)
-	}
-	if d.GID, err = pickGID(d.Port, gidIndex); err != nil {
-		return nil, fmt.Errorf("%s port %d: %w", name, port, err)
-	}
-	d.pinned = gidIndex >= 0 // on InfiniBand too: its QPs then send a GRH, as perftest's -x
-	pd, cerr := C.ibv_alloc_pd(ctx)
-	if pd == nil {
-		return nil, &VerbError{Verb: "ibv_alloc_pd", Phase: name, Err: errnoOr(cerr)}
-	}
-	d.pd = pd
-	return d, nil
-}
-
-// GIDFor is the GID entry a connection whose control connection has local as this
-// side's address uses (GIDForAddr), and why it is not local's when it is not; with -x,
-// always that entry.
-func (d *Device) GIDFor(local net.IP) (GIDEntry, string) {
-	if d.pinned {
-		return d.GID, ""
-	}
-	return GIDForAddr(d.Info.Name, d.Port, local, d.GID)
-}
-
-// Close releases the PD and the device context; it is nil-safe and idempotent.
-func (d *Device) Close() error {
-	if d == nil {
-		return nil
-	}
-	var errs []error
-	if d.pd != nil {
-		if rc := C.ibv_dealloc_pd(d.pd); rc != 0 {
-			errs = append(errs, &VerbError{Verb: "ibv_dealloc_pd", Err: syscall.Errno(rc)})
-		}
-		d.pd = nil
-	}
-	if d.ctx != nil {
-		if rc := C.ibv_close_device(d.ctx); rc != 0 {
-			errs = append(errs, &VerbError{Verb: "ibv_close_device", Err: syscall.Errno(rc)})
-		}
-		d.ctx = nil
-	}
-	return errors.Join(errs...)
-}
 
 // Session is one side of one test: a CQ, NumQP RC QPs and one registered buffer.
 type Session struct {
@@ -183,6 +74,37 @@ type remote struct {
 // NewSession allocates the buffer (outside the Go heap), registers it with only the
 // access the spec asks for, and creates the CQ and QPs.
 func (d *Device) NewSession(spec Spec) (_ *Session, err error) {
+	s, err := d.sessionFor(spec)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			s.Close()
+		}
+	}()
+	s.stop = (*C.int)(C.calloc(1, C.size_t(unsafe.Sizeof(C.int(0)))))
+	if err := s.mapBuffer(); err != nil {
+		return nil, err
+	}
+	if err := s.registerBuffer(); err != nil {
+		return nil, err
+	}
+	if err := s.createCQs(); err != nil {
+		return nil, err
+	}
+	if err := s.moderateCQs(); err != nil {
+		return nil, err
+	}
+	if err := s.createQPs(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// sessionFor checks spec against the device and lays out the session it asks for (its
+// post API, the loop threads' blocks of QPs, each QP's GID), holding no resource yet.
+func (d *Device) sessionFor(spec Spec) (*Session, error) {
 	if spec.NumQP < 1 || spec.SQDepth < 1 || spec.BufSize < 1 {
 		return nil, fmt.Errorf("invalid session spec: %d QPs, SQ depth %d, buffer %d bytes", spec.NumQP, spec.SQDepth, spec.BufSize)
 	}
@@ -208,13 +130,13 @@ func (d *Device) NewSession(spec Spec) (_ *Session, err error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Session{dev: d, spec: spec, postAPI: api, blocks: blocks, gids: gids}
-	defer func() {
-		if err != nil {
-			s.Close()
-		}
-	}()
-	s.stop = (*C.int)(C.calloc(1, C.size_t(unsafe.Sizeof(C.int(0)))))
+	return &Session{dev: d, spec: spec, postAPI: api, blocks: blocks, gids: gids}, nil
+}
+
+// mapBuffer maps the buffer (whole pages, or 2 MiB hugepages with Spec.Huge), bound to
+// Spec.MemNode when the kernel takes it; the test region starts at Spec.Offset.
+func (s *Session) mapBuffer() error {
+	spec := s.spec
 	page := os.Getpagesize()
 	if spec.Huge {
 		page = 2 << 20
@@ -236,29 +158,42 @@ func (d *Device) NewSession(spec Spec) (_ *Session, err error) {
 		}
 		err := fmt.Errorf("mmap of %d bytes: %v%s", s.mapLen, errnoOr(cerr), hint)
 		s.mapLen = 0
-		return nil, err
+		return err
 	}
 	s.base = p
 	s.buf = unsafe.Add(p, spec.Offset)
+	return nil
+}
+
+// registerBuffer registers the test region with only the access the spec asks for,
+// refusing relaxed ordering where the headers lack it.
+func (s *Session) registerBuffer() error {
+	spec := s.spec
 	if spec.RelaxedOrdering && !RelaxedOrderingBuilt {
-		return nil, errNoRelaxedOrdering
+		return errNoRelaxedOrdering
 	}
-	access := C.int(spec.Access())
-	mr, cerr := C.rb_reg_mr(d.pd, s.buf, C.size_t(spec.BufSize), access)
+	mr, cerr := C.rb_reg_mr(s.dev.pd, s.buf, C.size_t(spec.BufSize), C.int(spec.Access()))
 	if mr == nil {
-		return nil, &VerbError{Verb: "ibv_reg_mr", Phase: fmt.Sprintf("%d bytes, access %s", spec.BufSize, AccessString(spec.Access())), Err: regMRError(errnoOr(cerr), uint64(s.mapLen))}
+		return &VerbError{Verb: "ibv_reg_mr", Phase: fmt.Sprintf("%d bytes, access %s", spec.BufSize, AccessString(spec.Access())), Err: regMRError(errnoOr(cerr), uint64(s.mapLen))}
 	}
 	s.mr = mr
+	return nil
+}
+
+// createCQs creates one CQ per loop thread, sized for its block of QPs, and with
+// Spec.Events the completion channel they share.
+func (s *Session) createCQs() error {
+	d, spec, blocks := s.dev, s.spec, s.blocks
 	// A CQ cut to the device's limit could overflow, which fails the QPs mid-run.
 	// Each thread's CQ serves its block of QPs; the first block is the largest.
 	cqe := qp.CQEntries(blocks[0].N, spec.SQDepth)
 	if cqe > d.Info.MaxCQE {
-		return nil, fmt.Errorf("%d QPs x SQ depth %d need a %d-entry CQ, above %s's max_cqe %d: lower --tx-depth or --qps (or raise --threads)", blocks[0].N, spec.SQDepth, cqe, d.Info.Name, d.Info.MaxCQE)
+		return fmt.Errorf("%d QPs x SQ depth %d need a %d-entry CQ, above %s's max_cqe %d: lower --tx-depth or --qps (or raise --threads)", blocks[0].N, spec.SQDepth, cqe, d.Info.Name, d.Info.MaxCQE)
 	}
 	if spec.Events {
 		ch, cerr := C.ibv_create_comp_channel(d.ctx)
 		if ch == nil {
-			return nil, &VerbError{Verb: "ibv_create_comp_channel", Err: errnoOr(cerr)}
+			return &VerbError{Verb: "ibv_create_comp_channel", Err: errnoOr(cerr)}
 		}
 		s.channel = ch
 	}
@@ -266,15 +201,22 @@ func (d *Device) NewSession(spec Spec) (_ *Session, err error) {
 		cqe := qp.CQEntries(b.N, spec.SQDepth)
 		cq, cerr := C.ibv_create_cq(d.ctx, C.int(cqe), nil, s.channel, 0)
 		if cq == nil {
-			return nil, &VerbError{Verb: "ibv_create_cq", Phase: fmt.Sprintf("%d entries", cqe), Err: errnoOr(cerr)}
+			return &VerbError{Verb: "ibv_create_cq", Phase: fmt.Sprintf("%d entries", cqe), Err: errnoOr(cerr)}
 		}
 		s.cqs = append(s.cqs, cq)
 	}
 	s.cq = s.cqs[0]
+	return nil
+}
+
+// moderateCQs sets the CQ moderation the spec asks for (Spec.ModCount, ModPeriodUS)
+// on every CQ; without any it leaves them as created.
+func (s *Session) moderateCQs() error {
+	spec := s.spec
+	if spec.ModCount == 0 && spec.ModPeriodUS == 0 {
+		return nil
+	}
 	for _, cq := range s.cqs {
-		if spec.ModCount == 0 && spec.ModPeriodUS == 0 {
-			break
-		}
 		var ma C.struct_ibv_modify_cq_attr
 		ma.attr_mask = C.IBV_CQ_ATTR_MODERATE
 		ma.moderate.cq_count = C.uint16_t(spec.ModCount)
@@ -282,11 +224,20 @@ func (d *Device) NewSession(spec Spec) (_ *Session, err error) {
 		if rc := C.ibv_modify_cq(cq, &ma); rc != 0 {
 			err := error(syscall.Errno(rc))
 			if rc == C.EOPNOTSUPP || rc == C.ENOSYS {
-				err = fmt.Errorf("%w: %s does not support CQ moderation; drop --cq-moderation", syscall.Errno(rc), d.Info.Name)
+				err = fmt.Errorf("%w: %s does not support CQ moderation; drop --cq-moderation", syscall.Errno(rc), s.dev.Info.Name)
 			}
-			return nil, &VerbError{Verb: "ibv_modify_cq", Phase: fmt.Sprintf("moderation %d completions / %d us", spec.ModCount, spec.ModPeriodUS), Err: err}
+			return &VerbError{Verb: "ibv_modify_cq", Phase: fmt.Sprintf("moderation %d completions / %d us", spec.ModCount, spec.ModPeriodUS), Err: err}
 		}
 	}
+	return nil
+}
+
+// createQPs creates the spec's RC QPs, each on its loop thread's CQ with a random
+// initial PSN, and takes each to INIT with the remote access the buffer was registered
+// with.
+func (s *Session) createQPs() error {
+	spec := s.spec
+	access := C.int(spec.Access())
 	for i := 0; i < spec.NumQP; i++ {
 		cq := s.cqs[s.thread(i)]
 		var ia C.struct_ibv_qp_init_attr
@@ -301,7 +252,7 @@ func (d *Device) NewSession(spec Spec) (_ *Session, err error) {
 		ia.cap.max_inline_data = C.uint32_t(spec.InlineSize)
 		qp, inline, err := s.createQP(&ia)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		s.qps = append(s.qps, qp)
 		s.psns = append(s.psns, rand.Uint32()&0xffffff)
@@ -309,14 +260,14 @@ func (d *Device) NewSession(spec Spec) (_ *Session, err error) {
 		if err := s.modify(qp, "INIT", func(a *C.struct_ibv_qp_attr) C.int {
 			a.qp_state = C.IBV_QPS_INIT
 			a.pkey_index = 0
-			a.port_num = C.uint8_t(d.Port.Port)
+			a.port_num = C.uint8_t(s.dev.Port.Port)
 			a.qp_access_flags = C.uint(access & (C.IBV_ACCESS_REMOTE_WRITE | C.IBV_ACCESS_REMOTE_READ))
 			return C.IBV_QP_STATE | C.IBV_QP_PKEY_INDEX | C.IBV_QP_PORT | C.IBV_QP_ACCESS_FLAGS
 		}); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return s, nil
+	return nil
 }
 
 // sessionGIDs is the source GID of each of the spec's QPs: Spec.GIDs (one for all, or
@@ -398,12 +349,6 @@ func (s *Session) createQP(ia *C.struct_ibv_qp_init_attr) (*C.struct_ibv_qp, int
 	return qp, int(ix.cap.max_inline_data), nil
 }
 
-// respDepth is this side's responder READ depth, what its endpoint offers.
-func (s *Session) respDepth() int {
-	_, r := s.dev.Info.ReadDepths(255)
-	return r
-}
-
 // PostAPI is how this session's loops post: PostWR or PostLegacy.
 func (s *Session) PostAPI() string { return s.postAPI }
 
@@ -422,135 +367,6 @@ func (s *Session) modify(qp *C.struct_ibv_qp, phase string, set func(*C.struct_i
 	}
 	return nil
 }
-
-// Local is what the peer needs to connect to this side.
-func (s *Session) Local() qp.Endpoint {
-	e := qp.Endpoint{
-		PSNs: s.psns, LID: s.dev.Port.LID, GID: s.gids[0].GID, GIDIndex: s.gids[0].Index,
-		GIDType: s.gids[0].Type, GIDNetdev: s.gids[0].Netdev, LinkLayer: s.dev.Port.LinkLayer, MTU: s.dev.Port.ActiveMTU,
-		RdAtom: s.respDepth(), Addr: uint64(uintptr(s.buf)), RKey: uint32(s.mr.rkey),
-		Len: uint64(s.spec.BufSize),
-	}
-	for _, qp := range s.qps {
-		e.QPNs = append(e.QPNs, uint32(qp.qp_num))
-	}
-	return e
-}
-
-// Connect takes the QPs to RTR and RTS against the peer's endpoint, which offers as
-// many QPs as this side has.
-func (s *Session) Connect(r qp.Endpoint, mtu int) error {
-	return s.ConnectPeers([]qp.Endpoint{r}, mtu)
-}
-
-// ConnectPeers takes the QPs to RTR and RTS: against one endpoint that offers as many
-// QPs as this side has, or against one endpoint per QP, each offering one (QP i to
-// peer i: fan-out and fan-in). The path MTU is the smallest active MTU of all sides
-// (and mtu, when mtu > 0); the READs this side keeps outstanding, the smaller of its
-// max_qp_init_rd_atom and each peer's max_qp_rd_atom (RdAtom reports the smallest).
-func (s *Session) ConnectPeers(rs []qp.Endpoint, mtu int) error {
-	type path struct {
-		qp.Endpoint
-		gid       []byte
-		qp        int // the QP offered for this one
-		mtu, atom int // what both ends of this connection settle on
-	}
-	var paths []path
-	switch {
-	case len(rs) == 1 && len(rs[0].QPNs) == len(s.qps) && len(rs[0].PSNs) == len(s.qps):
-		for i := range s.qps {
-			paths = append(paths, path{Endpoint: rs[0], qp: i})
-		}
-	case len(rs) == len(s.qps) && len(rs) > 1:
-		for i, r := range rs {
-			if len(r.QPNs) != 1 || len(r.PSNs) != 1 {
-				return fmt.Errorf("peer %d offers %d QPs; with one QP per peer each must offer one", i+1, len(r.QPNs))
-			}
-			paths = append(paths, path{Endpoint: r})
-		}
-	case len(rs) == 1:
-		return fmt.Errorf("peer offers %d QPs, this side has %d", len(rs[0].QPNs), len(s.qps))
-	default:
-		return fmt.Errorf("%d peers for %d QPs: connect one peer, or one peer per QP", len(rs), len(s.qps))
-	}
-	// Each connection's path MTU is what its peer computes too: the smaller active MTU
-	// of the two ends (and mtu); with several peers they may differ. PathMTU and RdAtom
-	// report the smallest.
-	mine := s.dev.Port.ActiveMTU
-	if mtu > 0 {
-		mine = min(mine, mtu)
-	}
-	// READs: qp.ReadDepths, per connection (this side's endpoint offers destMax).
-	destMax := s.respDepth()
-	s.mtu, s.rdAtom = mine, 255
-	for i := range paths {
-		r := &paths[i]
-		if r.LinkLayer != s.dev.Port.LinkLayer {
-			return fmt.Errorf("link layer mismatch: this side is %s, the peer is %q", s.dev.Port.LinkLayer, r.LinkLayer)
-		}
-		if g := s.gids[i]; s.dev.Port.LinkLayer == "Ethernet" && r.GIDType != g.Type {
-			return fmt.Errorf("GID type mismatch: this side uses %s (GID index %d), the peer %q (GID index %d): pick matching GIDs with -x on both sides", g.Type, g.Index, r.GIDType, r.GIDIndex)
-		}
-		if r.gid = net.ParseIP(r.GID).To16(); r.gid == nil {
-			return fmt.Errorf("peer sent an invalid GID %q", r.GID)
-		}
-		r.mtu = min(mine, r.MTU)
-		r.atom, _ = s.dev.Info.ReadDepths(r.RdAtom)
-		s.mtu, s.rdAtom = min(s.mtu, r.mtu), min(s.rdAtom, r.atom)
-	}
-	s.rdAtom = max(1, s.rdAtom)
-	s.remotes, s.onePeer = nil, len(rs) == 1
-	for _, r := range paths {
-		s.remotes = append(s.remotes, remote{addr: r.Addr, key: r.RKey, len: r.Len})
-	}
-	av, err := s.spec.RTRAddress(s.dev.Port.LinkLayer, s.dev.pinned)
-	if err != nil {
-		return err
-	}
-	for i, qp := range s.qps {
-		r := paths[i]
-		rgid, sgid := r.gid, s.gids[i]
-		if err := s.modify(qp, "RTR", func(a *C.struct_ibv_qp_attr) C.int {
-			a.qp_state = C.IBV_QPS_RTR
-			a.path_mtu = mtuEnum(r.mtu)
-			a.dest_qp_num = C.uint32_t(r.QPNs[r.qp])
-			a.rq_psn = C.uint32_t(r.PSNs[r.qp])
-			a.max_dest_rd_atomic = C.uint8_t(destMax)
-			a.min_rnr_timer = 12
-			a.ah_attr.dlid = C.uint16_t(r.LID)
-			a.ah_attr.port_num = C.uint8_t(s.dev.Port.Port)
-			a.ah_attr.sl = C.uint8_t(av.SL)
-			if av.Global {
-				a.ah_attr.is_global = 1
-				copy((*[16]byte)(unsafe.Pointer(&a.ah_attr.grh.dgid))[:], rgid)
-				a.ah_attr.grh.sgid_index = C.uint8_t(sgid.Index)
-				a.ah_attr.grh.hop_limit = C.uint8_t(av.HopLimit)
-				a.ah_attr.grh.traffic_class = C.uint8_t(av.TrafficClass)
-			}
-			return C.IBV_QP_STATE | C.IBV_QP_AV | C.IBV_QP_PATH_MTU | C.IBV_QP_DEST_QPN |
-				C.IBV_QP_RQ_PSN | C.IBV_QP_MAX_DEST_RD_ATOMIC | C.IBV_QP_MIN_RNR_TIMER
-		}); err != nil {
-			return fmt.Errorf("%w: %s", err, RTRHint(s.dev.Port.LinkLayer, sgid, s.dev.Port.LID, r.Endpoint))
-		}
-		if err := s.modify(qp, "RTS", func(a *C.struct_ibv_qp_attr) C.int {
-			a.qp_state = C.IBV_QPS_RTS
-			a.timeout = C.uint8_t(plan.QPTimeout(max(s.spec.QPTimeout, 0))) // below 1: the default
-			a.retry_cnt = 7
-			a.rnr_retry = 7
-			a.sq_psn = C.uint32_t(s.psns[i])
-			a.max_rd_atomic = C.uint8_t(r.atom)
-			return C.IBV_QP_STATE | C.IBV_QP_TIMEOUT | C.IBV_QP_RETRY_CNT | C.IBV_QP_RNR_RETRY |
-				C.IBV_QP_SQ_PSN | C.IBV_QP_MAX_QP_RD_ATOMIC
-		}); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// PathMTU and RdAtom are the values Connect settled on (the smallest of its connections').
-func (s *Session) PathMTU() int { return s.mtu }
-func (s *Session) RdAtom() int  { return s.rdAtom }
 
 // MaxInline is the inline size the QPs were created with.
 func (s *Session) MaxInline() int { return s.inline }
