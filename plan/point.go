@@ -142,18 +142,39 @@ func PointOf(c Config, keys ...string) Point {
 }
 
 // Config is the plan of p: base (the common settings: duration, warm-up, counters) with
-// every one of p's dimensions written by its Dim, as a bandwidth test unless base says
-// otherwise (a cache point holds max(16, depth) registrations, the CLI's default; the
-// default QP timeout is said as 0 and pool as no --mr; one server as no peers).
+// p's dimensions (Apply), as a bandwidth test unless base says otherwise.
 func (p Point) Config(base Config) Config {
-	c := base
-	if c.Test == "" {
-		c.Test = result.BW
+	if base.Test == "" {
+		base.Test = result.BW
 	}
+	return p.Apply(base)
+}
+
+// Apply writes p's values on the dimensions keys (every one of Dims when none is named)
+// into c, each by its Dim, in Dims' order (a cache point holds max(16, depth)
+// registrations, the CLI's default; the default QP timeout is said as 0 and pool as no
+// --mr; one server as no peers). A dimension p does not hold (Holds) leaves c's value.
+func (p Point) Apply(c Config, keys ...string) Config {
 	for _, d := range Dims {
-		d.Set(&c, p.Get(d.Key))
+		if (len(keys) == 0 || slices.Contains(keys, d.Key)) && p.Holds(d) {
+			d.Set(&c, p.Get(d.Key))
+		}
 	}
 	return c
+}
+
+// Holds says whether p holds a value on dimension d: a category's text is set, a number
+// is within d's range (0 is no value where the range starts above it; peers' 0 is one
+// server), a switch always is.
+func (p Point) Holds(d Dim) bool {
+	n, s, _ := p.field(d.Key)
+	switch {
+	case s != nil:
+		return *s != ""
+	case n != nil:
+		return *n >= d.Lo || d.Key == "peers"
+	}
+	return true
 }
 
 // Valid says whether a point can run as far as its own values go: the moderation and
@@ -169,7 +190,7 @@ func (p Point) String() string {
 	var w []string
 	for _, d := range Dims {
 		v := p.Get(d.Key)
-		n, s, b := p.field(d.Key)
+		n, _, b := p.field(d.Key)
 		switch {
 		case d.Optional:
 			if v != d.Held() {
@@ -179,8 +200,7 @@ func (p Point) String() string {
 			if *b {
 				w = append(w, d.Word)
 			}
-		case s != nil && *s == "", n != nil && *n == 0 && d.Lo > 0:
-			// not held
+		case !p.Holds(d):
 		case d.Key == "op":
 			w = append(w, v)
 		case d.Key == "msg_size_bytes":

@@ -43,6 +43,16 @@ func TestPointShapes(t *testing.T) {
 	if got := PointOf(c, "sq_depth", "cq_mod"); got != (Point{SQDepth: 512, CQMod: 16}) {
 		t.Errorf("PointOf with two keys: %+v", got)
 	}
+	// A sweep's point writes only the dimensions it holds: a QP timeout the grid left
+	// out keeps the plan's (-u 20), a hunt's point one server even over a fan-out plan.
+	base := Config{Op: "write", QPTimeout: 20, NumQPs: 4, Peers: 3}
+	if got := (Point{MsgSizeBytes: 64, SQDepth: 8, CQMod: 1, PostList: 1}).Apply(base, "msg_size_bytes", "sq_depth", "cq_mod", "qp_timeout"); got.QPTimeout != 20 ||
+		got.SQDepth != 8 || got.CQMod != 1 || got.PostList != 0 || got.NumQPs != 4 || got.Peers != 3 {
+		t.Errorf("a sweep point's Apply: %+v", got)
+	}
+	if got := one.Config(base); got.Peers != 0 || got.QPTimeout != 0 || got.NumQPs != 1 {
+		t.Errorf("a hunt point's Config over a fan-out plan: %+v", got)
+	}
 	for _, d := range Dims { // every dimension is a field of Point
 		if v := h.Get(d.Key); h.With(d.Key, v) != h {
 			t.Errorf("%s: With(Get) is not the point", d.Key)

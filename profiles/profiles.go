@@ -233,6 +233,12 @@ func (p Profile) check() error {
 			if !sort.IntsAreSorted(g[d]) {
 				return fmt.Errorf("profile %s: %s grid's %s values must be ascending", p.Name, op, d)
 			}
+			pd, _ := plan.DimOf(d)
+			for _, v := range g[d] {
+				if err := pd.Check(v); err != nil { // a 0 would be replaced by the default and measured as another point
+					return fmt.Errorf("profile %s: %s grid: %w", p.Name, op, err)
+				}
+			}
 			if _, ok := p.Start[op]; !ok {
 				return fmt.Errorf("profile %s: no start point for %s", p.Name, op)
 			}

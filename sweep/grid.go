@@ -14,26 +14,9 @@ import (
 func PointOf(c result.Config) plan.Point { return plan.PointOf(c, profiles.Dims...) }
 
 // Apply sets the swept dimensions of a config, each by its plan.Dim (the default QP
-// timeout said as 0, as a config says it); a point without a value on an optional
-// dimension (0 where its values start above: a QP timeout the grid left out) leaves the
-// config's.
-func Apply(c result.Config, p plan.Point) result.Config {
-	for _, d := range sweptDims {
-		if v := p.Int(d.Key); v != 0 || d.Lo <= 0 || !slices.Contains(profiles.Optional, d.Key) {
-			d.SetInt(&c, v)
-		}
-	}
-	return c
-}
-
-// sweptDims are profiles.Dims' entries of plan.Dims.
-var sweptDims = func() []plan.Dim {
-	out := make([]plan.Dim, len(profiles.Dims))
-	for i, k := range profiles.Dims {
-		out[i], _ = plan.DimOf(k)
-	}
-	return out
-}()
+// timeout said as 0, as a config says it); a point without a value on one (a QP
+// timeout the grid left out: plan.Point.Holds) leaves the config's.
+func Apply(c result.Config, p plan.Point) result.Config { return p.Apply(c, profiles.Dims...) }
 
 // gridPoints lists the valid points of a grid in a fixed order.
 func gridPoints(g map[string][]int) []plan.Point {

@@ -84,6 +84,9 @@ func (d *Device) NewSession(spec Spec) (_ *Session, err error) {
 		}
 	}()
 	s.stop = (*C.int)(C.calloc(1, C.size_t(unsafe.Sizeof(C.int(0)))))
+	if s.stop == nil {
+		panic("verbs: out of memory for the stop flag") // as the loops' other allocations
+	}
 	if err := s.mapBuffer(); err != nil {
 		return nil, err
 	}
