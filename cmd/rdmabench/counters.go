@@ -150,13 +150,9 @@ func countersRun(o *countersOptions) error {
 	if err != nil {
 		return err
 	}
-	var prof profiles.Profile
-	if o.Profile != "" {
-		if prof, err = profiles.Load(o.Profile); err != nil {
-			return err
-		}
-	} else if prof, err = detectProfile(o.Root, dev); err != nil {
-		fmt.Fprintf(o.Err, "counters: %v: no counter classes (pass --profile)\n", err)
+	prof, err := countersProfile(o, dev)
+	if err != nil {
+		return err
 	}
 	classes := prof.CounterClasses()
 
@@ -165,13 +161,7 @@ func countersRun(o *countersOptions) error {
 		return err
 	}
 	if o.JSON {
-		line := snapshotLine{SchemaVersion: docsSchemaVersion, Kind: "snapshot", Profile: prof.Name, Snapshot: s, Classes: map[string]counters.Class{}}
-		for _, c := range s.Counters {
-			if k := classes.OfScope(c.Name, c.Scope); k != counters.Info {
-				line.Classes[c.Name] = k
-			}
-		}
-		if err := json.NewEncoder(o.Out).Encode(line); err != nil {
+		if err := json.NewEncoder(o.Out).Encode(newSnapshotLine(s, prof.Name, classes)); err != nil {
 			return err
 		}
 	}
@@ -200,7 +190,39 @@ func countersRun(o *countersOptions) error {
 	if settle := s.Settle(); o.Watch < settle {
 		fmt.Fprintf(o.Err, "counters: --watch %v is shorter than the hw_counters' cache (%v): they move at most every %v\n", o.Watch, s.Lifespan, s.Lifespan)
 	}
+	return countersWatch(o, dev, s, prof.Name, classes, format)
+}
 
+// countersProfile is the profile that classes dev's counters: --profile's, or the one
+// detected from sysfs. A profile that cannot be detected is a warning on o.Err (the
+// counters then have no classes), not an error.
+func countersProfile(o *countersOptions, dev string) (profiles.Profile, error) {
+	if o.Profile != "" {
+		return profiles.Load(o.Profile)
+	}
+	prof, err := detectProfile(o.Root, dev)
+	if err != nil {
+		fmt.Fprintf(o.Err, "counters: %v: no counter classes (pass --profile)\n", err)
+	}
+	return prof, nil
+}
+
+// newSnapshotLine is --json's line for the snapshot s, with the classes of its counters
+// that are not info.
+func newSnapshotLine(s counters.Snapshot, profile string, classes counters.Classification) snapshotLine {
+	line := snapshotLine{SchemaVersion: docsSchemaVersion, Kind: "snapshot", Profile: profile, Snapshot: s, Classes: map[string]counters.Class{}}
+	for _, c := range s.Counters {
+		if k := classes.OfScope(c.Name, c.Scope); k != counters.Info {
+			line.Classes[c.Name] = k
+		}
+	}
+	return line
+}
+
+// countersWatch takes dev's counters every o.Watch, o.Count times or until o.Ctx ends,
+// and prints what moved since the snapshot before (the first: s), flagged by classes:
+// a --json delta line, or deltaTable's in format.
+func countersWatch(o *countersOptions, dev string, s counters.Snapshot, profile string, classes counters.Classification, format report.Format) error {
 	tick, stop := o.Tick(o.Watch)
 	defer stop()
 	for n := 0; o.Count == 0 || n < o.Count; n++ {
@@ -226,7 +248,7 @@ func countersRun(o *countersOptions) error {
 			d = d.Changed()
 		}
 		if o.JSON {
-			err = json.NewEncoder(o.Out).Encode(deltaLine{SchemaVersion: docsSchemaVersion, Kind: "delta", Profile: prof.Name, Deltas: d, Flags: flags})
+			err = json.NewEncoder(o.Out).Encode(deltaLine{SchemaVersion: docsSchemaVersion, Kind: "delta", Profile: profile, Deltas: d, Flags: flags})
 		} else {
 			err = deltaTable(o.Out, d, classes, flags, format)
 		}

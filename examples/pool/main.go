@@ -23,6 +23,9 @@ import (
 
 func main() { cli.Main("pool", run) }
 
+// inFlight is how many messages are outstanding at once: the pool's buffers.
+const inFlight = 32
+
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var msg, count int
 	f, err := cli.Parse("pool", "server", args, stderr, func(fs *flag.FlagSet) {
@@ -49,16 +52,46 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	c := conns[0]
 	defer c.Close()
-	slots := f.Size / msg
 
 	// What the region should hold at the end: message i lands in slot i % slots.
 	want := make([]byte, f.Size)
-	const inFlight = 32
 	pool, err := dev.NewPool(msg, inFlight)
 	if err != nil {
 		return err
 	}
 	start := time.Now()
+	if err := sendPooled(ctx, c, pool, want, count); err != nil {
+		return err
+	}
+	pooled := time.Since(start)
+
+	// The same with a registration per message, for a tenth as many.
+	n := max(1, count/10)
+	start = time.Now()
+	if err := sendRegistering(ctx, dev, c, want, msg, n); err != nil {
+		return err
+	}
+	perMsg := time.Since(start)
+
+	if err := verify(ctx, dev, c, want); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "%d messages of %d bytes from a pool of %d buffers: %d registration(s), %v per message\n",
+		count, msg, inFlight, pool.Registrations(), (pooled / time.Duration(count)).Round(time.Nanosecond))
+	fmt.Fprintf(stdout, "%d messages with a registration each: %v per message\n", n, (perMsg / time.Duration(n)).Round(time.Nanosecond))
+	fmt.Fprintln(stdout, "region read back and server digest match")
+	if f.Loopback > 0 {
+		fmt.Fprintln(stdout, "(--loopback: the times are the in-memory fabric's, not a NIC's)")
+	}
+	return nil
+}
+
+// sendPooled writes count messages of the pool's buffer size to c's region, message i
+// to slot i % slots, at most inFlight at once: each takes a buffer from the pool and
+// gives it back when its WRITE completes. It records in want what each slot was sent.
+func sendPooled(ctx context.Context, c *rdma.Conn, pool *rdma.Pool, want []byte, count int) error {
+	msg := pool.Size()
+	slots := len(want) / msg
 	ring := make([]struct {
 		op  *rdma.Op
 		buf rdma.Buffer
@@ -88,11 +121,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			pool.Put(r.buf)
 		}
 	}
-	pooled := time.Since(start)
+	return nil
+}
 
-	// The same with a registration per message, for a tenth as many.
-	n := max(1, count/10)
-	start = time.Now()
+// sendRegistering writes n messages of msg bytes to c's region, message i to slot
+// i % slots, as want holds them, one at a time, each from a pool of its own: a
+// registration per message.
+func sendRegistering(ctx context.Context, dev *rdma.Device, c *rdma.Conn, want []byte, msg, n int) error {
+	slots := len(want) / msg
 	for i := range n {
 		p, err := dev.NewPool(msg, 1)
 		if err != nil {
@@ -108,9 +144,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	perMsg := time.Since(start)
+	return nil
+}
 
-	back, err := dev.NewPool(f.Size, 1)
+// verify reads c's region back and compares it with want, then closes c and checks
+// the server's digest of the region against want.
+func verify(ctx context.Context, dev *rdma.Device, c *rdma.Conn, want []byte) error {
+	back, err := dev.NewPool(len(want), 1)
 	if err != nil {
 		return err
 	}
@@ -124,15 +164,5 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err := c.Close(); err != nil {
 		return err
 	}
-	if err := cli.CheckDigest(c, want); err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "%d messages of %d bytes from a pool of %d buffers: %d registration(s), %v per message\n",
-		count, msg, inFlight, pool.Registrations(), (pooled / time.Duration(count)).Round(time.Nanosecond))
-	fmt.Fprintf(stdout, "%d messages with a registration each: %v per message\n", n, (perMsg / time.Duration(n)).Round(time.Nanosecond))
-	fmt.Fprintln(stdout, "region read back and server digest match")
-	if f.Loopback > 0 {
-		fmt.Fprintln(stdout, "(--loopback: the times are the in-memory fabric's, not a NIC's)")
-	}
-	return nil
+	return cli.CheckDigest(c, want)
 }
