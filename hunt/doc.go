@@ -200,11 +200,12 @@
 // A finding's ID is its own: a resumed hunt that completes a finding cut short records
 // it again under the same ID, and a reader takes each ID's last record (LatestFindings).
 //
-// Every record ends in its schema_version (SchemaVersion, 1), and the outcome's JSON
-// begins with it; their JSON Schemas are docs/schemas/hunt-record.schema.json (a point
-// or a finding) and hunt.schema.json. A stream from before the key (the same fields)
-// reads and resumes as version 1; a line of a later version is refused (VersionError),
-// naming the line and both versions, before its fields are read.
+// Every record ends in its schema_version (SchemaVersion, 2: a point says
+// "bidirectional" only when true), and the outcome's JSON begins with it; their JSON
+// Schemas are docs/schemas/hunt-record.schema.json (a point or a finding) and
+// hunt.schema.json. A stream of version 1, or from before the key (the same fields),
+// reads and resumes; a line of a later version is refused (VersionError), naming the
+// line and both versions, before its fields are read.
 //
 // # Budget, interruption, resumption
 //

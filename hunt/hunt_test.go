@@ -330,8 +330,8 @@ func TestRecordsSchemaVersion(t *testing.T) {
 	}
 	line := strings.SplitN(text, "\n", 2)[0]
 	for _, later := range []string{
-		strings.Replace(line, `"schema_version":1}`, `"schema_version":2}`, 1),
-		`{"kind":"point","seq":2,"later":true,"schema_version":2}`, // a later version's fields
+		strings.Replace(line, fmt.Sprintf(`"schema_version":%d}`, SchemaVersion), fmt.Sprintf(`"schema_version":%d}`, SchemaVersion+1), 1),
+		fmt.Sprintf(`{"kind":"point","seq":2,"later":true,"schema_version":%d}`, SchemaVersion+1), // a later version's fields
 		`{"kind":"widget","schema_version":9}`,
 	} {
 		_, err := ReadRecords(strings.NewReader(line + "\n" + later + "\n"))

@@ -25,9 +25,10 @@ const (
 //
 // History: 1, the records and outcome as the first hunts wrote them, schema_version
 // added later. A line without schema_version (0 here) is a hunt's from before the key,
-// the same fields as 1: ReadRecords reads it as 1. A line of a later version is refused,
-// naming it, before its fields are read.
-const SchemaVersion = 1
+// the same fields as 1: ReadRecords reads it as 1. 2: a point (plan.Point, the sweep's
+// point type too) writes "bidirectional" only when true; a 1's false reads as before. A
+// line of a later version is refused, naming it, before its fields are read.
+const SchemaVersion = 2
 
 // Record is one line of a hunt's NDJSON stream: its kind, the fields of a Measurement
 // ("point") or of a Finding ("finding") at the top level, and its schema_version. The
@@ -265,14 +266,12 @@ func sameSet(a, b []Condition) bool {
 
 // NewRecorder returns a Run's record function for an NDJSON stream written to w: one
 // line a record, each one Write; where w can Sync (an *os.File), each line is synced
-// before the hunt goes on. A record without a schema_version (one read from a stream
-// before the key: the same fields) is written as this SchemaVersion.
+// before the hunt goes on. Every record is written as this SchemaVersion, one read from
+// an earlier version's stream too: its fields are written as this version writes them.
 func NewRecorder(w io.Writer) func(Record) error {
 	s, _ := w.(interface{ Sync() error })
 	return func(r Record) error {
-		if r.SchemaVersion == 0 {
-			r.SchemaVersion = SchemaVersion
-		}
+		r.SchemaVersion = SchemaVersion
 		var b bytes.Buffer
 		e := json.NewEncoder(&b) // one line, ">=" as it is
 		e.SetEscapeHTML(false)

@@ -12,9 +12,9 @@ import (
 
 // Dim is one parameter of a plan that a search (the sweep, the hunt) can vary: the one
 // place that says its key, its kind, its bounds, how it is read from and written to a
-// plan, and how a point says its default. A point holds every value as the text Get
-// returns (the canonical text: a number in decimal, "write", "per-io", "true"); a plan
-// may say the same value otherwise (the QP timeout's 0 for 14, no --mr for pool, no
+// plan, and how a point says its default. A point (Point) says every value as the text
+// Get returns (the canonical text: a number in decimal, "write", "per-io", "true"); a
+// plan may say the same value otherwise (the QP timeout's 0 for 14, no --mr for pool, no
 // peers for one server), which Get and Set translate.
 type Dim struct {
 	// Key is the plan's JSON key (result.Config), which names the dimension everywhere:
@@ -35,7 +35,7 @@ type Dim struct {
 	Optional bool
 	// Aliases are the other names a user may give it (the CLI's flags, '-' as '_').
 	Aliases []string
-	// Word names it in a point's one-line text (hunt's Point.String).
+	// Word names it in a point's one-line text (Point.String).
 	Word string
 	// Get reads the value from a plan, as a point says it; Set writes a point's value
 	// (a canonical text) into a plan, as a plan says it.

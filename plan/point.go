@@ -85,7 +85,8 @@ func (p Point) Get(key string) string {
 	return strconv.FormatBool(*b)
 }
 
-// Int returns an ordered dimension's value (0 where the point does not hold it).
+// Int returns an ordered dimension's value (0 where the point does not hold it; peers
+// 1 for one server).
 func (p Point) Int(key string) int {
 	n, _, _ := p.field(key)
 	if n == nil {

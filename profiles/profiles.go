@@ -211,6 +211,18 @@ func Parse(data []byte, source string) (Profile, error) {
 	return p, p.check()
 }
 
+// notSwept are the keys of plan.Dims a start point sets that the sweep does not vary
+// (a plan.Point can hold every dimension; a profile's start holds Dims only).
+func notSwept(st plan.Point) []string {
+	var out []string
+	for _, d := range plan.Dims {
+		if !slices.Contains(Dims, d.Key) && (st.Get(d.Key) != (plan.Point{}).Get(d.Key) || d.Key == "peers" && st.Peers != 0) {
+			out = append(out, d.Key)
+		}
+	}
+	return out
+}
+
 func (p Profile) check() error {
 	if p.Name == "" {
 		return fmt.Errorf("profile %s: no name", p.Source)
@@ -245,6 +257,9 @@ func (p Profile) check() error {
 			if s := p.Start[op].Int(d); !slices.Contains(g[d], s) {
 				return fmt.Errorf("profile %s: %s start %s=%d is not on the grid %v", p.Name, op, d, s, g[d])
 			}
+		}
+		if extra := notSwept(p.Start[op]); len(extra) > 0 {
+			return fmt.Errorf("profile %s: %s start sets %s, which the sweep does not vary (want only %s)", p.Name, op, strings.Join(extra, ", "), strings.Join(Dims, ", "))
 		}
 		for d := range g {
 			if !slices.Contains(Dims, d) {

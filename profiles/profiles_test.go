@@ -145,6 +145,8 @@ func TestParseRefusesBadProfiles(t *testing.T) {
 		"not on the grid": strings.Replace(string(good), "write: {msg_size_bytes: 65536, sq_depth: 128", "write: {msg_size_bytes: 65536, sq_depth: 100", 1),
 		"ascending":       strings.Replace(string(good), "sq_depth: [8, 32, 128, 512]", "sq_depth: [512, 8, 32, 128]", 1),
 		"field":           string(good) + "\nbogus: 1\n",
+		// plan.Point can hold every dimension; a start holds the swept ones.
+		"start sets mtu_bytes, peers": strings.Replace(string(good), "write: {msg_size_bytes: 65536,", "write: {mtu_bytes: 1024, peers: 1, msg_size_bytes: 65536,", 1),
 		// A 0 would be measured as perftest's default and recorded as 0.
 		"cq_mod 0: want 1 to": strings.Replace(string(good), "cq_mod: [1, 8, 64]", "cq_mod: [0, 8, 64]", 1),
 	} {
