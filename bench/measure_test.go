@@ -113,9 +113,19 @@ func TestMeasurerBaseline(t *testing.T) {
 	if res, err := measure(t, m, result.Config{Op: "write", Test: result.BW, Iterations: 100, MsgSizeBytes: 4096}); err != nil || res.Baseline != nil {
 		t.Errorf("no baseline unless the plan asks: %v, %+v", err, res.Baseline)
 	}
-	short := benchtest.NewRig(t, ops.All, func(s *bench.Server) { s.MaxTestTime = 50 * time.Millisecond })
+	// A server whose --max-test-time the run fits in and the baseline does not: 5 times
+	// the run's wall time here (measured first, so that a slow or loaded host stretches
+	// the limit too), for a baseline of 30 GB, which loopback TCP does not move in that.
+	big := result.Config{Op: "read", Test: result.BW, Iterations: 30000, MsgSizeBytes: 1 << 20, SQDepth: 4}
+	t0 := time.Now()
+	if _, err := measure(t, m, big); err != nil {
+		t.Fatal(err)
+	}
+	limit := max(50*time.Millisecond, 5*time.Since(t0))
+	short := benchtest.NewRig(t, ops.All, func(s *bench.Server) { s.MaxTestTime = limit })
 	m = bench.Measurer{Client: dial(t, short, ""), Ops: ops.All}
-	res, err = measure(t, m, result.Config{Op: "read", Test: result.BW, Baseline: "tcp", Iterations: 3000, MsgSizeBytes: 1 << 20, SQDepth: 4})
+	big.Baseline = "tcp"
+	res, err = measure(t, m, big)
 	if err != nil || res.Error != "" || res.BWGbps <= 0 || res.Baseline == nil || !strings.Contains(res.Baseline.Error, "--max-test-time") {
 		t.Fatalf("a failed baseline stays in the result: %v, %+v", err, res.Baseline)
 	}
