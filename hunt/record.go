@@ -269,22 +269,10 @@ func sameSet(a, b []Condition) bool {
 // before the hunt goes on. Every record is written as this SchemaVersion, one read from
 // an earlier version's stream too: its fields are written as this version writes them.
 func NewRecorder(w io.Writer) func(Record) error {
-	s, _ := w.(interface{ Sync() error })
+	write := result.AppendLine[Record](w)
 	return func(r Record) error {
 		r.SchemaVersion = SchemaVersion
-		var b bytes.Buffer
-		e := json.NewEncoder(&b) // one line, ">=" as it is
-		e.SetEscapeHTML(false)
-		if err := e.Encode(r); err != nil {
-			return err
-		}
-		if _, err := w.Write(b.Bytes()); err != nil {
-			return err
-		}
-		if s != nil {
-			return s.Sync()
-		}
-		return nil
+		return write(r)
 	}
 }
 

@@ -50,6 +50,26 @@ type jsonEncoder struct{ e *json.Encoder }
 func (j jsonEncoder) Encode(r Record) error { return j.e.Encode(r) }
 func (jsonEncoder) Flush() error            { return nil }
 
+// AppendLine returns a stream's writer (the sweep's results stream, the hunt's records):
+// each value is appended to w as one line of compact JSON in one Write (HTML
+// characters as they are: ">=" stays ">="), and where w can Sync (an *os.File), synced
+// before it returns, so that a line on disk is a run not lost and a stream cut short
+// loses at most its last line.
+func AppendLine[T any](w io.Writer) func(T) error {
+	e := json.NewEncoder(w)
+	e.SetEscapeHTML(false)
+	s, _ := w.(interface{ Sync() error })
+	return func(v T) error {
+		if err := e.Encode(v); err != nil {
+			return err
+		}
+		if s != nil {
+			return s.Sync()
+		}
+		return nil
+	}
+}
+
 // WriteAll encodes every result with e, then flushes it.
 func WriteAll(e Encoder, rs []Result) error {
 	for _, r := range rs {

@@ -37,19 +37,7 @@ var ErrStreamMismatch = errors.New("the resumed stream does not match this sweep
 // StreamRecorder returns a Runner's Record for a results stream written to w: one line
 // per measurement. Where w can Sync (an *os.File), each line is synced before the
 // sweep goes on: a point on disk is a point not lost.
-func StreamRecorder(w io.Writer) func(Recorded) error {
-	enc := result.NewNDJSONEncoder(w)
-	s, _ := w.(interface{ Sync() error })
-	return func(r Recorded) error {
-		if err := enc.Encode(r); err != nil {
-			return err
-		}
-		if s != nil {
-			return s.Sync()
-		}
-		return nil
-	}
-}
+func StreamRecorder(w io.Writer) func(Recorded) error { return result.AppendLine[Recorded](w) }
 
 // ReadStream reads a results stream: its results, checked as every result reader
 // checks them (the schema version of each), with the wall time the sweep charged for
