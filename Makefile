@@ -121,7 +121,7 @@ parity: build
 # rdmabench and perftest on the two ends of one link, every pairing, perftest's four
 # tests, in one test-bed boot (test/interop.sh): ROUNDS rounds, 3 by default.
 interop: build
-	test/rxevm/run test/interop.sh $(ROUNDS)
+	test/rxevm/run test/interop.sh $(ROUNDS) $(ONLY)
 
 # The one command a user with two RDMA hosts runs first, on the client host: doctor on both,
 # parity with perftest (goals 1.00), a short WRITE/READ sweep, a counters run; one verdict
