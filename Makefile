@@ -119,7 +119,7 @@ parity: build
 	VM_CLOCK=real test/rxevm/run test/parity.sh $(ROUNDS) '$(METRICS)' $(POST_API) '_bw_|_rate_'
 
 # rdmabench and perftest on the two ends of one link, every pairing, perftest's four
-# tests, in one test-bed boot (test/interop.sh): ROUNDS rounds, 3 by default.
+# tests, in one test-bed boot (test/interop.sh): ROUNDS rounds, 3 by default; ONLY=rate runs the tests whose name holds it.
 interop: build
 	test/rxevm/run test/interop.sh $(ROUNDS) $(ONLY)
 
