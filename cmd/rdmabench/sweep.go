@@ -397,7 +397,7 @@ func (p *progress) start(op string) {
 
 func (p *progress) event(e sweep.Event) {
 	r := e.Result
-	line := fmt.Sprintf("%s %s %s", e.Op, e.Phase, pointString(e.Point)) // text: local (this sweep's plan)
+	line := fmt.Sprintf("%s %s %s", e.Op, e.Phase, e.Point) // text: local (this sweep's plan)
 	switch {
 	case e.Reused:
 		line += ": from the resumed stream"
@@ -435,11 +435,6 @@ func (p *progress) done() {
 		p.bar.Finish()
 		p.bar = nil
 	}
-}
-
-func pointString(pt plan.Point) string {
-	return fmt.Sprintf("size %s depth %d offset %d cq-mod %d post-list %d qp-timeout %d", result.FormatSize(pt.MsgSizeBytes),
-		pt.SQDepth, pt.BufOffsetBytes, pt.CQMod, pt.PostList, pt.QPTimeout)
 }
 
 // planOptions are the flags as a sweep's options, on the profile prof with the
