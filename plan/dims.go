@@ -35,8 +35,12 @@ type Dim struct {
 	Optional bool
 	// Aliases are the other names a user may give it (the CLI's flags, '-' as '_').
 	Aliases []string
-	// Word names it in a point's one-line text (Point.String).
+	// Word names it in a point's one-line text (Point.String); Cell, where set, is its
+	// prefix in a point's one-cell form (report.FmtPoint) when it is off its default.
 	Word string
+	Cell string
+	// Name names it in a report's tables, Short in the sweep's short table.
+	Name, Short string
 	// Get reads the value from a plan, as a point says it; Set writes a point's value
 	// (a canonical text) into a plan, as a plan says it.
 	Get func(c *Config) string
@@ -47,34 +51,48 @@ type Dim struct {
 
 // Dims are the dimensions a search can vary, in the order a hunt's space lists them, a
 // finding names them and the minimisation varies them. A new one is an entry here and
-// a field of Point (point.go: the field and its case in Point.field), and profiles.Dims
-// when the sweep varies it; nothing else: parsing, bounds, the conversions to and from
-// a plan and a point's text all come from this table.
+// a field of Point (point.go: the field and its case in Point.field), and, when the
+// sweep varies it, an entry in profiles.Dims, Optional and Cheaper (profiles.go);
+// nothing else: parsing, bounds, the conversions to and from a plan, a point's text and
+// the reports' names, cells and CSV column all come from this table.
 var Dims = []Dim{
 	{Key: "op", Values: []string{Write.Name, Read.Name}, Aliases: []string{"operation", "ops"}, Word: "op",
+		Name: "operation", Short: "operation",
 		Get: func(c *Config) string { return c.Op }, Set: func(c *Config, v string) { c.Op = v }},
-	ordered("msg_size_bytes", 1, math.MaxInt32, "size", func(c *Config) *int { return &c.MsgSizeBytes }, "size", "msg_size", "s"),
-	ordered("sq_depth", 1, MaxSQDepth, "depth", func(c *Config) *int { return &c.SQDepth }, "depth", "tx_depth", "t"),
-	ordered("post_list", 1, MaxSQDepth, "post-list", func(c *Config) *int { return &c.PostList }, "l"),
-	ordered("cq_mod", 1, MaxSQDepth, "cq-mod", func(c *Config) *int { return &c.CQMod }, "cqmod", "q_mod"),
-	ordered("num_qps", 1, MaxQPs, "qps", func(c *Config) *int { return &c.NumQPs }, "qps", "qp", "q"),
-	ordered("buf_offset_bytes", 0, 1<<21-1, "offset", func(c *Config) *int { return &c.BufOffsetBytes }, "offset", "buf_offset"),
-	ordered("mtu_bytes", 256, 4096, "mtu", func(c *Config) *int { return &c.MTUBytes }, "mtu", "m"),
+	ordered("msg_size_bytes", 1, math.MaxInt32, "size", func(c *Config) *int { return &c.MsgSizeBytes }, "size", "msg_size", "s").
+		named("message size", "message size"),
+	ordered("sq_depth", 1, MaxSQDepth, "depth", func(c *Config) *int { return &c.SQDepth }, "depth", "tx_depth", "t").
+		named("SQ depth", "SQ depth"),
+	ordered("post_list", 1, MaxSQDepth, "post-list", func(c *Config) *int { return &c.PostList }, "l").
+		named("post-list length", "post list"),
+	ordered("cq_mod", 1, MaxSQDepth, "cq-mod", func(c *Config) *int { return &c.CQMod }, "cqmod", "q_mod").
+		named("signal every N (cq-mod)", "CQ moderation"),
+	ordered("num_qps", 1, MaxQPs, "qps", func(c *Config) *int { return &c.NumQPs }, "qps", "qp", "q").
+		named("queue pairs", "QPs"),
+	ordered("buf_offset_bytes", 0, 1<<21-1, "offset", func(c *Config) *int { return &c.BufOffsetBytes }, "offset", "buf_offset").
+		named("offset from 4 KiB", "buffer offset"),
+	ordered("mtu_bytes", 256, 4096, "mtu", func(c *Config) *int { return &c.MTUBytes }, "mtu", "m").
+		named("path MTU", "MTU"),
 	{Key: "qp_timeout", Ordered: true, Lo: 1, Hi: 31, Aliases: []string{"u", "timeout"}, Word: "qp-timeout",
+		Cell: "u", Name: "QP timeout (-u)", Short: "QP timeout (-u)",
 		Get: func(c *Config) string { return strconv.Itoa(QPTimeout(c.QPTimeout)) },
 		Set: func(c *Config, v string) { c.QPTimeout = ConfigQPTimeout(atoi(v)) }},
-	{Key: "mr", Values: MRModes, Aliases: []string{"mr_mode"}, Word: "mr", Get: getMR, Set: setMR},
+	{Key: "mr", Values: MRModes, Aliases: []string{"mr_mode"}, Word: "mr", Name: "memory registration", Short: "MR",
+		Get: getMR, Set: setMR},
 	{Key: "bidirectional", Values: []string{"false", "true"}, Aliases: []string{"bidi", "b"}, Word: "bidirectional",
+		Name: "both directions", Short: "bidirectional",
 		synonyms: map[string]string{"yes": "true", "on": "true", "1": "true", "no": "false", "off": "false", "0": "false"},
 		Get:      func(c *Config) string { return strconv.FormatBool(c.Bidirectional) },
 		Set:      func(c *Config, v string) { c.Bidirectional = v == "true" }},
 	// One server is said as 1 by a point, as no peers (0) by a plan.
 	{Key: "peers", Ordered: true, Lo: 1, Hi: MaxPeers, Optional: true, Aliases: []string{"servers", "fan_out", "fanout"}, Word: "peers",
+		Name: "servers (fan-out)", Short: "servers",
 		Get: func(c *Config) string { return strconv.Itoa(max(c.Peers, 1)) },
 		Set: func(c *Config, v string) { c.Peers = peersOf(atoi(v)) }},
 	// --tclass: the GRH's traffic class (RoCE: DSCP << 2 | ECN). Optional: a space without
 	// it runs every point at the plan's (0, perftest's default).
 	{Key: "traffic_class", Ordered: true, Lo: 0, Hi: 255, Optional: true, Aliases: []string{"tclass"}, Word: "tclass",
+		Cell: "tc", Name: "traffic class (--tclass)", Short: "traffic class",
 		Get: func(c *Config) string { return strconv.Itoa(c.TrafficClass) },
 		Set: func(c *Config, v string) { c.TrafficClass = atoi(v) }},
 }
@@ -88,6 +106,12 @@ func ordered(key string, lo, hi int, word string, f func(*Config) *int, aliases 
 		Pow2: key == "mtu_bytes", Aliases: aliases, Word: word,
 		Get: func(c *Config) string { return strconv.Itoa(*f(c)) },
 		Set: func(c *Config, v string) { *f(c) = atoi(v) }}
+}
+
+// named gives d its names in tables (Dim.Name, Dim.Short).
+func (d Dim) named(name, short string) Dim {
+	d.Name, d.Short = name, short
+	return d
 }
 
 // getMR and setMR: pool is said as no --mr; a cache holds max(DefaultMRCache, depth)
@@ -165,6 +189,14 @@ func DimName(s string) (string, error) {
 // Held is the value a point holds on a dimension a search leaves out: the default's, as
 // a point says it.
 func (d Dim) Held() string { return d.Get(&Config{}) }
+
+// Canon is an ordered dimension's value v as a point says it, where a plan may say it
+// otherwise (the QP timeout's 0 is 14, the peers' 0 is 1).
+func (d Dim) Canon(v int) int {
+	var c Config
+	d.SetInt(&c, v)
+	return d.Int(&c)
+}
 
 // Int reads an ordered dimension's value from a plan as a number.
 func (d Dim) Int(c *Config) int { return atoi(d.Get(c)) }

@@ -89,3 +89,22 @@ func TestDimParse(t *testing.T) {
 		t.Error("DimName(speed): no error")
 	}
 }
+
+// Every dimension says itself in a point's text and in a report's tables, and Canon
+// says a plan's value as a point does.
+func TestDimsAreNamed(t *testing.T) {
+	for _, d := range plan.Dims {
+		if d.Word == "" || d.Name == "" || d.Short == "" {
+			t.Errorf("%s: word %q, name %q, short %q: every dimension needs all three", d.Key, d.Word, d.Name, d.Short)
+		}
+	}
+	for _, c := range []struct {
+		key     string
+		v, want int
+	}{{"qp_timeout", 0, plan.DefaultQPTimeout}, {"qp_timeout", 20, 20}, {"peers", 0, 1}, {"peers", 3, 3}, {"sq_depth", 8, 8}} {
+		d, _ := plan.DimOf(c.key)
+		if got := d.Canon(c.v); got != c.want {
+			t.Errorf("%s.Canon(%d) = %d, want %d", c.key, c.v, got, c.want)
+		}
+	}
+}

@@ -33,14 +33,34 @@ var embedded embed.FS
 var Dims = []string{"msg_size_bytes", "sq_depth", "buf_offset_bytes", "cq_mod", "post_list", "qp_timeout"}
 
 // Optional dimensions may be left out of a profile's grid: the sweep then holds them at
-// one value (for qp_timeout, -u or the plan's default, plan.Dim.Held).
+// one value (for qp_timeout, -u or the plan's default, plan.Dim.Held). A dimension added
+// to Dims is optional (the profiles written before it do not grid it): the tuned CSV
+// writes the optional ones after its fixed columns, so that its columns only ever grow
+// at the end, and a point's one-cell form (report.FmtPoint) names them only off their
+// defaults.
 var Optional = []string{"qp_timeout"}
+
+// Cheaper orders Dims for statistically equal configurations (sweep: the cheaper of
+// two equals is chosen): a smaller SQ depth (fewer WRs in flight, less memory), then a
+// smaller moderation and a shorter post list (the simpler loop), then the smaller
+// message and offset, then the shorter QP timeout (a lost packet is sent again sooner).
+var Cheaper = []string{"sq_depth", "cq_mod", "post_list", "msg_size_bytes", "buf_offset_bytes", "qp_timeout"}
 
 func init() {
 	for _, d := range Dims {
 		if _, ok := plan.DimOf(d); !ok {
 			panic("profiles: dimension " + d + " is not one of plan.Dims")
 		}
+	}
+	for _, l := range [][]string{Optional, Cheaper} {
+		for _, d := range l {
+			if !slices.Contains(Dims, d) {
+				panic("profiles: dimension " + d + " is not one of Dims")
+			}
+		}
+	}
+	if len(Cheaper) != len(Dims) {
+		panic("profiles: Cheaper does not order every one of Dims")
 	}
 }
 

@@ -1,15 +1,16 @@
 package report
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
-	"github.com/rdmabench/rdmabench/internal/text"
 	"io"
 	"slices"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/rdmabench/rdmabench/internal/text"
 	"github.com/rdmabench/rdmabench/plan"
 	"github.com/rdmabench/rdmabench/profiles"
 	"github.com/rdmabench/rdmabench/result"
@@ -87,10 +88,17 @@ func tunedOps(t Tuned) []string {
 	return ops
 }
 
-// ParamNames are the swept dimensions' names in tables (and in the HTML report).
-var ParamNames = map[string]string{
-	"msg_size_bytes": "message size", "sq_depth": "SQ depth", "buf_offset_bytes": "offset from 4 KiB",
-	"cq_mod": "signal every N (cq-mod)", "post_list": "post-list length", "qp_timeout": "QP timeout (-u)",
+// ParamName is dimension d's name in tables (and in the HTML report): plan.Dim.Name.
+func ParamName(d string) string { return dim(d).Name }
+
+// dim is the dimension d of plan.Dims; it panics on an unknown one (a report's
+// dimensions are profiles.Dims, checked against plan.Dims when the program starts).
+func dim(d string) plan.Dim {
+	x, ok := plan.DimOf(d)
+	if !ok {
+		panic("report: unknown dimension " + d)
+	}
+	return x
 }
 
 // FmtDim renders a value of dimension d (sizes with units).
@@ -114,14 +122,22 @@ func FmtRange(d string, r []int) string {
 	return FmtDim(d, r[0]) + "-" + FmtDim(d, r[1])
 }
 
-// FmtPoint is a configuration in one short cell: size/depth/offset/cq-mod/post-list,
-// and /uN where the QP timeout is not the default.
+// FmtPoint is a sweep's point in one short cell: its values on profiles.Dims joined by
+// "/" (size/depth/offset/cq-mod/post-list), an optional dimension's only where the
+// point holds it off its default, after its Cell prefix (its Word where it has none):
+// "64K/8/0/8/1/u20" for a QP timeout of 20.
 func FmtPoint(p plan.Point) string {
-	s := fmt.Sprintf("%s/%d/%d/%d/%d", result.FormatSize(p.MsgSizeBytes), p.SQDepth, p.BufOffsetBytes, p.CQMod, p.PostList)
-	if p.QPTimeout != 0 && p.QPTimeout != plan.DefaultQPTimeout {
-		s += fmt.Sprintf("/u%d", p.QPTimeout)
+	var c []string
+	for _, k := range profiles.Dims {
+		d := dim(k)
+		switch {
+		case !slices.Contains(profiles.Optional, k):
+			c = append(c, FmtDim(k, p.Int(k)))
+		case p.Holds(d) && p.Get(k) != d.Held():
+			c = append(c, cmp.Or(d.Cell, d.Word)+p.Get(k))
+		}
 	}
-	return s
+	return strings.Join(c, "/")
 }
 
 // FmtValue renders an objective's value in its unit.
@@ -245,7 +261,7 @@ func TunedShow(w io.Writer, t Tuned, f Format) error {
 	}
 	tb := NewTab(w, f, head...)
 	for _, d := range profiles.Dims {
-		row := []any{ParamNames[d]}
+		row := []any{ParamName(d)}
 		for _, op := range ops {
 			o := t.Ops[op]
 			v, ok := o.Verdicts[d]
@@ -416,10 +432,10 @@ func TunedNotes(op string, o sweep.Outcome) []string {
 			if v.Nearest {
 				what = "the nearest grid value to the article's,"
 			}
-			add("%s %s: ours %s over %s %s: %s", op, ParamNames[d], FmtDim(d, v.Chosen), what, FmtDim(d, *v.ArticleValue), FmtRatio(v.Ratio))
+			add("%s %s: ours %s over %s %s: %s", op, ParamName(d), FmtDim(d, v.Chosen), what, FmtDim(d, *v.ArticleValue), FmtRatio(v.Ratio))
 		}
 		if v.Unresolved != nil {
-			add("%s %s: inconclusive: %s against the best: %s", op, ParamNames[d], FmtPoint(v.Unresolved.Point), FmtRatio(v.Unresolved.Ratio))
+			add("%s %s: inconclusive: %s against the best: %s", op, ParamName(d), FmtPoint(v.Unresolved.Point), FmtRatio(v.Unresolved.Ratio))
 		}
 	}
 	if m, ok := o.Optima[o.Objective]; ok && m.ContendersCut > 0 {

@@ -175,3 +175,17 @@ func TestReadTunedChecksTheVersion(t *testing.T) {
 		}
 	}
 }
+
+// A point's cell: the required dimensions always, the QP timeout only off its default.
+func TestFmtPoint(t *testing.T) {
+	p := plan.Point{MsgSizeBytes: 64 << 10, SQDepth: 8, BufOffsetBytes: 2056, CQMod: 4, PostList: 2}
+	for _, c := range []struct {
+		u    int
+		want string
+	}{{0, "64K/8/2056/4/2"}, {plan.DefaultQPTimeout, "64K/8/2056/4/2"}, {20, "64K/8/2056/4/2/u20"}} {
+		p.QPTimeout = c.u
+		if got := FmtPoint(p); got != c.want {
+			t.Errorf("QP timeout %d: FmtPoint = %q, want %q", c.u, got, c.want)
+		}
+	}
+}

@@ -3,9 +3,11 @@ package report
 import (
 	"encoding/csv"
 	"io"
+	"slices"
 	"strconv"
 
 	"github.com/rdmabench/rdmabench/plan"
+	"github.com/rdmabench/rdmabench/profiles"
 	"github.com/rdmabench/rdmabench/sweep"
 )
 
@@ -19,8 +21,25 @@ import (
 // comparison of the operation was decided at (0.08: +-8%), runs_tainted how many of the
 // runs counted were measured while NIC counters moved, qp_timeout the optimum's QP
 // timeout exponent (-u). An empty cell is a value not measured.
-var TunedCSVHeader = []string{"op", "objective", "msg_size_bytes", "sq_depth", "buf_offset_bytes", "cq_mod", "post_list",
-	"runs", "median", "ci_low", "ci_high", "gain_vs_article", "gain_vs_perftest", "verdict", "resolution", "runs_tainted", "qp_timeout"}
+//
+// The optimum's point takes a column per swept dimension (profiles.Dims), named by its
+// key: the required ones after op and objective, the optional ones at the end (a sweep
+// that held one says the value it held, its default unless fixed), so that a dimension
+// added to the sweep adds a column at the end and moves none.
+var TunedCSVHeader = slices.Concat([]string{"op", "objective"}, csvDims(false),
+	[]string{"runs", "median", "ci_low", "ci_high", "gain_vs_article", "gain_vs_perftest", "verdict", "resolution", "runs_tainted"},
+	csvDims(true))
+
+// csvDims are profiles.Dims, the optional ones or the others, in their order.
+func csvDims(optional bool) []string {
+	var out []string
+	for _, d := range profiles.Dims {
+		if slices.Contains(profiles.Optional, d) == optional {
+			out = append(out, d)
+		}
+	}
+	return out
+}
 
 // TunedCSV writes each operation's optimum per objective.
 func TunedCSV(w io.Writer, t Tuned) error {
@@ -41,7 +60,14 @@ func TunedCSV(w io.Writer, t Tuned) error {
 		}
 		return fp(x.GainMedian)
 	}
-	qp := func(u int) string { return strconv.Itoa(plan.QPTimeout(u)) } // a report without one: the default
+	i := strconv.Itoa
+	dims := func(p plan.Point, optional bool) []string {
+		var out []string
+		for _, d := range csvDims(optional) {
+			out = append(out, i(norm(d, p.Int(d)))) // a report without one: the default
+		}
+		return out
+	}
 	for _, op := range tunedOps(t) {
 		o := t.Ops[op]
 		for _, name := range ObjectiveOrder(o) {
@@ -52,10 +78,11 @@ func TunedCSV(w io.Writer, t Tuned) error {
 			p := m.Point
 			art, aok := m.Gains[sweep.RefArticle]
 			pft, pok := m.Gains[sweep.RefPerftest]
-			i := strconv.Itoa
-			if err := cw.Write([]string{op, name, i(p.MsgSizeBytes), i(p.SQDepth), i(p.BufOffsetBytes), i(p.CQMod), i(p.PostList),
-				i(m.Runs), f(m.Median), fp(m.CILow), fp(m.CIHigh), g(art, aok), g(pft, pok),
-				csvVerdict(m), f(o.Resolution), i(m.Tainted), qp(p.QPTimeout)}); err != nil {
+			row := slices.Concat([]string{op, name}, dims(p, false),
+				[]string{i(m.Runs), f(m.Median), fp(m.CILow), fp(m.CIHigh), g(art, aok), g(pft, pok),
+					csvVerdict(m), f(o.Resolution), i(m.Tainted)},
+				dims(p, true))
+			if err := cw.Write(row); err != nil {
 				return err
 			}
 		}

@@ -8,16 +8,13 @@ import (
 	"sync"
 
 	"github.com/rdmabench/rdmabench/internal/text"
-	"github.com/rdmabench/rdmabench/plan"
 	"github.com/rdmabench/rdmabench/profiles"
 	"github.com/rdmabench/rdmabench/sweep"
 )
 
-// ParamShort are the swept dimensions' names in the sweep's short table (TunedSummary).
-var ParamShort = map[string]string{
-	"msg_size_bytes": "message size", "sq_depth": "SQ depth", "buf_offset_bytes": "buffer offset",
-	"cq_mod": "CQ moderation", "post_list": "post list", "qp_timeout": "QP timeout (-u)",
-}
+// ParamShort is dimension d's name in the sweep's short table (TunedSummary):
+// plan.Dim.Short.
+func ParamShort(d string) string { return dim(d).Short }
 
 // TunedSummary writes what rdmabench sweep prints by default: the tuned table first,
 // one row per parameter (the QP timeout's only where it was swept), then a few lines.
@@ -55,11 +52,11 @@ func TunedSummary(w io.Writer, t Tuned, f Format) error {
 		tb = NewTab(w, f, append(head, "article", "verdict")...)
 	}
 	for _, d := range profiles.Dims {
-		if d == "qp_timeout" && !t.swept(d) {
+		if slices.Contains(profiles.Optional, d) && !t.swept(d) {
 			continue
 		}
 		if plain {
-			row := []any{ParamNames[d]}
+			row := []any{ParamName(d)}
 			for _, op := range ops {
 				o := t.Ops[op]
 				if v, ok := o.Verdicts[d]; ok {
@@ -71,7 +68,7 @@ func TunedSummary(w io.Writer, t Tuned, f Format) error {
 			tb.Append(row...)
 			continue
 		}
-		row := []any{ParamShort[d]}
+		row := []any{ParamShort(d)}
 		var article, verdict []string
 		for _, op := range ops {
 			row = append(row, t.FmtChosen(op, d))
@@ -161,13 +158,9 @@ func (t Tuned) builtin() (profiles.Profile, bool) {
 	return profiles.Profile{}, false
 }
 
-// norm is a value of d as the sweep ran it: a QP timeout of 0 is the default.
-func norm(d string, v int) int {
-	if d == "qp_timeout" {
-		return plan.QPTimeout(v)
-	}
-	return v
-}
+// norm is a value of d as the sweep ran it (plan.Dim.Canon: a QP timeout of 0 is the
+// default).
+func norm(d string, v int) int { return dim(d).Canon(v) }
 
 // FmtChosen is the chosen value of parameter d for op as a cell: "512", "512 ?" where
 // the parameter is not decided, and the flat top where the chosen value has company

@@ -71,12 +71,10 @@ func (s *state) neighbours(pt plan.Point) []plan.Point {
 	return out
 }
 
-// cheaper orders statistically equal configurations: a smaller SQ depth (fewer WRs
-// in flight, less memory), then a smaller moderation and a shorter post list (the
-// simpler loop), then the smaller message and offset, then the shorter QP timeout
-// (a lost packet is sent again sooner).
+// cheaper orders statistically equal configurations, dimension by dimension in
+// profiles.Cheaper's order, the smaller value first.
 func cheaper(a, b plan.Point) int {
-	for _, d := range []string{"sq_depth", "cq_mod", "post_list", "msg_size_bytes", "buf_offset_bytes", "qp_timeout"} {
+	for _, d := range profiles.Cheaper {
 		if a.Int(d) != b.Int(d) {
 			return a.Int(d) - b.Int(d)
 		}

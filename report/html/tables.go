@@ -141,7 +141,7 @@ func tunedTables(s *Series) *tunedSection {
 		params.Head = append(params.Head, strings.ToUpper(op), "article", "verdict")
 	}
 	for _, d := range profiles.Dims {
-		row := []tcell{txt(report.ParamNames[d])}
+		row := []tcell{txt(report.ParamName(d))}
 		for _, op := range tops {
 			o := t.Ops[op]
 			v, ok := o.Verdicts[d]
