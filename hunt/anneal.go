@@ -38,7 +38,7 @@ func (h *hunter) hunt(ctx context.Context) error {
 			h.tooLong[pt], tooLong = true, tooLong+1
 			short := pt
 			short.SQDepth, short.NumQPs, short.Bidirectional, short.Peers = 1, 1, false, 0
-			if tooLong >= maxTooLong || h.elapsed()+h.estimate(short) > h.p.Budget {
+			if tooLong >= maxTooLong || !h.fits(h.estimate(short)) {
 				return err
 			}
 			continue

@@ -65,15 +65,17 @@ func (h *hunter) estimate(pt Point) time.Duration {
 	return time.Duration(secs * float64(time.Second))
 }
 
-func (h *hunter) elapsed() time.Duration { return h.priorCharge + h.p.Now().Sub(h.t0) }
-
-// spent: no run may start (the budget's time or MaxRuns).
+// spent: no run may start (the budget's time, its runs' wall times as a sweep's
+// (plan.Ledger), or MaxRuns).
 func (h *hunter) spent() bool {
 	if h.p.MaxRuns > 0 && h.o.PriorRuns+h.o.Runs >= h.p.MaxRuns {
 		return true
 	}
-	return h.p.Budget > 0 && h.elapsed() >= h.p.Budget
+	return h.led.Reached(h.p.Budget)
 }
+
+// fits: a run costing cost more ends within the budget.
+func (h *hunter) fits(cost time.Duration) bool { return h.led.Fits(cost, h.p.Budget) }
 
 // measure runs pt once for phase, or takes a prior run of it left for a trial.
 func (h *hunter) measure(ctx context.Context, pt Point, phase string) (Measurement, error) {
@@ -88,12 +90,12 @@ func (h *hunter) measure(ctx context.Context, pt Point, phase string) (Measureme
 	if h.spent() {
 		return Measurement{}, errBudget
 	}
-	if h.p.Budget > 0 && h.elapsed()+h.estimate(pt) > h.p.Budget {
+	if !h.fits(h.estimate(pt)) {
 		h.o.TooLong++
 		return Measurement{}, errTooLong
 	}
 	cfg := pt.Config(h.p.Base)
-	res, wall, merr, err := plan.MeasureOnce(ctx, h.m, cfg, h.p.Now)
+	res, wall, merr, err := h.led.Measure(ctx, h.m, cfg, h.p.Now)
 	if err != nil {
 		return Measurement{}, err // an interrupted run is no data
 	}

@@ -209,8 +209,12 @@
 //
 // # Budget, interruption, resumption
 //
-// Plan.Budget bounds the hunt's time on Plan.Now's clock and Plan.MaxRuns its runs. A
-// run's wall time is its setup, its duration and the drain of all it queued, so a run is
+// Plan.Budget bounds the time the hunt's runs take and Plan.MaxRuns their number. The
+// budget is charged as the sweep's is (plan.Ledger): with each run's wall time on
+// Plan.Now's clock, from before its Measurer call to after it returns, a resumed hunt's
+// prior runs at the wall time recorded with them; the hunt's own work between runs is
+// not charged, so the same seed and the same measurements stop at the same run whether
+// the hunt ran straight through or was resumed. A run's wall time is its setup, its duration and the drain of all it queued, so a run is
 // estimated before it starts: the median of the runs' wall time over their duration so
 // far, the duration, and its queues' bytes (depth x size x QPs, or x servers for a
 // fan-out, doubled for two directions) at the best rate its operation reached (10 Gb/s

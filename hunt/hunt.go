@@ -38,8 +38,9 @@ type Plan struct {
 	// point_duration_s), the warm-up, counters ("auto": the counters rule reads the
 	// flags), hugepages, completion events. Its swept fields are the points'.
 	Base result.Config
-	// Budget bounds the hunt's time on the Now clock, a resumed hunt's prior runs
-	// included (<= 0: no limit): no run starts that would end past it by its estimate
+	// Budget bounds the time the hunt's runs take, the sum of their wall times on the Now
+	// clock (plan.Ledger, as a sweep's), a resumed hunt's prior runs included at their
+	// recorded wall times (<= 0: no limit): no run starts that would end past it by its estimate
 	// (its setup, the median of the runs' wall time over their duration; its duration;
 	// the drain of its queues at the best rate its operation showed). MaxRuns bounds the
 	// runs (prior runs included; 0: no limit): no run starts once it is reached.
@@ -64,7 +65,7 @@ type Plan struct {
 	// iterations, warm-up, counters, hugepages, completion events) and lie in Space:
 	// Run refuses a plan that differs, naming what.
 	Prior []Record
-	// Now is the budget's clock (time.Now when nil; tests simulate it).
+	// Now is the clock the runs are timed on (time.Now when nil; tests simulate it).
 	Now func() time.Time
 	// Server names the server in the findings' command lines ("SERVER" when empty): its
 	// last word is the servers, comma-separated where the space has a peers dimension
@@ -256,9 +257,8 @@ type hunter struct {
 	rng    *rand.Rand
 	o      Outcome
 
-	t0          time.Time
-	priorCharge time.Duration
-	seq         int
+	led plan.Ledger // the budget and the runs' wall times, the prior runs' too
+	seq int
 
 	points   map[Point]*pointData
 	byOpSize map[opSize][]Point
@@ -302,7 +302,7 @@ type hunter struct {
 
 func newHunter(m Measurer, p Plan, record func(Record) error) *hunter {
 	h := &hunter{m: m, p: p, r: p.Rules, record: record, rng: rand.New(rand.NewPCG(p.Seed, 0x68756e74)),
-		t0: p.Now(), points: map[Point]*pointData{}, byOpSize: map[opSize][]Point{}, pool: map[Point][]Measurement{},
+		led: plan.Ledger{Budget: p.Budget}, points: map[Point]*pointData{}, byOpSize: map[opSize][]Point{}, pool: map[Point][]Measurement{},
 		watched: map[opSize][]Point{}, rejected: map[string]bool{}, coverage: map[string]map[string]int{}, validity: map[Point]bool{},
 		background: map[string]*BackgroundCounter{}, controls: map[string]Point{}, ctlTally: map[string][2]int{}, bestGbps: map[string]float64{}, tooLong: map[Point]bool{}}
 	for _, d := range p.Space.Dims {
@@ -356,7 +356,7 @@ func (h *hunter) end(ctx context.Context, err error) (Outcome, error) {
 	h.o.Findings = append(append(slices.Clone(h.found), h.kept...), h.pending...)
 	slices.SortStableFunc(h.o.Findings, func(a, b Finding) int { return idNumber(a.ID) - idNumber(b.ID) })
 	h.o.Points = len(h.points)
-	h.o.BudgetSpentS = h.elapsed().Seconds()
+	h.o.BudgetSpentS = h.led.Spent().Seconds()
 	for _, k := range h.bgOrder {
 		b := *h.background[k]
 		for _, d := range h.points {

@@ -79,6 +79,37 @@ func TestBudgetHolds(t *testing.T) {
 	}
 }
 
+// TestBudgetChargesRuns: the budget is the runs' wall times (plan.Ledger, as a sweep's):
+// time the hunt spends between runs (here a slow records stream, an hour after each
+// tenth run) is not charged, so the same seed and measurements make the same hunt.
+func TestBudgetChargesRuns(t *testing.T) {
+	p := cx6(t)
+	runs := func(stall time.Duration) (Outcome, int) {
+		f := newFake(3, 0.1, plantFailure)
+		pl := testPlan(p, f, 3)
+		pl.Budget = 5 * time.Minute
+		n := 0
+		o, err := Run(context.Background(), f, pl, func(r Record) error {
+			if r.Kind == KindPoint {
+				if n++; n%10 == 0 {
+					f.clock = f.clock.Add(stall)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return o, len(f.calls)
+	}
+	o1, n1 := runs(0)
+	o2, n2 := runs(time.Hour)
+	if n1 == 0 || n1 != n2 || o1.Runs != o2.Runs || o1.BudgetSpentS != o2.BudgetSpentS || o2.BudgetSpentS > 300 || !o2.BudgetExhausted {
+		t.Errorf("without stalls %d runs, %.0f s; with an hour's stall every 10 runs %d runs, %.0f s: want the same, within 300 s",
+			n1, o1.BudgetSpentS, n2, o2.BudgetSpentS)
+	}
+}
+
 // TestInterruptKeepsFindings: a cancelled context ends the hunt with what it found, and
 // a finding whose minimisation was cut short is kept, recorded as not minimal.
 func TestInterruptKeepsFindings(t *testing.T) {

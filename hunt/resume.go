@@ -41,7 +41,7 @@ func (h *hunter) loadPrior() error {
 			return err
 		}
 		h.o.PriorRuns++
-		h.priorCharge += time.Duration(m.WallNS)
+		h.led.Charge(time.Duration(m.WallNS))
 		h.seq = max(h.seq, m.Seq)
 		pt := plan.PointOf(m.Config)
 		h.observe(m)

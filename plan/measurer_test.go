@@ -44,3 +44,32 @@ func TestMeasureOnce(t *testing.T) {
 		t.Errorf("an interrupted run must be no data: %+v, %v, %v", res, merr, err)
 	}
 }
+
+// TestLedger: a budget is charged with the runs' wall times (an interrupted run's too,
+// a resumed run's as recorded), is reached at its end, and a run fits only if it ends by
+// the end asked; without a budget nothing is ever reached and everything fits.
+func TestLedger(t *testing.T) {
+	var clock time.Time
+	now := func() time.Time { clock = clock.Add(2 * time.Second); return clock }
+	ok := measureFunc(func(context.Context, Config) (result.Result, error) { return result.Result{BWGbps: 1}, nil })
+	l := Ledger{Budget: 10 * time.Second}
+	if _, wall, _, err := l.Measure(context.Background(), ok, Config{Op: "write"}, now); err != nil || wall != 2*time.Second || l.Spent() != 2*time.Second {
+		t.Fatalf("one run: wall %v, spent %v, %v", wall, l.Spent(), err)
+	}
+	clock = clock.Add(time.Hour) // the search's own time between runs is not charged
+	l.Charge(5 * time.Second)    // a resumed run
+	l.Charge(-time.Second)       // a clock that stepped back charges nothing
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, _, _, err := l.Measure(ctx, ok, Config{Op: "write"}, now); err == nil || l.Spent() != 9*time.Second {
+		t.Fatalf("an interrupted run is charged and no data: spent %v, %v", l.Spent(), err)
+	}
+	if l.Reached(10*time.Second) || !l.Reached(9*time.Second) || !l.Fits(time.Second, 10*time.Second) || l.Fits(2*time.Second, 10*time.Second) {
+		t.Errorf("at 9 s of 10: reached %v, fits 1 s %v, fits 2 s %v", l.Reached(10*time.Second), l.Fits(time.Second, 10*time.Second), l.Fits(2*time.Second, 10*time.Second))
+	}
+	var none Ledger
+	none.Charge(time.Hour)
+	if none.Reached(0) || !none.Fits(time.Hour, 0) {
+		t.Errorf("no budget: reached %v, fits %v", none.Reached(0), none.Fits(time.Hour, 0))
+	}
+}

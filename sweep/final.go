@@ -242,9 +242,9 @@ func (s *state) planFinal(f *final) {
 		// The contenders known now, and the neighbours a new chosen point may bring.
 		m = max(len(s.active(f))+planSlack, 2)
 		n = most
-		if runs := s.o.Runs + s.o.Reused; s.p.Budget > 0 && runs > 0 && s.spent > 0 {
-			roundS := float64(m) * s.spent.Seconds() / float64(runs)
-			n = min(most, max(0, int((s.phaseEnd-s.spent).Seconds()/roundS)))
+		if runs := s.o.Runs + s.o.Reused; s.p.Budget > 0 && runs > 0 && s.led.Spent() > 0 {
+			roundS := float64(m) * s.led.Spent().Seconds() / float64(runs)
+			n = min(most, max(0, int((s.phaseEnd-s.led.Spent()).Seconds()/roundS)))
 		}
 		return m, n
 	}

@@ -41,7 +41,7 @@ var errBudgetSpent = errors.New("the budget is spent")
 
 // exhausted: the current phase's share of the budget is spent.
 func (s *state) exhausted() bool {
-	if s.p.Budget > 0 && s.spent >= s.phaseEnd {
+	if s.led.Reached(s.phaseEnd) {
 		s.cut = true
 		return true
 	}
@@ -58,7 +58,7 @@ func (s *state) fits(n int) bool {
 	if runs == 0 {
 		return !s.exhausted()
 	}
-	if s.spent+time.Duration(n)*s.spent/time.Duration(runs) > s.phaseEnd {
+	if !s.led.Fits(time.Duration(n)*s.led.Spent()/time.Duration(runs), s.phaseEnd) {
 		s.cut = true
 		return false
 	}
@@ -187,7 +187,7 @@ func (s *state) acquire(ctx context.Context, pt plan.Point) (res result.Result, 
 	if ctx.Err() != nil {
 		return res, false, nil, ctx.Err()
 	}
-	if s.p.Budget > 0 && s.spent >= s.p.Budget {
+	if s.led.Reached(s.p.Budget) {
 		s.cut = true
 		return res, false, nil, errBudgetSpent
 	}
@@ -208,7 +208,7 @@ func (s *state) reuse(pt plan.Point) (result.Result, error) {
 	}
 	res := queue[0].Result
 	s.r.prior[s.p.Op] = queue[1:]
-	s.spent += queue[0].charge()
+	s.led.Charge(queue[0].charge())
 	s.o.Reused++
 	return res, nil
 }
@@ -225,8 +225,7 @@ func (s *state) measure(ctx context.Context, pt plan.Point) (res result.Result, 
 	if s.p.Objective.NeedsP99() {
 		cfg = WithP99Samples(cfg)
 	}
-	res, wall, merr, err := plan.MeasureOnce(ctx, s.r.M, cfg, s.r.now)
-	s.spent += wall
+	res, wall, merr, err := s.led.Measure(ctx, s.r.M, cfg, s.r.now)
 	if err != nil {
 		return res, nil, err // an interrupted point is no data point
 	}

@@ -134,9 +134,9 @@ type ModeOutcome struct {
 // CompareModes measures p with m, recording every run.
 func CompareModes(ctx context.Context, m Measurer, record func(Recorded) error, p Modes) (ModeOutcome, error) {
 	out := ModeOutcome{Op: p.Op, A: modeName(p.A), B: modeName(p.B), Tolerance: p.Tolerance}
-	start := time.Now()
+	led := &plan.Ledger{Budget: p.Budget}
 	for _, size := range p.Sizes {
-		row, lost, err := compareSize(ctx, m, record, p, size, start)
+		row, lost, err := compareSize(ctx, m, record, p, size, led)
 		if err != nil {
 			if lost {
 				out.Rows = append(out.Rows, row)
@@ -148,7 +148,7 @@ func CompareModes(ctx context.Context, m Measurer, record func(Recorded) error, 
 			out.Interrupted = true
 			break
 		}
-		if p.Budget > 0 && time.Since(start) >= p.Budget {
+		if led.Reached(p.Budget) {
 			out.BudgetSpent = true
 			break
 		}
@@ -168,14 +168,15 @@ func CompareModes(ctx context.Context, m Measurer, record func(Recorded) error, 
 }
 
 // compareSize measures one size of p in interleaved rounds (A B, B A, ...) while the
-// comparison's budget, counted from start, lasts, and judges B over A (and over TCP)
-// on the rounds where both ran. An error recording a run ends it (the row is
-// dropped), and so does a lost session (lost: the row keeps what was measured).
-func compareSize(ctx context.Context, m Measurer, record func(Recorded) error, p Modes, size int, start time.Time) (row ModeRow, lost bool, err error) {
+// comparison's budget (led: its runs' wall times, as a sweep's) lasts, and judges B over
+// A (and over TCP) on the rounds where both ran. An interrupted run is no data (not
+// recorded). An error recording a run ends it (the row is dropped), and so does a lost
+// session (lost: the row keeps what was measured).
+func compareSize(ctx context.Context, m Measurer, record func(Recorded) error, p Modes, size int, led *plan.Ledger) (row ModeRow, lost bool, err error) {
 	row = ModeRow{Size: size}
 	var a, b, tcp, dAB, dBT []float64
 	for round := 0; round < max(p.Repeat, 2); round++ {
-		if ctx.Err() != nil || (p.Budget > 0 && time.Since(start) >= p.Budget) {
+		if ctx.Err() != nil || led.Reached(p.Budget) {
 			break
 		}
 		got := map[string]result.Result{}
@@ -189,9 +190,11 @@ func compareSize(ctx context.Context, m Measurer, record func(Recorded) error, p
 			if mode == p.A && p.TCP {
 				cfg.Baseline = "tcp"
 			}
-			t0 := time.Now()
-			r, err := m.Measure(ctx, cfg)
-			if rerr := record(Recorded{Result: r, WallNS: time.Since(t0).Nanoseconds()}); rerr != nil {
+			r, wall, err, ierr := led.Measure(ctx, m, cfg, time.Now)
+			if ierr != nil {
+				break // interrupted: no data, and no more runs (the loop's check)
+			}
+			if rerr := record(Recorded{Result: r, WallNS: wall.Nanoseconds()}); rerr != nil {
 				return row, false, rerr
 			}
 			if err != nil || r.Interrupted {

@@ -79,7 +79,7 @@ func (s *state) project(pts []plan.Point) {
 	}
 	runS := 0.0
 	if runs > 0 {
-		runS = s.spent.Seconds() / float64(runs)
+		runS = s.led.Spent().Seconds() / float64(runs)
 	}
 	gainsRuns := (s.p.Repeat + s.p.Repeat%2) * (1 + len(s.p.Others) + len(s.p.References))
 	s.reserve = time.Duration(float64(gainsRuns) * runS * float64(time.Second))
@@ -95,11 +95,11 @@ func (s *state) project(pts []plan.Point) {
 	// The budget a final share of n rounds needs: what is spent, the gains, and twice
 	// the final rounds (the search may take as much as they do).
 	budgetFor := func(n int) float64 {
-		return s.spent.Seconds() + s.reserve.Seconds() + 2*float64(n)*roundS
+		return s.led.Spent().Seconds() + s.reserve.Seconds() + 2*float64(n)*roundS
 	}
 	pr.FinalRounds = most
 	if s.p.Budget > 0 && roundS > 0 {
-		left := (s.p.Budget - s.spent - s.reserve).Seconds() / 2
+		left := (s.p.Budget - s.led.Spent() - s.reserve).Seconds() / 2
 		pr.FinalRounds = min(most, max(minPairs, int(left/roundS)))
 	}
 	pr.Resolution = planResolution(sd, pr.FinalRounds, planPoints, 0)
@@ -127,7 +127,7 @@ func (s *state) project(pts []plan.Point) {
 		s.o.ResolutionBasis = "assumed" // nothing measured to plan with: firstResolution
 	}
 	s.o.Resolution = s.tol
-	s.phaseEnd = s.spent + (s.p.Budget-s.spent-s.reserve)/2
+	s.phaseEnd = s.led.Spent() + (s.p.Budget-s.led.Spent()-s.reserve)/2
 	s.noticeProjection(pr)
 }
 

@@ -154,12 +154,12 @@ func (s *state) reach(o Objective, k float64) float64 {
 // cannot keep a duel going. It returns a over b.
 func (s *state) duel(ctx context.Context, a, b plan.Point) (Ratio, bool, error) {
 	o := s.objs[0]
-	start := s.spent
+	start := s.led.Spent()
 	lvl := alpha / float64(len(duelLooks))
 	for rounds := 0; ; rounds++ {
 		// One duel takes at most a sixth of the search's share beyond its minimum: a
 		// near tie under heavy noise must not eat what the rest of the search needs.
-		share := s.p.Budget > 0 && s.spent-start >= s.p.Budget/12
+		share := s.p.Budget > 0 && s.led.Spent()-start >= s.p.Budget/12
 		r := s.pair(a, b, o)
 		last := rounds >= maxPairs || !s.fits(2) || (r.N >= minPairs && share) || s.failed[a] != "" || s.failed[b] != ""
 		if slices.Contains(duelLooks, r.N) || last {

@@ -114,7 +114,7 @@ func (r *Runner) Run(ctx context.Context, p Plan) (Outcome, error) {
 	err = s.ending(ctx, err)
 	o := s.o
 	o.ElapsedS = time.Since(t0).Seconds()
-	o.BudgetSpentS = s.spent.Seconds()
+	o.BudgetSpentS = s.led.Spent().Seconds()
 	o.BudgetExhausted = s.cut
 	if cerr := s.conclude(f, inc); err == nil {
 		err = cerr
@@ -134,7 +134,7 @@ func (r *Runner) newState(p Plan) *state {
 	if p.Resolution > 0 {
 		s.tol = p.Resolution
 	}
-	s.phaseEnd = p.Budget
+	s.led.Budget, s.phaseEnd = p.Budget, p.Budget
 	s.expected = s.guess()
 	return s
 }
@@ -197,7 +197,7 @@ type state struct {
 	failed   map[plan.Point]string
 	order    []plan.Point // measured points, first measured first (determinism)
 	round    int          // the last round's number
-	spent    time.Duration
+	led      plan.Ledger  // the budget and the runs' wall times charged to it
 	expected int
 	tol      float64                // the resolution decisions are taken at
 	dur      map[plan.Point]float64 // a point's run length, where lengthened for its queue

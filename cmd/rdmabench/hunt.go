@@ -87,7 +87,7 @@ no run starts once it is spent. Ctrl-C ends the hunt and keeps what it found.`,
 	f.StringSliceVar(&o.Ops, "ops", []string{"write", "read"}, "operations to search")
 	f.StringVar(&o.Profile, "profile", "", "NIC profile name or YAML file (default: detected from the device): its grid is the space, its hunt section the thresholds")
 	f.StringVar(&o.Space, "space", "", "override dimensions of the space, e.g. 'size=64K,1M; sq_depth=64,1024; qps=1,4; mr=pool' (dimensions: "+spaceDims()+")")
-	f.DurationVar(&o.Budget, "budget", 15*time.Minute, "the hunt's time, a resumed hunt's earlier runs included: no run starts once it is spent (0: no limit)")
+	f.DurationVar(&o.Budget, "budget", 15*time.Minute, "the time the hunt's runs take (the sum of their wall times, as a sweep's budget), a resumed hunt's earlier runs included: no run starts once it is spent (0: no limit)")
 	f.IntVar(&o.MaxRuns, "max-runs", 0, "the most runs, earlier ones included (0: no limit)")
 	f.Uint64Var(&o.Seed, "seed", 1, "the search's random seed: the same seed and the same measurements make the same hunt")
 	f.Float64Var(&o.PointDuration, "point-duration", 0, "seconds per run (default: the profile's point_duration_s)")
