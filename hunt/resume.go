@@ -66,28 +66,9 @@ func (h *hunter) loadPrior() error {
 // samePlan says what makes prior run m another plan's: a common setting that is not
 // Base's, or a point outside the space.
 func (h *hunter) samePlan(m Measurement) error {
-	c, b := m.Config, h.p.Base
-	auto := func(s string) string {
-		if s == "" {
-			return "auto"
-		}
-		return s
-	}
-	for _, d := range []struct {
-		name        string
-		prior, plan any
-	}{
-		{"duration_s", c.DurationS, b.DurationS},
-		{"iterations", c.Iterations, b.Iterations},
-		{"warmup_iterations", c.WarmupIterations, b.WarmupIterations},
-		{"counters", auto(c.Counters), auto(b.Counters)},
-		{"hugepages", c.Hugepages, b.Hugepages},
-		{"completion_events", c.CompletionEvents, b.CompletionEvents},
-	} {
-		if d.prior != d.plan {
-			return fmt.Errorf("hunt: the prior records' run %d has %s %v, this plan %v: resume with the settings it was begun with",
-				m.Seq, d.name, d.prior, d.plan)
-		}
+	c := m.Config
+	if err := plan.SameSettings(c, h.p.Base); err != nil {
+		return fmt.Errorf("hunt: the prior records' run %d has %w: resume with the settings it was begun with", m.Seq, err)
 	}
 	pt := plan.PointOf(c)
 	for _, d := range DimNames {

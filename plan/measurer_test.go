@@ -73,3 +73,32 @@ func TestLedger(t *testing.T) {
 		t.Errorf("no budget: reached %v, fits %v", none.Reached(0), none.Fits(time.Hour, 0))
 	}
 }
+
+// TestSameSettings: a prior run matches a plan with its common settings, a setting the
+// plan left to its default matching the default the run recorded; another length,
+// warm-up or counters mode is named.
+func TestSameSettings(t *testing.T) {
+	recorded := Config{Op: "write", Test: "bw", MsgSizeBytes: 65536, SQDepth: 128, Iterations: 5000, DurationS: 0.4, WarmupIterations: 16}
+	want := Config{DurationS: 0.4, WarmupIterations: 16} // a search's base: iterations left to the default
+	if err := SameSettings(recorded, want); err != nil {
+		t.Errorf("the same settings: %v", err)
+	}
+	for _, c := range []struct {
+		key string
+		set func(*Config)
+	}{
+		{"duration_s", func(c *Config) { c.DurationS = 0.8 }},
+		{"warmup_iterations", func(c *Config) { c.WarmupIterations = 4 }},
+		{"counters", func(c *Config) { c.Counters = "off" }},
+		{"hugepages", func(c *Config) { c.Hugepages = true }},
+		{"completion_events", func(c *Config) { c.CompletionEvents = true }},
+		{"iterations", func(c *Config) { c.Iterations = 7 }},
+	} {
+		w := want
+		c.set(&w)
+		var se *SettingError
+		if err := SameSettings(recorded, w); !errors.As(err, &se) || se.Key != c.key {
+			t.Errorf("%s changed: %v", c.key, err)
+		}
+	}
+}

@@ -199,12 +199,16 @@ func (s *state) acquire(ctx context.Context, pt plan.Point) (res result.Result, 
 	return res, false, merr, err
 }
 
-// reuse takes the operation's next run of the resumed stream, which must be of pt, and
-// charges the budget its recorded wall time.
+// reuse takes the operation's next run of the resumed stream, which must be of pt, with
+// the common settings this sweep asks for (plan.SameSettings: its length among them),
+// and charges the budget its recorded wall time.
 func (s *state) reuse(pt plan.Point) (result.Result, error) {
 	queue := s.r.prior[s.p.Op]
 	if got := PointOf(queue[0].Config); got != pt {
 		return result.Result{}, fmt.Errorf("%w: its next %s run is of %v, this sweep asks for %v (%d runs in)", ErrStreamMismatch, s.p.Op, got, pt, s.o.Reused) // text: local (this sweep's plan)
+	}
+	if err := plan.SameSettings(queue[0].Config, s.config(pt)); err != nil {
+		return result.Result{}, fmt.Errorf("%w: its next %s run, of %v, has %w (%d runs in): resume with the settings it was begun with", ErrStreamMismatch, s.p.Op, pt, err, s.o.Reused) // text: local (this sweep's plan)
 	}
 	res := queue[0].Result
 	s.r.prior[s.p.Op] = queue[1:]
@@ -217,15 +221,7 @@ func (s *state) reuse(pt plan.Point) (result.Result, error) {
 // objective needs), charges the budget its wall time and records it; merr is the
 // Measurer's error (the run's Error too), err one that ends the sweep.
 func (s *state) measure(ctx context.Context, pt plan.Point) (res result.Result, merr, err error) {
-	cfg := Apply(s.p.Base, pt)
-	cfg.Op = s.p.Op
-	if s.p.Base.DurationS > 0 {
-		cfg.DurationS = s.length(pt)
-	}
-	if s.p.Objective.NeedsP99() {
-		cfg = WithP99Samples(cfg)
-	}
-	res, wall, merr, err := s.led.Measure(ctx, s.r.M, cfg, s.r.now)
+	res, wall, merr, err := s.led.Measure(ctx, s.r.M, s.config(pt), s.r.now)
 	if err != nil {
 		return res, nil, err // an interrupted point is no data point
 	}
@@ -236,6 +232,20 @@ func (s *state) measure(ctx context.Context, pt plan.Point) (res result.Result, 
 	}
 	s.o.Runs++
 	return res, merr, nil
+}
+
+// config is the plan of a run of pt: the base with pt's values, as long as pt's queue
+// needs (length), with the samples a p99 objective needs.
+func (s *state) config(pt plan.Point) result.Config {
+	cfg := Apply(s.p.Base, pt)
+	cfg.Op = s.p.Op
+	if s.p.Base.DurationS > 0 {
+		cfg.DurationS = s.length(pt)
+	}
+	if s.p.Objective.NeedsP99() {
+		cfg = WithP99Samples(cfg)
+	}
+	return cfg
 }
 
 // record adds a run of pt (or its failure) to the state.

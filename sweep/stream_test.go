@@ -214,8 +214,27 @@ func TestResumeFromAnotherSweepFails(t *testing.T) {
 	if _, err := NewRunner(&fake{}, func(x Recorded) error { stream = append(stream, x); return nil }, nil).Run(context.Background(), pl); err != nil {
 		t.Fatal(err)
 	}
+	start := pl.Start
 	pl.Start = pl.Start.WithInt("sq_depth", 1024)
 	if _, err := NewRunner(&fake{}, nil, stream).Run(context.Background(), pl); !errors.Is(err, ErrStreamMismatch) {
 		t.Fatalf("a stream of another sweep must be refused: %v", err)
+	}
+	// The same points with other common settings (plan.SameSettings) are another sweep's
+	// too: runs of another length or warm-up measured something else.
+	pl.Start = start
+	for _, c := range []struct {
+		key string
+		set func(*result.Config)
+	}{
+		{"warmup_iterations", func(c *result.Config) { c.WarmupIterations += 7 }},
+		{"completion_events", func(c *result.Config) { c.CompletionEvents = !c.CompletionEvents }},
+		{"duration_s", func(c *result.Config) { c.DurationS += 0.5 }},
+	} {
+		q := pl
+		c.set(&q.Base)
+		_, err := NewRunner(&fake{}, nil, stream).Run(context.Background(), q)
+		if !errors.Is(err, ErrStreamMismatch) || !strings.Contains(fmt.Sprint(err), c.key) {
+			t.Errorf("%s changed: %v, want a mismatch naming it", c.key, err)
+		}
 	}
 }

@@ -94,7 +94,8 @@ full: no fill, no drain); one with too little of one runs longer, up to
 --point-duration-max, and is flagged queue-bound if even that is not enough. Tainted
 runs (NIC counters moved) count as measured: a point's taint rate is part of it.
 A resumed sweep charges the budget with the recorded runs' time, so it takes the same
-decisions; a stream that does not match the sweep is an error.`,
+decisions; a stream that does not match the sweep (its points, in their order, or its
+common settings: duration, warm-up, counters, ...) is an error.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Server = args[0]
