@@ -260,7 +260,7 @@ func TunedShow(w io.Writer, t Tuned, f Format) error {
 		}
 	}
 	tb := NewTab(w, f, head...)
-	for _, d := range profiles.Dims {
+	for _, d := range t.Params() {
 		row := []any{ParamName(d)}
 		for _, op := range ops {
 			o := t.Ops[op]

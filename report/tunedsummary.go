@@ -51,10 +51,7 @@ func TunedSummary(w io.Writer, t Tuned, f Format) error {
 		}
 		tb = NewTab(w, f, append(head, "article", "verdict")...)
 	}
-	for _, d := range profiles.Dims {
-		if slices.Contains(profiles.Optional, d) && !t.swept(d) {
-			continue
-		}
+	for _, d := range t.Params() {
 		if plain {
 			row := []any{ParamName(d)}
 			for _, op := range ops {
@@ -134,6 +131,19 @@ func joinSame(vals []string) string {
 // it in some operation (the references are not the search's points). The QP timeout is
 // a row of the short table only then (a sweep that held it at perftest's 14, or at
 // -u's, did not tune it).
+// Params are the parameters the report's tables show a row for: profiles.Dims, an
+// optional one only where the sweep varied it (a report from before a dimension was
+// added, or one whose profile left it out, shows none for it).
+func (t Tuned) Params() []string {
+	var out []string
+	for _, d := range profiles.Dims {
+		if !slices.Contains(profiles.Optional, d) || t.swept(d) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
 func (t Tuned) swept(d string) bool {
 	for _, o := range t.Ops {
 		seen := map[int]bool{norm(d, o.Chosen.Point.Int(d)): true}

@@ -18,10 +18,14 @@ func PointOf(c result.Config) plan.Point { return plan.PointOf(c, profiles.Dims.
 // timeout the grid left out: plan.Point.Holds) leaves the config's.
 func Apply(c result.Config, p plan.Point) result.Config { return p.Apply(c, profiles.Dims...) }
 
-// gridPoints lists the valid points of a grid in a fixed order.
+// gridPoints lists the valid points of a grid in a fixed order. A dimension the grid
+// leaves out (an optional one, before profiles.Complete) is not held by its points.
 func gridPoints(g map[string][]int) []plan.Point {
 	out := []plan.Point{{}}
 	for _, d := range profiles.Dims {
+		if len(g[d]) == 0 {
+			continue
+		}
 		var next []plan.Point
 		for _, p := range out {
 			for _, v := range g[d] {

@@ -131,9 +131,9 @@ func (o Options) perftest(op string) plan.Point {
 }
 
 // normalised is the plan as Run runs it: at least one gains' round, the descent
-// without a search, and a dimension the grid leaves out (the QP timeout) held at the
-// base config's, at the start point and the references too where they do not say one
-// (0). An unknown search is an error.
+// without a search, and the optional dimensions the grid leaves out held at one value
+// (profiles.Complete): the QP timeout at the base config's, at the start point and the
+// references too where they do not say one (0). An unknown search is an error.
 func (p Plan) normalised() (Plan, error) {
 	p.Repeat = max(p.Repeat, 1)
 	if p.Search == "" {
@@ -143,9 +143,11 @@ func (p Plan) normalised() (Plan, error) {
 		return p, fmt.Errorf("unknown search %q: want descent or grid", p.Search)
 	}
 	u := PointOf(p.Base).QPTimeout
+	fixed := map[string]int{}
 	if len(p.Grid["qp_timeout"]) == 0 {
-		p.Grid, p.Start = profiles.Complete(p.Grid, p.Start, map[string]int{"qp_timeout": u})
+		fixed["qp_timeout"] = u
 	}
+	p.Grid, p.Start = profiles.Complete(p.Grid, p.Start, fixed)
 	refs := map[string]plan.Point{}
 	for name, pt := range p.References {
 		if pt.QPTimeout == 0 {

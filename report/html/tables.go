@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rdmabench/rdmabench/profiles"
 	"github.com/rdmabench/rdmabench/report"
 	"github.com/rdmabench/rdmabench/result"
 	"github.com/rdmabench/rdmabench/sweep"
@@ -140,7 +139,7 @@ func tunedTables(s *Series) *tunedSection {
 	for _, op := range tops {
 		params.Head = append(params.Head, strings.ToUpper(op), "article", "verdict")
 	}
-	for _, d := range profiles.Dims {
+	for _, d := range t.Params() {
 		row := []tcell{txt(report.ParamName(d))}
 		for _, op := range tops {
 			o := t.Ops[op]
