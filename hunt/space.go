@@ -83,58 +83,69 @@ var (
 	DefaultQPTimeouts = []int{8, plan.DefaultQPTimeout, 20}
 )
 
+// defaultValues are the values of an ordered dimension a profile neither grids nor
+// gives in its hunt section.
+var defaultValues = map[string][]int{DimQPs: DefaultQPs, DimMTU: DefaultMTUs, DimQPTimeout: DefaultQPTimeouts}
+
+// benign is the baseline's value of an ordered dimension no profile's start point
+// says, before it is fitted to the space's values (fitBaseline: the nearest one): one
+// QP, the largest MTU.
+var benign = map[string]int{DimQPs: 1, DimMTU: math.MaxInt}
+
 // DefaultSpace is the space of profile p for the operations ops (default write and
-// read): its sweep grids' sizes, depths, offsets, moderations and post lists (all
-// operations' values together), the QPs, MTUs and QP timeouts of its hunt section (QP
-// timeouts: else the grids'; else the defaults above), every --mr mode and both
-// directions; one server (WithPeers adds the fan-out across several). The baseline is
-// p's start point for the first operation, with one QP, the largest MTU, pool
-// registration, one direction and one server.
+// read), every dimension of plan.Dims in its order: the operations; each ordered one
+// with the values of p's hunt section (QPs, MTUs, QP timeouts), else of its sweep grids
+// (all operations' values together: sizes, depths, offsets, moderations, post lists, a
+// gridded QP timeout), else defaultValues; each category (--mr, the direction) with
+// every value. An optional dimension with none of these (the servers, which WithPeers
+// adds for several; the traffic class) is left out, its points at the plan's default.
+// The baseline is p's start point for the first operation, with one QP, the largest
+// MTU, each category's first value (pool, one direction) and one server.
 func DefaultSpace(p profiles.Profile, ops ...string) Space {
 	if len(ops) == 0 {
 		ops = []string{"write", "read"}
-	}
-	union := func(d string) []int {
-		var v []int
-		for _, op := range ops {
-			v = append(v, p.Grid[op][d]...)
-		}
-		slices.Sort(v)
-		return slices.Compact(v)
 	}
 	var h profiles.Hunt
 	if p.Hunt != nil {
 		h = *p.Hunt
 	}
-	or := func(v, def []int) []int {
-		if len(v) > 0 {
-			return slices.Compact(slices.Sorted(slices.Values(v)))
-		}
-		return def
-	}
-	qpt := or(h.QPTimeout, union("qp_timeout"))
-	if len(qpt) == 0 {
-		qpt = DefaultQPTimeouts
-	}
-	s := Space{Dims: []Dim{
-		{DimOp, slices.Clone(ops)},
-		{DimSize, texts(union("msg_size_bytes"))},
-		{DimDepth, texts(union("sq_depth"))},
-		{DimPostList, texts(union("post_list"))},
-		{DimCQMod, texts(union("cq_mod"))},
-		{DimQPs, texts(or(h.NumQPs, DefaultQPs))},
-		{DimOffset, texts(union("buf_offset_bytes"))},
-		{DimMTU, texts(or(h.MTUBytes, DefaultMTUs))},
-		{DimQPTimeout, texts(qpt)},
-		{DimMR, slices.Clone(plan.MRModes)},
-		{DimBidi, []string{"false", "true"}},
-	}}
 	st := p.Start[ops[0]]
-	s.Baseline = Point{Op: ops[0], MsgSizeBytes: st.MsgSizeBytes, SQDepth: st.SQDepth, PostList: st.PostList, CQMod: st.CQMod,
-		NumQPs: 1, BufOffsetBytes: st.BufOffsetBytes, MTUBytes: math.MaxInt, QPTimeout: plan.QPTimeout(st.QPTimeout), MR: MRPool}
+	s := Space{Baseline: Point{Op: ops[0]}}
+	for _, d := range plan.Dims {
+		var vals []string
+		switch {
+		case d.Key == DimOp:
+			vals = slices.Clone(ops)
+		case !d.Ordered:
+			vals = slices.Clone(d.Values)
+			s.Baseline = s.Baseline.With(d.Key, vals[0])
+		default:
+			v := ascending(h.Values(d.Key))
+			for _, op := range ops {
+				if len(h.Values(d.Key)) == 0 {
+					v = append(v, p.Grid[op][d.Key]...)
+				}
+			}
+			if v = ascending(v); len(v) == 0 {
+				v = defaultValues[d.Key]
+			}
+			vals = texts(v)
+			if b, ok := benign[d.Key]; ok {
+				s.Baseline = s.Baseline.WithInt(d.Key, b)
+			} else if slices.Contains(profiles.Dims, d.Key) {
+				s.Baseline = s.Baseline.WithInt(d.Key, d.Canon(st.Int(d.Key)))
+			}
+		}
+		if len(vals) > 0 {
+			s.Dims = append(s.Dims, Dim{d.Key, vals})
+		}
+	}
 	s.fitBaseline()
 	return s
 }
+
+// ascending is v sorted, without repeats.
+func ascending(v []int) []int { return slices.Compact(slices.Sorted(slices.Values(v))) }
 
 // WithPeers returns the space of a hunt against n servers: with n of 2 or more, a peers
 // dimension of one server and the fan-outs to the first k of them (every k up to 8,

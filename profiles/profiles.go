@@ -140,6 +140,19 @@ type Hunt struct {
 	QPTimeout []int `yaml:"qp_timeout,omitempty"`
 }
 
+// Values are the values the hunt section gives dimension key (nil where it gives none).
+func (h Hunt) Values(key string) []int {
+	switch key {
+	case "num_qps":
+		return h.NumQPs
+	case "mtu_bytes":
+		return h.MTUBytes
+	case "qp_timeout":
+		return h.QPTimeout
+	}
+	return nil
+}
+
 // check refuses a fraction outside 0 to 1, a ratio of 1 or less, and values out of their
 // range or not ascending.
 func (h *Hunt) check(name string) error {

@@ -183,7 +183,7 @@ func FmtGain(g sweep.Gain) string {
 // FmtRatio renders a ratio of paired runs with its interval and pair count.
 func FmtRatio(rp *sweep.Ratio) string {
 	if rp == nil || rp.N == 0 {
-		return "not measured in the same rounds (budget spent)"
+		return "not measured in the same rounds as the best (it left the rounds before the best was found, or the budget or the looks ended first)"
 	}
 	r := *rp
 	if r.Low == nil || r.High == nil {
