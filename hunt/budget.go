@@ -82,10 +82,9 @@ func (h *hunter) measure(ctx context.Context, pt Point, phase string) (Measureme
 	if err := ctx.Err(); err != nil {
 		return Measurement{}, err
 	}
-	if q := h.pool[pt]; len(q) > 0 {
-		h.pool[pt] = q[1:]
+	if m, ok := h.pool.Take(pt); ok {
 		h.o.Reused++
-		return q[0], nil
+		return m, nil
 	}
 	if h.spent() {
 		return Measurement{}, errBudget

@@ -262,8 +262,8 @@ type hunter struct {
 
 	points   map[Point]*pointData
 	byOpSize map[opSize][]Point
-	pool     map[Point][]Measurement // prior trial runs, taken in place of new runs of their point
-	queue    []Point                 // measured points to screen
+	pool     plan.Replay[Measurement] // prior trial runs, taken in place of new runs of their point
+	queue    []Point                  // measured points to screen
 	// watched: points that did not look slow when screened (their size had no reference
 	// yet, or a low one: a chain inside a slow region measures mostly slow points); each is
 	// screened again when the reference rises enough that it falls below the bar
@@ -302,7 +302,7 @@ type hunter struct {
 
 func newHunter(m Measurer, p Plan, record func(Record) error) *hunter {
 	h := &hunter{m: m, p: p, r: p.Rules, record: record, rng: rand.New(rand.NewPCG(p.Seed, 0x68756e74)),
-		led: plan.Ledger{Budget: p.Budget}, points: map[Point]*pointData{}, byOpSize: map[opSize][]Point{}, pool: map[Point][]Measurement{},
+		led: plan.Ledger{Budget: p.Budget}, points: map[Point]*pointData{}, byOpSize: map[opSize][]Point{},
 		watched: map[opSize][]Point{}, rejected: map[string]bool{}, coverage: map[string]map[string]int{}, validity: map[Point]bool{},
 		background: map[string]*BackgroundCounter{}, controls: map[string]Point{}, ctlTally: map[string][2]int{}, bestGbps: map[string]float64{}, tooLong: map[Point]bool{}}
 	for _, d := range p.Space.Dims {

@@ -50,7 +50,7 @@ func (h *hunter) loadPrior() error {
 			h.add(pt, m, true)
 		default:
 			h.add(pt, m, false)
-			h.pool[pt] = append(h.pool[pt], m)
+			h.pool.Add(pt, m)
 		}
 	}
 	for _, f := range fs {

@@ -59,3 +59,41 @@ func TestPointShapes(t *testing.T) {
 		}
 	}
 }
+
+// TestReplay: a point's runs come back in the order added, Next names the earliest run
+// left of all, and a taken run is never taken again.
+func TestReplay(t *testing.T) {
+	a, b := Point{SQDepth: 8}, Point{SQDepth: 16}
+	var r Replay[int]
+	if _, ok := r.Next(); ok || r.Len() != 0 {
+		t.Fatal("an empty replay has a run")
+	}
+	for i, pt := range []Point{a, b, a, b, b} {
+		r.Add(pt, i)
+	}
+	if pt, ok := r.Next(); !ok || pt != a || r.Len() != 5 {
+		t.Fatalf("next %v %v, %d left", pt, ok, r.Len())
+	}
+	if v, ok := r.Take(b); !ok || v != 1 {
+		t.Fatalf("b's first: %d %v", v, ok)
+	}
+	if pt, _ := r.Next(); pt != a { // a's run 0 is still the earliest left
+		t.Fatalf("next after taking b out of order: %v", pt)
+	}
+	for _, want := range []int{0, 2} {
+		if v, ok := r.Take(a); !ok || v != want {
+			t.Fatalf("a: %d %v, want %d", v, ok, want)
+		}
+	}
+	if _, ok := r.Take(a); ok {
+		t.Fatal("a taken more often than added")
+	}
+	if pt, ok := r.Next(); !ok || pt != b || r.Len() != 2 {
+		t.Fatalf("next %v %v, %d left", pt, ok, r.Len())
+	}
+	r.Take(b)
+	r.Take(b)
+	if _, ok := r.Next(); ok || r.Len() != 0 {
+		t.Fatalf("all taken: %d left", r.Len())
+	}
+}

@@ -191,7 +191,7 @@ func (s *state) acquire(ctx context.Context, pt plan.Point) (res result.Result, 
 		s.cut = true
 		return res, false, nil, errBudgetSpent
 	}
-	if len(s.r.prior[s.p.Op]) > 0 {
+	if s.r.prior[s.p.Op].Len() > 0 {
 		res, err = s.reuse(pt)
 		return res, true, nil, err
 	}
@@ -203,18 +203,17 @@ func (s *state) acquire(ctx context.Context, pt plan.Point) (res result.Result, 
 // the common settings this sweep asks for (plan.SameSettings: its length among them),
 // and charges the budget its recorded wall time.
 func (s *state) reuse(pt plan.Point) (result.Result, error) {
-	queue := s.r.prior[s.p.Op]
-	if got := PointOf(queue[0].Config); got != pt {
+	prior := s.r.prior[s.p.Op]
+	if got, _ := prior.Next(); got != pt {
 		return result.Result{}, fmt.Errorf("%w: its next %s run is of %v, this sweep asks for %v (%d runs in)", ErrStreamMismatch, s.p.Op, got, pt, s.o.Reused) // text: local (this sweep's plan)
 	}
-	if err := plan.SameSettings(queue[0].Config, s.config(pt)); err != nil {
+	rec, _ := prior.Take(pt)
+	if err := plan.SameSettings(rec.Config, s.config(pt)); err != nil {
 		return result.Result{}, fmt.Errorf("%w: its next %s run, of %v, has %w (%d runs in): resume with the settings it was begun with", ErrStreamMismatch, s.p.Op, pt, err, s.o.Reused) // text: local (this sweep's plan)
 	}
-	res := queue[0].Result
-	s.r.prior[s.p.Op] = queue[1:]
-	s.led.Charge(queue[0].charge())
+	s.led.Charge(rec.charge())
 	s.o.Reused++
-	return res, nil
+	return rec.Result, nil
 }
 
 // measure runs pt with the Measurer (as long as its queue needs, with the samples a p99

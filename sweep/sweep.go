@@ -72,7 +72,7 @@ type Runner struct {
 	// the budget: what the probe measured and what the budget buys, and the resolution
 	// the final rounds decide at.
 	Notice func(op, line string)
-	prior  map[string][]Recorded // per operation, in the stream's order
+	prior  map[string]*plan.Replay[Recorded] // per operation, in the stream's order
 }
 
 // NewRunner starts from prior runs (a resumed stream). The sweep is deterministic
@@ -82,10 +82,13 @@ type Runner struct {
 // (ErrStreamMismatch otherwise), and only what the stream lacks is measured. Failed
 // points stay failed; interrupted runs are dropped.
 func NewRunner(m Measurer, record func(Recorded) error, prior []Recorded) *Runner {
-	r := &Runner{M: m, Record: record, prior: map[string][]Recorded{}}
+	r := &Runner{M: m, Record: record, prior: map[string]*plan.Replay[Recorded]{}}
 	for _, p := range prior {
 		if !p.Interrupted {
-			r.prior[p.Config.Op] = append(r.prior[p.Config.Op], p)
+			if r.prior[p.Config.Op] == nil {
+				r.prior[p.Config.Op] = &plan.Replay[Recorded]{}
+			}
+			r.prior[p.Config.Op].Add(PointOf(p.Config), p)
 		}
 	}
 	return r
@@ -175,7 +178,7 @@ func (s *state) ending(ctx context.Context, err error) error {
 		s.o.Interrupted = true
 		err = nil
 	}
-	if n := len(s.r.prior[s.p.Op]); err == nil && !s.o.Interrupted && n > 0 {
+	if n := s.r.prior[s.p.Op].Len(); err == nil && !s.o.Interrupted && n > 0 {
 		err = fmt.Errorf("%w: it holds %d more %s runs than this sweep asks for", ErrStreamMismatch, n, s.p.Op) // text: local (this sweep's plan)
 	}
 	return err
