@@ -212,9 +212,11 @@
 // Plan.Budget bounds the time the hunt's runs take and Plan.MaxRuns their number. The
 // budget is charged as the sweep's is (plan.Ledger): with each run's wall time on
 // Plan.Now's clock, from before its Measurer call to after it returns, a resumed hunt's
-// prior runs at the wall time recorded with them; the hunt's own work between runs is
-// not charged, so the same seed and the same measurements stop at the same run whether
-// the hunt ran straight through or was resumed. A run's wall time is its setup, its duration and the drain of all it queued, so a run is
+// prior runs at the wall time recorded with them; the hunt's own work between runs, and
+// the pause before a resume, are not charged, so a resumed hunt has the budget left that
+// it had when it was cut. (It does not replay: its search restarts from the seed with
+// what the records know, so it need not stop at the run a straight hunt would.) A run's
+// wall time is its setup, its duration and the drain of all it queued, so a run is
 // estimated before it starts: the median of the runs' wall time over their duration so
 // far, the duration, and its queues' bytes (depth x size x QPs, or x servers for a
 // fan-out, doubled for two directions) at the best rate its operation reached (10 Gb/s

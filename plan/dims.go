@@ -54,7 +54,9 @@ type Dim struct {
 // a field of Point (point.go: the field and its case in Point.field), and, when the
 // sweep varies it, an entry in profiles.Dims, Optional and Cheaper (profiles.go);
 // nothing else: parsing, bounds, the conversions to and from a plan, a point's text and
-// the reports' names, cells and CSV column all come from this table.
+// the reports' names, cells and CSV column all come from this table. (The hunt's default
+// space takes an ordered one's values from the profile's grids; one no grid has, nor the
+// hunt's defaultValues, is in a hunt's space only where --space names it.)
 var Dims = []Dim{
 	{Key: "op", Values: []string{Write.Name, Read.Name}, Aliases: []string{"operation", "ops"}, Word: "op",
 		Name: "operation", Short: "operation",

@@ -11,9 +11,9 @@ import (
 // times, each timed around its Measurer call (MeasureOnce), and each run taken from a
 // resumed stream at the wall time recorded with it. Both searches (the sweep, the hunt)
 // keep one, so that a budget means one thing: the time spent running tests. What the
-// search itself does between runs is not charged, and a search charged so stops at the
-// same run whether it ran straight through or was resumed (given the same
-// measurements).
+// search itself does between runs, and the pause before a resume, are not charged: a
+// resumed search has the budget left it had when it was cut, and one that replays its
+// runs (the sweep) stops at the run a straight one would.
 type Ledger struct {
 	// Budget bounds what may be spent; 0 is no bound.
 	Budget time.Duration

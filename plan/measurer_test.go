@@ -101,4 +101,15 @@ func TestSameSettings(t *testing.T) {
 			t.Errorf("%s changed: %v", c.key, err)
 		}
 	}
+	// What a sweep holds fixed (Fixed) is checked only where asked: the hunt varies the
+	// QPs by point. One thread is said as 0 or 1.
+	w := want
+	w.NumQPs, w.Threads = 4, 1
+	var se *SettingError
+	if err := SameSettings(recorded, w); err != nil {
+		t.Errorf("QPs without the fixed keys: %v", err)
+	}
+	if err := SameSettings(recorded, w, Fixed...); !errors.As(err, &se) || se.Key != "num_qps" {
+		t.Errorf("QPs with the fixed keys: %v", err)
+	}
 }

@@ -59,8 +59,16 @@ func init() {
 			}
 		}
 	}
-	if len(Cheaper) != len(Dims) {
-		panic("profiles: Cheaper does not order every one of Dims")
+	for _, d := range Dims {
+		n := 0
+		for _, c := range Cheaper {
+			if c == d {
+				n++
+			}
+		}
+		if n != 1 {
+			panic("profiles: Cheaper must order each of Dims once: " + d)
+		}
 	}
 }
 

@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -187,5 +188,21 @@ func TestFmtPoint(t *testing.T) {
 		if got := FmtPoint(p); got != c.want {
 			t.Errorf("QP timeout %d: FmtPoint = %q, want %q", c.u, got, c.want)
 		}
+	}
+}
+
+// An optional parameter (the QP timeout) has a row in the tables only where the sweep
+// varied it: the fixture held it at 14 throughout; demo4 swept 14 and 20.
+func TestTunedTablesShowOnlySweptOptionalParams(t *testing.T) {
+	held := tunedFixture(t)
+	var b bytes.Buffer
+	if err := TunedShow(&b, held, FormatTable); err != nil {
+		t.Fatal(err)
+	}
+	if slices.Contains(held.Params(), "qp_timeout") || strings.Contains(b.String(), ParamName("qp_timeout")) {
+		t.Errorf("a held QP timeout has a row: params %v", held.Params())
+	}
+	if swept := demoTuned(t); !slices.Contains(swept.Params(), "qp_timeout") {
+		t.Errorf("a swept QP timeout has no row: params %v", swept.Params())
 	}
 }

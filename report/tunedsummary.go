@@ -127,12 +127,9 @@ func joinSame(vals []string) string {
 	return vals[0]
 }
 
-// swept says whether dimension d was tuned: the search measured more than one value of
-// it in some operation (the references are not the search's points). The QP timeout is
-// a row of the short table only then (a sweep that held it at perftest's 14, or at
-// -u's, did not tune it).
 // Params are the parameters the report's tables show a row for: profiles.Dims, an
-// optional one only where the sweep varied it (a report from before a dimension was
+// optional one only where the sweep varied it (swept: a sweep that held the QP timeout
+// at perftest's 14, or at -u's, did not tune it; a report from before a dimension was
 // added, or one whose profile left it out, shows none for it).
 func (t Tuned) Params() []string {
 	var out []string
@@ -144,6 +141,8 @@ func (t Tuned) Params() []string {
 	return out
 }
 
+// swept says whether dimension d was tuned: the search measured more than one value of
+// it in some operation (the references are not the search's points).
 func (t Tuned) swept(d string) bool {
 	for _, o := range t.Ops {
 		seen := map[int]bool{norm(d, o.Chosen.Point.Int(d)): true}

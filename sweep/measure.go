@@ -200,15 +200,15 @@ func (s *state) acquire(ctx context.Context, pt plan.Point) (res result.Result, 
 }
 
 // reuse takes the operation's next run of the resumed stream, which must be of pt, with
-// the common settings this sweep asks for (plan.SameSettings: its length among them),
-// and charges the budget its recorded wall time.
+// the settings this sweep asks for (plan.SameSettings: the common ones, its length among
+// them, and plan.Fixed), and charges the budget its recorded wall time.
 func (s *state) reuse(pt plan.Point) (result.Result, error) {
 	prior := s.r.prior[s.p.Op]
 	if got, _ := prior.Next(); got != pt {
 		return result.Result{}, fmt.Errorf("%w: its next %s run is of %v, this sweep asks for %v (%d runs in)", ErrStreamMismatch, s.p.Op, got, pt, s.o.Reused) // text: local (this sweep's plan)
 	}
 	rec, _ := prior.Take(pt)
-	if err := plan.SameSettings(rec.Config, s.config(pt)); err != nil {
+	if err := plan.SameSettings(rec.Config, s.config(pt), plan.Fixed...); err != nil {
 		return result.Result{}, fmt.Errorf("%w: its next %s run, of %v, has %w (%d runs in): resume with the settings it was begun with", ErrStreamMismatch, s.p.Op, pt, err, s.o.Reused) // text: local (this sweep's plan)
 	}
 	s.led.Charge(rec.charge())

@@ -148,6 +148,24 @@ func TestCompareModesBaselineFailureAndCut(t *testing.T) {
 	if !out.Interrupted || len(out.Rows) != 1 || !strings.Contains(out.BreakEvenNote, "(sizes above 4K not measured)") {
 		t.Errorf("cut: interrupted %v, %d rows, %q", out.Interrupted, len(out.Rows), out.BreakEvenNote)
 	}
+	// Interrupted inside a run: that run is no data, not recorded, and no run follows.
+	ctx, cancel = context.WithCancel(context.Background())
+	link := &modeLink{bw: 10, regNS: 1, noise: 0.001, rng: rand.New(rand.NewPCG(9, 9))}
+	inside := measurerFunc(func(ctx context.Context, c result.Config) (result.Result, error) {
+		r, err := link.Measure(ctx, c)
+		if len(link.runs) == 5 {
+			cancel()
+			r.Interrupted = true
+		}
+		return r, err
+	})
+	var rec []Recorded
+	out, _ = CompareModes(ctx, inside, func(r Recorded) error { rec = append(rec, r); return nil },
+		Modes{Op: "write", Sizes: []int{4096, 65536, 1 << 20}, B: "per-io", Repeat: 3, Tolerance: 0.02})
+	if !out.Interrupted || len(link.runs) != 5 || len(rec) != 4 || slices.ContainsFunc(rec, func(r Recorded) bool { return r.Interrupted }) {
+		t.Errorf("interrupted in run 5: %d runs, %d recorded, interrupted %v", len(link.runs), len(rec), out.Interrupted)
+	}
+	cancel()
 }
 
 // tcpFails is a link whose TCP baseline always fails; the RDMA runs are fine.

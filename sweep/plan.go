@@ -31,7 +31,7 @@ type Plan struct {
 	// Resolution asked for: comparisons are decided at +-Resolution (a fraction), and the
 	// sweep says what that costs. 0: the resolution the budget buys (see Run).
 	Resolution float64
-	Budget     time.Duration // wall-clock time for the whole plan; <= 0: no limit (see Run)
+	Budget     time.Duration // the runs' wall times, summed, for the whole plan (plan.Ledger); <= 0: no limit (see Run)
 	// MaxDurationS caps how long a timed point is lengthened for its queue (0: never
 	// lengthened; see RampShare).
 	MaxDurationS float64

@@ -229,12 +229,57 @@ func TestResumeFromAnotherSweepFails(t *testing.T) {
 		{"warmup_iterations", func(c *result.Config) { c.WarmupIterations += 7 }},
 		{"completion_events", func(c *result.Config) { c.CompletionEvents = !c.CompletionEvents }},
 		{"duration_s", func(c *result.Config) { c.DurationS += 0.5 }},
+		{"num_qps", func(c *result.Config) { c.NumQPs = 4 }},
+		{"threads", func(c *result.Config) { c.Threads = 2 }},
+		{"traffic_class", func(c *result.Config) { c.TrafficClass = 104 }},
+		{"cq_moderation_usec", func(c *result.Config) { c.CQModerationUS = 20 }},
 	} {
 		q := pl
 		c.set(&q.Base)
 		_, err := NewRunner(&fake{}, nil, stream).Run(context.Background(), q)
 		if !errors.Is(err, ErrStreamMismatch) || !strings.Contains(fmt.Sprint(err), c.key) {
 			t.Errorf("%s changed: %v, want a mismatch naming it", c.key, err)
+		}
+	}
+}
+
+// defaulting records what it measures as the engine does: the plan after its
+// operation's defaults (iterations filled, inline and post API resolved).
+type defaulting struct{ fake }
+
+func (d *defaulting) Measure(ctx context.Context, c result.Config) (result.Result, error) {
+	r, err := d.fake.Measure(ctx, c)
+	plan.Defaults(&r.Config)
+	r.Config.InlineBytes, r.Config.PostAPI = 0, "legacy"
+	return r, err
+}
+
+// A stream recorded by an engine that fills a plan's defaults resumes: the settings are
+// compared as the operation fills them (plan.SameSettings), a timed sweep's lengthened
+// runs and an iterations sweep's p99 samples included.
+func TestResumeFromAnEngineThatFillsDefaults(t *testing.T) {
+	p := rxe(t)
+	for _, c := range []struct {
+		name string
+		set  func(*Plan)
+	}{
+		{"timed", func(*Plan) {}},
+		{"iterations, p99", func(pl *Plan) {
+			pl.Base.DurationS, pl.Base.Iterations = 0, 0
+			pl.Objective, _ = ParseObjective("p99", 0)
+		}},
+	} {
+		pl := sweepPlan(p, "descent")
+		pl.Base.WarmupIterations = 16
+		c.set(&pl)
+		var stream []Recorded
+		if _, err := NewRunner(&defaulting{}, func(x Recorded) error { stream = append(stream, x); return nil }, nil).Run(context.Background(), pl); err != nil {
+			t.Fatal(err)
+		}
+		f := &defaulting{}
+		out, err := NewRunner(f, nil, stream).Run(context.Background(), pl)
+		if err != nil || f.calls != 0 || out.Reused != len(stream) {
+			t.Errorf("%s: resumed %d of %d, measured %d: %v", c.name, out.Reused, len(stream), f.calls, err)
 		}
 	}
 }

@@ -101,8 +101,8 @@ func (r *Runner) now() time.Time {
 	return time.Now()
 }
 
-// Run runs a plan. The budget bounds the plan's wall-clock time, whatever the
-// objective: no run starts once it is spent, so a plan ends within its budget and one
+// Run runs a plan. The budget bounds the sum of its runs' wall times (plan.Ledger),
+// whatever the objective: no run starts once it is spent, so a plan ends within its budget and one
 // point's run. After the probe it is shared out: the gains' rounds are set aside, and
 // of the rest the search takes at most half (a grid search may not finish it), the
 // final rounds what is left.

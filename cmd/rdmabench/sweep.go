@@ -95,7 +95,7 @@ full: no fill, no drain); one with too little of one runs longer, up to
 runs (NIC counters moved) count as measured: a point's taint rate is part of it.
 A resumed sweep charges the budget with the recorded runs' time, so it takes the same
 decisions; a stream that does not match the sweep (its points, in their order, or its
-common settings: duration, warm-up, counters, ...) is an error.`,
+settings: duration, warm-up, counters, QPs, threads, MTU, ...) is an error.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Server = args[0]
