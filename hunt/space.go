@@ -120,9 +120,9 @@ func DefaultSpace(p profiles.Profile, ops ...string) Space {
 			vals = slices.Clone(d.Values)
 			s.Baseline = s.Baseline.With(d.Key, vals[0])
 		default:
-			v := ascending(h.Values(d.Key))
-			for _, op := range ops {
-				if len(h.Values(d.Key)) == 0 {
+			v := h.Values(d.Key)
+			if len(v) == 0 {
+				for _, op := range ops {
 					v = append(v, p.Grid[op][d.Key]...)
 				}
 			}

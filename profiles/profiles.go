@@ -52,23 +52,13 @@ func init() {
 			panic("profiles: dimension " + d + " is not one of plan.Dims")
 		}
 	}
-	for _, l := range [][]string{Optional, Cheaper} {
-		for _, d := range l {
-			if !slices.Contains(Dims, d) {
-				panic("profiles: dimension " + d + " is not one of Dims")
-			}
+	for _, d := range Optional {
+		if !slices.Contains(Dims, d) {
+			panic("profiles: optional dimension " + d + " is not one of Dims")
 		}
 	}
-	for _, d := range Dims {
-		n := 0
-		for _, c := range Cheaper {
-			if c == d {
-				n++
-			}
-		}
-		if n != 1 {
-			panic("profiles: Cheaper must order each of Dims once: " + d)
-		}
+	if !slices.Equal(slices.Sorted(slices.Values(Cheaper)), slices.Sorted(slices.Values(Dims))) {
+		panic("profiles: Cheaper must order each of Dims once")
 	}
 }
 
@@ -179,15 +169,13 @@ func (h *Hunt) check(name string) error {
 		return fmt.Errorf("profile %s: hunt: tail_ratio %v: want a ratio above 1 (0: the default)", name, h.TailRatio)
 	}
 	// Their bounds are plan.Dims'.
-	for _, l := range []struct {
-		key string
-		v   []int
-	}{{"num_qps", h.NumQPs}, {"mtu_bytes", h.MTUBytes}, {"qp_timeout", h.QPTimeout}} {
-		if !sort.IntsAreSorted(l.v) {
-			return fmt.Errorf("profile %s: hunt: %s values must be ascending", name, l.key)
+	for _, key := range []string{"num_qps", "mtu_bytes", "qp_timeout"} {
+		v := h.Values(key)
+		if !sort.IntsAreSorted(v) {
+			return fmt.Errorf("profile %s: hunt: %s values must be ascending", name, key)
 		}
-		d, _ := plan.DimOf(l.key)
-		for _, x := range l.v {
+		d, _ := plan.DimOf(key)
+		for _, x := range v {
 			if err := d.Check(x); err != nil {
 				return fmt.Errorf("profile %s: hunt: %w", name, err)
 			}

@@ -61,9 +61,10 @@ func TunedCSV(w io.Writer, t Tuned) error {
 		return fp(x.GainMedian)
 	}
 	i := strconv.Itoa
-	dims := func(p plan.Point, optional bool) []string {
+	required, optional := csvDims(false), csvDims(true)
+	values := func(p plan.Point, dims []string) []string {
 		var out []string
-		for _, d := range csvDims(optional) {
+		for _, d := range dims {
 			out = append(out, i(norm(d, p.Int(d)))) // a report without one: the default
 		}
 		return out
@@ -78,10 +79,10 @@ func TunedCSV(w io.Writer, t Tuned) error {
 			p := m.Point
 			art, aok := m.Gains[sweep.RefArticle]
 			pft, pok := m.Gains[sweep.RefPerftest]
-			row := slices.Concat([]string{op, name}, dims(p, false),
+			row := slices.Concat([]string{op, name}, values(p, required),
 				[]string{i(m.Runs), f(m.Median), fp(m.CILow), fp(m.CIHigh), g(art, aok), g(pft, pok),
 					csvVerdict(m), f(o.Resolution), i(m.Tainted)},
-				dims(p, true))
+				values(p, optional))
 			if err := cw.Write(row); err != nil {
 				return err
 			}
